@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sgemm-tune builds against, only those that are missing.
+# Idempotent: a second run installs nothing. The CUDA toolkit must already be installed
+# (CMake finds it through nvcc on PATH or the usual install location).
+set -euo pipefail
+
+packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libspdlog-dev libsqlite3-dev
+          libcli11-dev libgtest-dev libmuparser-dev)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [[ ! -x /usr/local/cuda/bin/nvcc ]]; then
+  echo "install-deps: the CUDA toolkit (nvcc, NVRTC, cuBLAS) was not found; install CUDA 12.x or 13.x" >&2
+  exit 1
+fi

@@ -1,0 +1,13 @@
+// One registration function per subcommand; main calls them all. Each subcommand lives in its own
+// file and only calls the library.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace sgt::cli {
+
+void register_space(CLI::App& app);
+void register_tune(CLI::App& app);
+void register_worker(CLI::App& app);
+
+}  // namespace sgt::cli

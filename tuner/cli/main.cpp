@@ -1,0 +1,44 @@
+// sgemm-tune's entry point: builds the CLI, runs the chosen subcommand, and turns the exceptions
+// that stop a run into one message and an exit code (2: bad input, 1: the run failed).
+#include <cstdio>
+#include <exception>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "error.hpp"
+
+int main(int argc, char** argv) {
+  // Logs go to stderr; stdout carries only results (tables, JSON).
+  auto logger = spdlog::stderr_color_mt("sgemm-tune");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+
+  CLI::App app{"sgemm-tune: autotuner for CUDA SGEMM warp-tiling kernels.\n"
+               "Enumerates a search space, prunes invalid configs by named rules, compiles the\n"
+               "survivors with NVRTC, verifies and times them against cuBLAS FP32 on the GPU."};
+  app.set_version_flag("--version", std::string("sgemm-tune ") + SGT_VERSION);
+  app.require_subcommand(1);
+  std::string level = "info";
+  app.add_option("--log-level", level, "trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.parse_complete_callback([&] { spdlog::set_level(spdlog::level::from_str(level)); });
+
+  sgt::cli::register_space(app);
+  sgt::cli::register_tune(app);
+  sgt::cli::register_worker(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const sgt::InputError& e) {
+    std::fprintf(stderr, "sgemm-tune: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sgemm-tune: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

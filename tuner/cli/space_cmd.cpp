@@ -1,0 +1,83 @@
+// `sgemm-tune space`: enumerate a search space and show what the rules keep and reject.
+#include <chrono>
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "error.hpp"
+#include "space.hpp"
+
+namespace sgt::cli {
+
+void register_space(CLI::App& app) {
+  struct Opts {
+    std::string space = "default";
+    std::string shape;
+    bool explain = false, list = false, json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("space", "Enumerate a search space and prune it by named rules");
+  sub->add_option("--space", o->space, "Search space: a JSON file, or a built-in name")
+      ->capture_default_str();
+  sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK");
+  sub->add_flag("--explain", o->explain, "Per-rule rejection counts with a sample reject per rule");
+  sub->add_flag("--list", o->list, "List the canonical names of the survivors");
+  sub->add_flag("--json", o->json, "Machine-readable output on stdout");
+  sub->callback([o] {
+    const auto space = load_space(o->space);
+    std::optional<Problem> problem;
+    if (!o->shape.empty()) problem = parse_shape(o->shape);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto e = enumerate(space, problem);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    if (o->json) {
+      nlohmann::json j = {{"space", space.name},
+                          {"origin", space.origin},
+                          {"combinations", e.total},
+                          {"survivors", e.survivors.size()},
+                          {"rejected", e.total - static_cast<long long>(e.survivors.size())},
+                          {"seconds", secs}};
+      if (problem) j["shape"] = problem->shape();
+      if (o->explain) {
+        auto& rj = j["rules"] = nlohmann::json::array();
+        for (const auto& r : e.rejections) {
+          rj.push_back({{"rule", r.rule},
+                        {"violations", r.violations},
+                        {"first", r.first},
+                        {"sample", r.sample},
+                        {"sample_reason", r.sample_reason}});
+        }
+      }
+      if (o->list) {
+        auto& cj = j["configs"] = nlohmann::json::array();
+        for (const auto& c : e.survivors) cj.push_back({{"name", to_name(c)}, {"params", c}});
+      }
+      std::puts(j.dump(2).c_str());
+      return;
+    }
+
+    fmt::print("space {} ({}): {} combinations, {} survivors, {} rejected ({:.3f} s){}\n",
+               space.name, space.origin, e.total, e.survivors.size(),
+               e.total - static_cast<long long>(e.survivors.size()), secs,
+               problem ? " for shape " + problem->shape() : "");
+    if (o->explain) {
+      fmt::print("\n{:<24} {:>10} {:>10}  {}\n", "rule", "violations", "first", "sample reject");
+      for (const auto& r : e.rejections) {
+        fmt::print("{:<24} {:>10} {:>10}  {}\n", r.rule, r.violations, r.first,
+                   r.sample.empty() ? "-" : r.sample);
+        if (!r.sample_reason.empty()) fmt::print("{:<47}  ({})\n", "", r.sample_reason);
+      }
+      fmt::print("\n'violations' counts every config that breaks the rule; 'first' counts each "
+                 "rejected config once, under its first broken rule.\n");
+    }
+    if (o->list) {
+      for (const auto& c : e.survivors) fmt::print("{}\n", to_name(c));
+    }
+  });
+}
+
+}  // namespace sgt::cli

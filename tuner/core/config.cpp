@@ -1,0 +1,206 @@
+// Validity rules, canonical names and JSON for WarpTileConfig.
+#include "config.hpp"
+
+#include <charconv>
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "error.hpp"
+
+namespace sgt {
+
+namespace {
+
+using sgt_kernel::kVec;
+using sgt_kernel::kWarpSize;
+
+const std::vector<RuleInfo> kRules = {
+    {"wmiter_divisibility", "WM*WN is a whole multiple of 32*TM*TN*WNITER (WMITER >= 1)", true},
+    {"positive_values", "every parameter is a positive integer", true},
+    {"warp_tiles_cover_block", "warp tiles exactly tile the block tile (BM%WM, BN%WN)", true},
+    {"thread_count", "NUM_THREADS == (BM/WM)*(BN/WN)*32", true},
+    {"subtile_divisibility", "WSUBM = WM/WMITER and WSUBN = WN/WNITER are whole and divide by TM, TN",
+     true},
+    {"subtile_lane_grid", "a warp sub-tile holds exactly 32 thread tiles", true},
+    {"load_stride_a", "the A loader's row stride is non-zero and divides BM", true},
+    {"load_stride_b", "the B loader's row stride is non-zero and divides BK", true},
+    {"float4_alignment", "BK, BN, WN, TN are multiples of 4 (128-bit accesses)", true},
+    {"max_threads_per_block", "NUM_THREADS within the device's block limit", false},
+    {"shared_memory", "(BM+BN)*BK*4 bytes within the static shared-memory limit", false},
+    {"accumulator_budget", "accumulators per thread within the stated budget", false},
+    {"resident_threads", "MIN_BLOCKS*NUM_THREADS within the threads one SM holds", false},
+    {"register_cap", "the register cap implied by MIN_BLOCKS holds accumulators and fragments",
+     false},
+};
+
+}  // namespace
+
+const std::vector<RuleInfo>& rules() { return kRules; }
+
+std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) {
+  std::vector<RuleViolation> out;
+  auto fail = [&](std::string_view rule, std::string reason) {
+    out.push_back({std::string(rule), std::move(reason)});
+  };
+  const auto g = derive(c);
+
+  const int per_pass = kWarpSize * c.TM * c.TN * c.WNITER;
+  if (per_pass <= 0 || g.WMITER < 1 || g.WMITER * per_pass != c.WM * c.WN) {
+    fail("wmiter_divisibility",
+         fmt::format("WM*WN = {} is not a whole multiple of 32*TM*TN*WNITER = {}: threads would "
+                     "overlap or leave holes in C",
+                     c.WM * c.WN, per_pass));
+  }
+
+  for (const auto& f : kConfigFields) {
+    if (c.*f.member <= 0) {
+      fail("positive_values", fmt::format("{} = {} is not positive", f.name, c.*f.member));
+      break;
+    }
+  }
+
+  if (c.WM <= 0 || c.WN <= 0 || c.BM % c.WM != 0 || c.BN % c.WN != 0) {
+    fail("warp_tiles_cover_block",
+         fmt::format("warp tile {}x{} does not tile block tile {}x{}", c.WM, c.WN, c.BM, c.BN));
+  }
+
+  const int warps = c.WM > 0 && c.WN > 0 ? (c.BM / c.WM) * (c.BN / c.WN) : 0;
+  if (c.NUM_THREADS != warps * kWarpSize) {
+    fail("thread_count", fmt::format("NUM_THREADS = {} but (BM/WM)*(BN/WN)*32 = {}", c.NUM_THREADS,
+                                     warps * kWarpSize));
+  }
+
+  if (g.WMITER < 1 || c.WNITER <= 0 || c.WM % g.WMITER != 0 || c.WN % c.WNITER != 0 ||
+      c.TM <= 0 || c.TN <= 0 || g.WSUBM % c.TM != 0 || g.WSUBN % c.TN != 0) {
+    fail("subtile_divisibility",
+         fmt::format("sub-tile {}x{} (WM/WMITER = {}/{}, WN/WNITER = {}/{}) is not whole or not a "
+                     "multiple of the thread tile {}x{}",
+                     g.WSUBM, g.WSUBN, c.WM, g.WMITER, c.WN, c.WNITER, c.TM, c.TN));
+  }
+
+  const int lanes = sgt_kernel::safe_div(g.WSUBM, c.TM) * g.LANES_N;
+  if (lanes != kWarpSize) {
+    fail("subtile_lane_grid",
+         fmt::format("sub-tile {}x{} over thread tile {}x{} gives {} lanes, not 32", g.WSUBM,
+                     g.WSUBN, c.TM, c.TN, lanes));
+  }
+
+  const int a_cols = c.BK / kVec;
+  if (a_cols <= 0 || c.NUM_THREADS % a_cols != 0 || g.ROW_STRIDE_A <= 0 ||
+      c.BM % g.ROW_STRIDE_A != 0) {
+    fail("load_stride_a",
+         fmt::format("A loader: {} threads over {} float4 columns give row stride {}, which does "
+                     "not divide BM = {} (the loop would load less than the tile)",
+                     c.NUM_THREADS, a_cols, g.ROW_STRIDE_A, c.BM));
+  }
+
+  const int b_cols = c.BN / kVec;
+  if (b_cols <= 0 || c.NUM_THREADS % b_cols != 0 || g.ROW_STRIDE_B <= 0 ||
+      c.BK % g.ROW_STRIDE_B != 0) {
+    fail("load_stride_b",
+         fmt::format("B loader: {} threads over {} float4 columns give row stride {}, which does "
+                     "not divide BK = {} (the loop would load less than the tile)",
+                     c.NUM_THREADS, b_cols, g.ROW_STRIDE_B, c.BK));
+  }
+
+  if (c.BK % kVec != 0 || c.BN % kVec != 0 || c.WN % kVec != 0 || c.TN % kVec != 0) {
+    fail("float4_alignment",
+         fmt::format("BK = {}, BN = {}, WN = {}, TN = {} must all be multiples of 4 for 128-bit "
+                     "loads and stores",
+                     c.BK, c.BN, c.WN, c.TN));
+  }
+
+  if (c.NUM_THREADS > limits.max_threads_per_block) {
+    fail("max_threads_per_block", fmt::format("NUM_THREADS = {} exceeds the limit {}",
+                                              c.NUM_THREADS, limits.max_threads_per_block));
+  }
+
+  if (g.SMEM_BYTES > limits.max_static_shared_bytes) {
+    fail("shared_memory", fmt::format("(BM+BN)*BK*4 = {} bytes exceeds the limit {}", g.SMEM_BYTES,
+                                      limits.max_static_shared_bytes));
+  }
+
+  if (g.ACCUMULATORS > limits.max_accumulators) {
+    fail("accumulator_budget", fmt::format("{} accumulators per thread exceed the budget {}",
+                                           g.ACCUMULATORS, limits.max_accumulators));
+  }
+
+  const long long resident = static_cast<long long>(c.MIN_BLOCKS) * c.NUM_THREADS;
+  if (resident > limits.max_threads_per_sm) {
+    fail("resident_threads", fmt::format("MIN_BLOCKS*NUM_THREADS = {} exceeds {} threads per SM",
+                                         resident, limits.max_threads_per_sm));
+  }
+
+  if (resident > 0) {
+    // Registers are granted per thread in multiples of 8.
+    const long long cap =
+        std::min<long long>(limits.max_registers_per_thread,
+                            (limits.registers_per_sm / resident) / 8 * 8);
+    if (cap < g.ACCUMULATORS + g.FRAGMENTS) {
+      fail("register_cap",
+           fmt::format("MIN_BLOCKS = {} caps registers at {} per thread, below the {} that "
+                       "accumulators and fragments alone need",
+                       c.MIN_BLOCKS, cap, g.ACCUMULATORS + g.FRAGMENTS));
+    }
+  }
+  return out;
+}
+
+std::string to_name(const WarpTileConfig& c) {
+  return fmt::format("wt_{}x{}x{}_w{}x{}_wn{}_t{}x{}_n{}_mb{}", c.BM, c.BN, c.BK, c.WM, c.WN,
+                     c.WNITER, c.TM, c.TN, c.NUM_THREADS, c.MIN_BLOCKS);
+}
+
+std::optional<WarpTileConfig> from_name(std::string_view s) {
+  WarpTileConfig c;
+  // The name is a fixed sequence of literal separators and positive decimal numbers.
+  const std::pair<std::string_view, int WarpTileConfig::*> parts[] = {
+      {"wt_", &WarpTileConfig::BM}, {"x", &WarpTileConfig::BN},
+      {"x", &WarpTileConfig::BK},   {"_w", &WarpTileConfig::WM},
+      {"x", &WarpTileConfig::WN},   {"_wn", &WarpTileConfig::WNITER},
+      {"_t", &WarpTileConfig::TM},  {"x", &WarpTileConfig::TN},
+      {"_n", &WarpTileConfig::NUM_THREADS}, {"_mb", &WarpTileConfig::MIN_BLOCKS},
+  };
+  for (const auto& [lit, member] : parts) {
+    if (!s.starts_with(lit)) return std::nullopt;
+    s.remove_prefix(lit.size());
+    if (s.empty() || s.front() < '1' || s.front() > '9') return std::nullopt;
+    int v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc()) return std::nullopt;
+    c.*member = v;
+    s.remove_prefix(static_cast<size_t>(ptr - s.data()));
+  }
+  if (!s.empty()) return std::nullopt;
+  return c;
+}
+
+void to_json(nlohmann::json& j, const WarpTileConfig& c) {
+  j = nlohmann::json::object();
+  for (const auto& f : kConfigFields) j[std::string(f.name)] = c.*f.member;
+}
+
+void from_json(const nlohmann::json& j, WarpTileConfig& c) {
+  if (!j.is_object()) throw InputError("a config must be a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    bool known = false;
+    for (const auto& f : kConfigFields) known = known || f.name == key;
+    if (!known) throw InputError(fmt::format("unknown config field '{}'", key));
+  }
+  for (const auto& f : kConfigFields) {
+    auto it = j.find(std::string(f.name));
+    if (it == j.end()) throw InputError(fmt::format("config field '{}' is missing", f.name));
+    if (!it->is_number_integer()) {
+      throw InputError(fmt::format("config field '{}' must be an integer, got {}", f.name,
+                                   it->dump()));
+    }
+    const auto v = it->get<long long>();
+    if (v < 1 || v > 1 << 20) {
+      throw InputError(fmt::format("config field '{}' = {} is out of range", f.name, v));
+    }
+    c.*f.member = static_cast<int>(v);
+  }
+}
+
+}  // namespace sgt

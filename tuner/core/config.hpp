@@ -1,0 +1,90 @@
+// The one config type of sgemm-tune: its fields, derived quantities, validity rules, canonical name
+// and JSON form. Adding a knob means adding one line to SGT_CONFIG_FIELDS.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "warptile_geometry.h"
+
+namespace sgt {
+
+// X(field, description). The order is the canonical order: enumeration, JSON, DB columns, headers.
+#define SGT_CONFIG_FIELDS(X)                                                          \
+  X(BM, "block tile rows")                                                            \
+  X(BN, "block tile columns")                                                         \
+  X(BK, "k-slice depth loaded into shared memory per step")                           \
+  X(WM, "warp tile rows")                                                             \
+  X(WN, "warp tile columns")                                                          \
+  X(WNITER, "warp sub-tiles along N")                                                 \
+  X(TM, "thread tile rows")                                                           \
+  X(TN, "thread tile columns")                                                        \
+  X(NUM_THREADS, "threads per block")                                                 \
+  X(MIN_BLOCKS, "second __launch_bounds__ argument: blocks the compiler must fit per SM")
+
+struct WarpTileConfig {
+#define SGT_DECLARE_FIELD(name, desc) int name = 0;
+  SGT_CONFIG_FIELDS(SGT_DECLARE_FIELD)
+#undef SGT_DECLARE_FIELD
+
+  friend bool operator==(const WarpTileConfig&, const WarpTileConfig&) = default;
+};
+
+struct FieldInfo {
+  std::string_view name;
+  std::string_view description;
+  int WarpTileConfig::*member;
+};
+
+inline constexpr std::array kConfigFields = {
+#define SGT_FIELD_INFO(name, desc) FieldInfo{#name, desc, &WarpTileConfig::name},
+    SGT_CONFIG_FIELDS(SGT_FIELD_INFO)
+#undef SGT_FIELD_INFO
+};
+
+// Derived quantities: the kernel's own derivation, so the two can never disagree.
+constexpr sgt_kernel::Geometry derive(const WarpTileConfig& c) {
+  return sgt_kernel::make_geometry(c.BM, c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN,
+                                   c.NUM_THREADS);
+}
+
+// Device and budget limits that make a config impossible rather than slow.
+struct Limits {
+  int max_threads_per_block = 1024;
+  int max_static_shared_bytes = 48 * 1024;  // static __shared__ arrays cap at 48 KB
+  int max_accumulators = 128;               // per thread; more cannot stay in 255 registers
+  int registers_per_sm = 65536;
+  int max_registers_per_thread = 255;
+  int max_threads_per_sm = 2048;
+};
+
+struct RuleViolation {
+  std::string rule;    // stable name, e.g. "wmiter_divisibility"
+  std::string reason;  // human sentence with the numbers
+};
+
+// A named validity rule. Structural rules are the ones the index simulation can confirm.
+struct RuleInfo {
+  std::string_view name;
+  std::string_view summary;
+  bool structural;
+};
+const std::vector<RuleInfo>& rules();
+
+// Every violated rule, in the order of rules(). Empty means the config is valid.
+std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits = {});
+
+// Canonical name, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1.
+std::string to_name(const WarpTileConfig& c);
+// Parses a canonical name; nullopt when the text is not one.
+std::optional<WarpTileConfig> from_name(std::string_view name);
+
+void to_json(nlohmann::json& j, const WarpTileConfig& c);
+void from_json(const nlohmann::json& j, WarpTileConfig& c);  // throws sgt::InputError
+
+}  // namespace sgt

@@ -1,0 +1,267 @@
+// Loading, validating and enumerating search spaces.
+#include "space.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <muParser.h>
+#include <nlohmann/json.hpp>
+
+#include "error.hpp"
+
+namespace sgt_embedded_spaces {
+std::string_view get(std::string_view name);
+std::size_t count();
+std::string_view name_at(std::size_t i);
+}  // namespace sgt_embedded_spaces
+
+namespace sgt {
+
+namespace {
+
+struct LimitField {
+  std::string_view key;
+  int Limits::*member;
+};
+constexpr LimitField kLimitFields[] = {
+    {"max_threads_per_block", &Limits::max_threads_per_block},
+    {"max_static_shared_bytes", &Limits::max_static_shared_bytes},
+    {"max_accumulators", &Limits::max_accumulators},
+    {"registers_per_sm", &Limits::registers_per_sm},
+    {"max_registers_per_thread", &Limits::max_registers_per_thread},
+    {"max_threads_per_sm", &Limits::max_threads_per_sm},
+};
+
+// A value that breaks a rule whatever the other parameters are is a mistake in the space file,
+// not something to enumerate and count.
+std::optional<std::string> single_value_rule(std::string_view field, int v) {
+  if ((field == "BK" || field == "BN" || field == "WN" || field == "TN") && v % 4 != 0) {
+    return fmt::format("rule float4_alignment: {} must be a multiple of 4", field);
+  }
+  if (field == "NUM_THREADS" && v % 32 != 0) {
+    return "rule thread_count: NUM_THREADS must be a multiple of the warp size 32";
+  }
+  return std::nullopt;
+}
+
+// One muparser instance bound to a config's fields.
+class ConstraintSet {
+ public:
+  ConstraintSet(const std::vector<std::string>& exprs, std::string_view origin) {
+    for (const auto& e : exprs) {
+      auto p = std::make_unique<mu::Parser>();
+      for (size_t i = 0; i < kConfigFields.size(); ++i) {
+        p->DefineVar(std::string(kConfigFields[i].name), &vars_[i]);
+      }
+      try {
+        p->SetExpr(e);
+        p->Eval();  // parse errors surface at the first evaluation
+      } catch (const mu::Parser::exception_type& ex) {
+        throw InputError(fmt::format("{}: bad constraint '{}': {}", origin, e, ex.GetMsg()));
+      }
+      parsers_.push_back(std::move(p));
+    }
+  }
+  // Index of the first constraint the config breaks, or -1.
+  int first_false(const WarpTileConfig& c) {
+    for (size_t i = 0; i < kConfigFields.size(); ++i) vars_[i] = c.*kConfigFields[i].member;
+    for (size_t i = 0; i < parsers_.size(); ++i) {
+      if (parsers_[i]->Eval() == 0.0) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+ private:
+  std::array<double, kConfigFields.size()> vars_{};
+  std::vector<std::unique_ptr<mu::Parser>> parsers_;
+};
+
+}  // namespace
+
+long long SearchSpace::combinations() const {
+  long long n = 1;
+  for (const auto& v : values) n *= static_cast<long long>(v.size());
+  return n;
+}
+
+std::vector<std::string> builtin_space_names() {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < sgt_embedded_spaces::count(); ++i) {
+    out.emplace_back(sgt_embedded_spaces::name_at(i));
+  }
+  return out;
+}
+
+SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
+  auto err = [&](const std::string& what) {
+    return InputError(fmt::format("{}: {}", origin, what));
+  };
+  if (!j.is_object()) throw err("a search space must be a JSON object");
+  static const std::set<std::string> kKeys = {"name", "description", "parameters", "constraints",
+                                              "limits"};
+  for (const auto& [k, v] : j.items()) {
+    if (!kKeys.contains(k)) {
+      throw err(fmt::format("unknown key '{}' (expected name, description, parameters, "
+                            "constraints, limits)",
+                            k));
+    }
+  }
+  SearchSpace s;
+  s.origin = std::string(origin);
+  if (auto it = j.find("name"); it != j.end()) {
+    if (!it->is_string()) throw err("'name' must be a string");
+    s.name = it->get<std::string>();
+  }
+  if (auto it = j.find("description"); it != j.end()) {
+    if (!it->is_string()) throw err("'description' must be a string");
+    s.description = it->get<std::string>();
+  }
+
+  auto params = j.find("parameters");
+  if (params == j.end() || !params->is_object()) {
+    throw err("'parameters' must be an object of value lists");
+  }
+  for (const auto& [k, v] : params->items()) {
+    if (std::none_of(kConfigFields.begin(), kConfigFields.end(),
+                     [&](const FieldInfo& f) { return f.name == k; })) {
+      throw err(fmt::format("unknown parameter '{}'", k));
+    }
+  }
+  for (const auto& f : kConfigFields) {
+    const std::string key(f.name);
+    auto it = params->find(key);
+    if (it == params->end()) throw err(fmt::format("parameter '{}' is missing", key));
+    if (!it->is_array()) throw err(fmt::format("parameter '{}' must be a list of integers", key));
+    if (it->empty()) throw err(fmt::format("parameter '{}' has an empty value list", key));
+    std::vector<int> vals;
+    for (const auto& v : *it) {
+      if (!v.is_number_integer()) {
+        throw err(fmt::format("parameter '{}': value {} is not an integer", key, v.dump()));
+      }
+      const auto x = v.get<long long>();
+      if (x < 1 || x > 65536) {
+        throw err(fmt::format("parameter '{}': value {} is out of range (1..65536)", key, x));
+      }
+      if (auto why = single_value_rule(key, static_cast<int>(x))) {
+        throw err(fmt::format("parameter '{}': value {} can never be valid ({})", key, x, *why));
+      }
+      if (std::find(vals.begin(), vals.end(), x) != vals.end()) {
+        throw err(fmt::format("parameter '{}': value {} is listed twice", key, x));
+      }
+      vals.push_back(static_cast<int>(x));
+    }
+    s.values.push_back(std::move(vals));
+  }
+
+  if (auto it = j.find("constraints"); it != j.end()) {
+    if (!it->is_array()) throw err("'constraints' must be a list of expression strings");
+    for (const auto& c : *it) {
+      if (!c.is_string()) throw err(fmt::format("constraint {} is not a string", c.dump()));
+      s.constraints.push_back(c.get<std::string>());
+    }
+    ConstraintSet check_parse(s.constraints, origin);  // throws on a bad expression
+  }
+
+  if (auto it = j.find("limits"); it != j.end()) {
+    if (!it->is_object()) throw err("'limits' must be an object");
+    for (const auto& [k, v] : it->items()) {
+      auto f = std::find_if(std::begin(kLimitFields), std::end(kLimitFields),
+                            [&](const LimitField& lf) { return lf.key == k; });
+      if (f == std::end(kLimitFields)) throw err(fmt::format("unknown limit '{}'", k));
+      if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 30)) {
+        throw err(fmt::format("limit '{}' must be a positive integer, got {}", k, v.dump()));
+      }
+      s.limits.*(f->member) = v.get<int>();
+    }
+  }
+  return s;
+}
+
+SearchSpace load_space(std::string_view path_or_name) {
+  const std::string arg(path_or_name);
+  std::ifstream in(arg);
+  std::string text, origin;
+  if (in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+    origin = arg;
+  } else if (auto builtin = sgt_embedded_spaces::get(arg); !builtin.empty()) {
+    text = std::string(builtin);
+    origin = "built-in:" + arg;
+  } else {
+    std::string names;
+    for (const auto& n : builtin_space_names()) names += (names.empty() ? "" : ", ") + n;
+    throw InputError(fmt::format("cannot read search space '{}': no such file, and no built-in "
+                                 "space of that name (built-ins: {})",
+                                 arg, names));
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: invalid JSON: {}", origin, e.what()));
+  }
+  return parse_space(j, origin);
+}
+
+Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& problem) {
+  Enumeration out;
+  std::map<std::string, size_t> slot;
+  // Fixed order in the report: every rule appears, even at zero.
+  auto add_slot = [&](const std::string& rule) {
+    slot.try_emplace(rule, out.rejections.size());
+    out.rejections.push_back({rule, 0, 0, "", ""});
+  };
+  for (const auto& r : rules()) add_slot(std::string(r.name));
+  if (problem) {
+    for (const char* r : {"shape_tile_multiple", "shape_layout"}) add_slot(r);
+  }
+  for (size_t i = 0; i < space.constraints.size(); ++i) {
+    add_slot(fmt::format("constraint[{}]", i));
+  }
+  auto note = [&](const RuleViolation& v, const WarpTileConfig& c, bool first) {
+    auto& rc = out.rejections[slot.at(v.rule)];
+    if (rc.sample.empty()) {
+      rc.sample = to_name(c);
+      rc.sample_reason = v.reason;
+    }
+    ++rc.violations;
+    if (first) ++rc.first;
+  };
+
+  ConstraintSet constraints(space.constraints, space.origin);
+  const size_t nf = kConfigFields.size();
+  std::vector<size_t> idx(nf, 0);
+  out.total = space.combinations();
+  for (long long n = 0; n < out.total; ++n) {
+    WarpTileConfig c;
+    for (size_t f = 0; f < nf; ++f) c.*kConfigFields[f].member = space.values[f][idx[f]];
+    // Advance the odometer: the last field varies fastest.
+    for (size_t f = nf; f-- > 0;) {
+      if (++idx[f] < space.values[f].size()) break;
+      idx[f] = 0;
+    }
+
+    auto violations = check(c, space.limits);
+    if (problem) {
+      auto sv = check_shape(c, *problem);
+      violations.insert(violations.end(), sv.begin(), sv.end());
+    }
+    const int cf = violations.empty() ? constraints.first_false(c) : -1;
+    if (cf >= 0) {
+      violations.push_back({fmt::format("constraint[{}]", cf),
+                            fmt::format("constraint '{}' is false", space.constraints[cf])});
+    }
+    for (size_t v = 0; v < violations.size(); ++v) note(violations[v], c, v == 0);
+    if (violations.empty()) out.survivors.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace sgt

@@ -1,0 +1,55 @@
+// Search spaces as data: value lists per config field, user constraints, device limits; and the
+// enumeration that turns a space into survivors plus per-rule rejection counts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "config.hpp"
+#include "problem.hpp"
+
+namespace sgt {
+
+struct SearchSpace {
+  std::string name;
+  std::string description;
+  std::string origin;  // file path, or "built-in:<name>"
+  // One value list per config field, in kConfigFields order.
+  std::vector<std::vector<int>> values;
+  // muparser expressions over the field names; a config is kept where every one is non-zero.
+  std::vector<std::string> constraints;
+  Limits limits;
+
+  long long combinations() const;
+};
+
+// Names of the spaces compiled into the binary ("default", "quick", ...).
+std::vector<std::string> builtin_space_names();
+
+// Loads a space from a file path, or a built-in space by name. Throws InputError naming the
+// file, field and value on anything wrong.
+SearchSpace load_space(std::string_view path_or_name);
+SearchSpace parse_space(const nlohmann::json& j, std::string_view origin);
+
+struct RuleCount {
+  std::string rule;
+  long long violations = 0;  // configs violating this rule (a config may violate several)
+  long long first = 0;       // configs for which this was the first violated rule
+  std::string sample;        // canonical name of one rejected config
+  std::string sample_reason;
+};
+
+struct Enumeration {
+  long long total = 0;
+  std::vector<WarpTileConfig> survivors;
+  std::vector<RuleCount> rejections;  // rules(), then shape rules, then constraints, in order
+};
+
+// Enumerates the space; a problem, when given, also applies the shape rules.
+Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& problem = {});
+
+}  // namespace sgt

@@ -1,0 +1,154 @@
+// JSON forms and names of trials, fingerprints and problems.
+#include "trial.hpp"
+
+#include <chrono>
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "error.hpp"
+
+namespace sgt {
+
+namespace {
+constexpr std::pair<TrialStatus, std::string_view> kStatusNames[] = {
+    {TrialStatus::ok, "ok"},
+    {TrialStatus::compile_failed, "compile_failed"},
+    {TrialStatus::spills, "spills"},
+    {TrialStatus::resources, "resources"},
+    {TrialStatus::incorrect, "incorrect"},
+    {TrialStatus::crashed, "crashed"},
+    {TrialStatus::timeout, "timeout"},
+};
+}  // namespace
+
+std::string_view to_string(TrialStatus s) {
+  for (const auto& [v, n] : kStatusNames) {
+    if (v == s) return n;
+  }
+  return "unknown";
+}
+
+std::optional<TrialStatus> status_from_string(std::string_view s) {
+  for (const auto& [v, n] : kStatusNames) {
+    if (n == s) return v;
+  }
+  return std::nullopt;
+}
+
+std::string GpuFingerprint::arch() const { return fmt::format("sm_{}{}", cc_major, cc_minor); }
+
+std::string utc_timestamp() {
+  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
+}
+
+void to_json(nlohmann::json& j, const GpuFingerprint& g) {
+  j = {{"name", g.name},
+       {"uuid", g.uuid},
+       {"cc_major", g.cc_major},
+       {"cc_minor", g.cc_minor},
+       {"sm_count", g.sm_count},
+       {"memory_bytes", g.memory_bytes},
+       {"l2_bytes", g.l2_bytes},
+       {"smem_optin_bytes", g.smem_optin_bytes},
+       {"sm_clock_khz", g.sm_clock_khz},
+       {"mem_clock_khz", g.mem_clock_khz},
+       {"driver_version", g.driver_version},
+       {"runtime_version", g.runtime_version},
+       {"nvrtc_major", g.nvrtc_major},
+       {"nvrtc_minor", g.nvrtc_minor}};
+}
+
+void from_json(const nlohmann::json& j, GpuFingerprint& g) {
+  j.at("name").get_to(g.name);
+  j.at("uuid").get_to(g.uuid);
+  j.at("cc_major").get_to(g.cc_major);
+  j.at("cc_minor").get_to(g.cc_minor);
+  j.at("sm_count").get_to(g.sm_count);
+  j.at("memory_bytes").get_to(g.memory_bytes);
+  j.at("l2_bytes").get_to(g.l2_bytes);
+  j.at("smem_optin_bytes").get_to(g.smem_optin_bytes);
+  j.at("sm_clock_khz").get_to(g.sm_clock_khz);
+  j.at("mem_clock_khz").get_to(g.mem_clock_khz);
+  j.at("driver_version").get_to(g.driver_version);
+  j.at("runtime_version").get_to(g.runtime_version);
+  j.at("nvrtc_major").get_to(g.nvrtc_major);
+  j.at("nvrtc_minor").get_to(g.nvrtc_minor);
+}
+
+void to_json(nlohmann::json& j, const TimeStats& t) {
+  j = {{"median_ms", t.median_ms}, {"min_ms", t.min_ms},         {"max_ms", t.max_ms},
+       {"spread", t.spread},       {"repetitions", t.repetitions}};
+}
+
+void from_json(const nlohmann::json& j, TimeStats& t) {
+  j.at("median_ms").get_to(t.median_ms);
+  j.at("min_ms").get_to(t.min_ms);
+  j.at("max_ms").get_to(t.max_ms);
+  j.at("spread").get_to(t.spread);
+  j.at("repetitions").get_to(t.repetitions);
+}
+
+void to_json(nlohmann::json& j, const Problem& p) {
+  j = {{"M", p.M}, {"N", p.N}, {"K", p.K}, {"layout", p.layout}, {"dtype", p.dtype}};
+}
+
+void from_json(const nlohmann::json& j, Problem& p) {
+  j.at("M").get_to(p.M);
+  j.at("N").get_to(p.N);
+  j.at("K").get_to(p.K);
+  j.at("layout").get_to(p.layout);
+  j.at("dtype").get_to(p.dtype);
+}
+
+void to_json(nlohmann::json& j, const Trial& t) {
+  j = {{"config", t.config},
+       {"config_name", t.config_name},
+       {"problem", t.problem},
+       {"status", to_string(t.status)},
+       {"reason", t.reason},
+       {"time", t.time},
+       {"cut_early", t.cut_early},
+       {"gflops", t.gflops},
+       {"verify_error", t.verify_error},
+       {"registers", t.registers},
+       {"spill_bytes", t.spill_bytes},
+       {"stack_bytes", t.stack_bytes},
+       {"shared_bytes", t.shared_bytes},
+       {"cublas_median_ms", t.cublas_median_ms},
+       {"kernel_template", t.kernel_template},
+       {"kernel_hash", t.kernel_hash},
+       {"tuner_version", t.tuner_version},
+       {"strategy", t.strategy},
+       {"seed", t.seed},
+       {"timestamp", t.timestamp}};
+}
+
+void from_json(const nlohmann::json& j, Trial& t) {
+  j.at("config").get_to(t.config);
+  j.at("config_name").get_to(t.config_name);
+  j.at("problem").get_to(t.problem);
+  const auto status = j.at("status").get<std::string>();
+  auto s = status_from_string(status);
+  if (!s) throw InputError("unknown trial status '" + status + "'");
+  t.status = *s;
+  j.at("reason").get_to(t.reason);
+  j.at("time").get_to(t.time);
+  j.at("cut_early").get_to(t.cut_early);
+  j.at("gflops").get_to(t.gflops);
+  j.at("verify_error").get_to(t.verify_error);
+  j.at("registers").get_to(t.registers);
+  j.at("spill_bytes").get_to(t.spill_bytes);
+  j.at("stack_bytes").get_to(t.stack_bytes);
+  j.at("shared_bytes").get_to(t.shared_bytes);
+  j.at("cublas_median_ms").get_to(t.cublas_median_ms);
+  j.at("kernel_template").get_to(t.kernel_template);
+  j.at("kernel_hash").get_to(t.kernel_hash);
+  j.at("tuner_version").get_to(t.tuner_version);
+  j.at("strategy").get_to(t.strategy);
+  j.at("seed").get_to(t.seed);
+  j.at("timestamp").get_to(t.timestamp);
+}
+
+}  // namespace sgt
