@@ -1,0 +1,12 @@
+// SHA-256 (FIPS 180-4), used to key the compile cache and to check cached binaries before loading.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace sgt {
+
+// Lower-case hex digest of the bytes.
+std::string sha256_hex(std::string_view data);
+
+}  // namespace sgt
