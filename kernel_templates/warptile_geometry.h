@@ -19,8 +19,12 @@ constexpr int kVec = 4;
 
 // Division that yields 0 instead of trapping, so that a wrong config derives to a degenerate
 // geometry (which the rules and the simulation reject) rather than crashing the host.
-SGT_HD constexpr int safe_div(int a, int b) { return b == 0 ? 0 : a / b; }
-SGT_HD constexpr int safe_mod(int a, int b) { return b == 0 ? a : a % b; }
+SGT_HD constexpr int safe_div(int a, int b) {
+  return b == 0 ? 0 : a / b;
+}
+SGT_HD constexpr int safe_mod(int a, int b) {
+  return b == 0 ? a : a % b;
+}
 
 // The nine tile parameters and everything derived from them. One derivation, used everywhere.
 struct Geometry {
@@ -86,7 +90,9 @@ SGT_HD constexpr int tile_col(const Geometry& g, int tid, int wSubCol, int n) {
 
 // --- Loading a k-slice into shared memory ----------------------------------------------------
 // A (BM x BK slice, row-major) is read as float4 along K and stored transposed: As[k][m].
-SGT_HD constexpr int a_load_row(const Geometry& g, int tid) { return safe_div(tid, g.BK / kVec); }
+SGT_HD constexpr int a_load_row(const Geometry& g, int tid) {
+  return safe_div(tid, g.BK / kVec);
+}
 SGT_HD constexpr int a_load_col(const Geometry& g, int tid) {
   return safe_mod(tid, g.BK / kVec) * kVec;
 }
@@ -94,16 +100,22 @@ SGT_HD constexpr int a_load_col(const Geometry& g, int tid) {
 SGT_HD constexpr bool a_load_continues(const Geometry& g, int offset) {
   return offset + g.ROW_STRIDE_A <= g.BM;
 }
-SGT_HD constexpr int as_index(const Geometry& g, int row, int col) { return col * g.BM + row; }
+SGT_HD constexpr int as_index(const Geometry& g, int row, int col) {
+  return col * g.BM + row;
+}
 
 // B (BK x BN slice, row-major) is read and stored as float4 along N: Bs[k][n].
-SGT_HD constexpr int b_load_row(const Geometry& g, int tid) { return safe_div(tid, g.BN / kVec); }
+SGT_HD constexpr int b_load_row(const Geometry& g, int tid) {
+  return safe_div(tid, g.BN / kVec);
+}
 SGT_HD constexpr int b_load_col(const Geometry& g, int tid) {
   return safe_mod(tid, g.BN / kVec) * kVec;
 }
 SGT_HD constexpr bool b_load_continues(const Geometry& g, int offset) {
   return offset + g.ROW_STRIDE_B <= g.BK;
 }
-SGT_HD constexpr int bs_index(const Geometry& g, int row, int col) { return row * g.BN + col; }
+SGT_HD constexpr int bs_index(const Geometry& g, int row, int col) {
+  return row * g.BN + col;
+}
 
 }  // namespace sgt_kernel

@@ -17,12 +17,14 @@ inline std::filesystem::path cli_path() {
 
 struct RunResult {
   int exit_code = -1;
-  std::string out;  // stdout and stderr together
+  std::string out;
 };
 
-// Runs `sgemm-tune <args>` through the shell; args are passed verbatim.
-inline RunResult run_cli(const std::string& args) {
-  const std::string cmd = "'" + cli_path().string() + "' " + args + " 2>&1";
+// Runs `sgemm-tune <args>` through the shell; args are passed verbatim. With merge_stderr the
+// output holds stdout and stderr; without, stdout alone (stderr is discarded), e.g. for --json.
+inline RunResult run_cli(const std::string& args, bool merge_stderr = true) {
+  const std::string cmd =
+      "'" + cli_path().string() + "' " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
   RunResult r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;

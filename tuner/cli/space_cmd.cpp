@@ -71,8 +71,9 @@ void register_space(CLI::App& app) {
                    r.sample.empty() ? "-" : r.sample);
         if (!r.sample_reason.empty()) fmt::print("{:<47}  ({})\n", "", r.sample_reason);
       }
-      fmt::print("\n'violations' counts every config that breaks the rule; 'first' counts each "
-                 "rejected config once, under its first broken rule.\n");
+      fmt::print(
+          "\n'violations' counts every config that breaks the rule; 'first' counts each "
+          "rejected config once, under its first broken rule.\n");
     }
     if (o->list) {
       for (const auto& c : e.survivors) fmt::print("{}\n", to_name(c));

@@ -2,6 +2,7 @@
 #include "config.hpp"
 
 #include <charconv>
+#include <limits>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -17,11 +18,13 @@ using sgt_kernel::kWarpSize;
 
 const std::vector<RuleInfo> kRules = {
     {"wmiter_divisibility", "WM*WN is a whole multiple of 32*TM*TN*WNITER (WMITER >= 1)", true},
-    {"positive_values", "every parameter is a positive integer", true},
+    {"positive_values",
+     "every parameter is an integer in 1..65536 and the tile products fit 32-bit index arithmetic",
+     true},
     {"warp_tiles_cover_block", "warp tiles exactly tile the block tile (BM%WM, BN%WN)", true},
     {"thread_count", "NUM_THREADS == (BM/WM)*(BN/WN)*32", true},
-    {"subtile_divisibility", "WSUBM = WM/WMITER and WSUBN = WN/WNITER are whole and divide by TM, TN",
-     true},
+    {"subtile_divisibility",
+     "WSUBM = WM/WMITER and WSUBN = WN/WNITER are whole and divide by TM, TN", true},
     {"subtile_lane_grid", "a warp sub-tile holds exactly 32 thread tiles", true},
     {"load_stride_a", "the A loader's row stride is non-zero and divides BM", true},
     {"load_stride_b", "the B loader's row stride is non-zero and divides BK", true},
@@ -36,13 +39,33 @@ const std::vector<RuleInfo> kRules = {
 
 }  // namespace
 
-const std::vector<RuleInfo>& rules() { return kRules; }
+const std::vector<RuleInfo>& rules() {
+  return kRules;
+}
 
 std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) {
   std::vector<RuleViolation> out;
   auto fail = [&](std::string_view rule, std::string reason) {
     out.push_back({std::string(rule), std::move(reason)});
   };
+  // Range first: the kernel's index arithmetic is 32-bit, and derive() must not overflow. Out of
+  // range, no other rule can be evaluated meaningfully, so this is the only one reported.
+  for (const auto& f : kConfigFields) {
+    if (c.*f.member < 1 || c.*f.member > kMaxConfigValue) {
+      fail("positive_values",
+           fmt::format("{} = {} is not an integer in 1..{}", f.name, c.*f.member, kMaxConfigValue));
+      return out;
+    }
+  }
+  const long long products[] = {1LL * c.WM * c.WN, 1LL * kWarpSize * c.TM * c.TN * c.WNITER,
+                                4LL * (c.BM + c.BN) * c.BK, 1LL * c.BM * c.BN,
+                                1LL * c.NUM_THREADS * kVec};
+  for (long long p : products) {
+    if (p > std::numeric_limits<int>::max()) {
+      fail("positive_values", "tile products overflow 32-bit index arithmetic");
+      return out;
+    }
+  }
   const auto g = derive(c);
 
   const int per_pass = kWarpSize * c.TM * c.TN * c.WNITER;
@@ -51,13 +74,6 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
          fmt::format("WM*WN = {} is not a whole multiple of 32*TM*TN*WNITER = {}: threads would "
                      "overlap or leave holes in C",
                      c.WM * c.WN, per_pass));
-  }
-
-  for (const auto& f : kConfigFields) {
-    if (c.*f.member <= 0) {
-      fail("positive_values", fmt::format("{} = {} is not positive", f.name, c.*f.member));
-      break;
-    }
   }
 
   if (c.WM <= 0 || c.WN <= 0 || c.BM % c.WM != 0 || c.BN % c.WN != 0) {
@@ -71,8 +87,8 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
                                      warps * kWarpSize));
   }
 
-  if (g.WMITER < 1 || c.WNITER <= 0 || c.WM % g.WMITER != 0 || c.WN % c.WNITER != 0 ||
-      c.TM <= 0 || c.TN <= 0 || g.WSUBM % c.TM != 0 || g.WSUBN % c.TN != 0) {
+  if (g.WMITER < 1 || c.WNITER <= 0 || c.WM % g.WMITER != 0 || c.WN % c.WNITER != 0 || c.TM <= 0 ||
+      c.TN <= 0 || g.WSUBM % c.TM != 0 || g.WSUBN % c.TN != 0) {
     fail("subtile_divisibility",
          fmt::format("sub-tile {}x{} (WM/WMITER = {}/{}, WN/WNITER = {}/{}) is not whole or not a "
                      "multiple of the thread tile {}x{}",
@@ -134,9 +150,8 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
 
   if (resident > 0) {
     // Registers are granted per thread in multiples of 8.
-    const long long cap =
-        std::min<long long>(limits.max_registers_per_thread,
-                            (limits.registers_per_sm / resident) / 8 * 8);
+    const long long cap = std::min<long long>(limits.max_registers_per_thread,
+                                              (limits.registers_per_sm / resident) / 8 * 8);
     if (cap < g.ACCUMULATORS + g.FRAGMENTS) {
       fail("register_cap",
            fmt::format("MIN_BLOCKS = {} caps registers at {} per thread, below the {} that "
@@ -156,10 +171,10 @@ std::optional<WarpTileConfig> from_name(std::string_view s) {
   WarpTileConfig c;
   // The name is a fixed sequence of literal separators and positive decimal numbers.
   const std::pair<std::string_view, int WarpTileConfig::*> parts[] = {
-      {"wt_", &WarpTileConfig::BM}, {"x", &WarpTileConfig::BN},
-      {"x", &WarpTileConfig::BK},   {"_w", &WarpTileConfig::WM},
-      {"x", &WarpTileConfig::WN},   {"_wn", &WarpTileConfig::WNITER},
-      {"_t", &WarpTileConfig::TM},  {"x", &WarpTileConfig::TN},
+      {"wt_", &WarpTileConfig::BM},         {"x", &WarpTileConfig::BN},
+      {"x", &WarpTileConfig::BK},           {"_w", &WarpTileConfig::WM},
+      {"x", &WarpTileConfig::WN},           {"_wn", &WarpTileConfig::WNITER},
+      {"_t", &WarpTileConfig::TM},          {"x", &WarpTileConfig::TN},
       {"_n", &WarpTileConfig::NUM_THREADS}, {"_mb", &WarpTileConfig::MIN_BLOCKS},
   };
   for (const auto& [lit, member] : parts) {
@@ -168,7 +183,7 @@ std::optional<WarpTileConfig> from_name(std::string_view s) {
     if (s.empty() || s.front() < '1' || s.front() > '9') return std::nullopt;
     int v = 0;
     auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc()) return std::nullopt;
+    if (ec != std::errc() || v > kMaxConfigValue) return std::nullopt;
     c.*member = v;
     s.remove_prefix(static_cast<size_t>(ptr - s.data()));
   }
@@ -192,11 +207,11 @@ void from_json(const nlohmann::json& j, WarpTileConfig& c) {
     auto it = j.find(std::string(f.name));
     if (it == j.end()) throw InputError(fmt::format("config field '{}' is missing", f.name));
     if (!it->is_number_integer()) {
-      throw InputError(fmt::format("config field '{}' must be an integer, got {}", f.name,
-                                   it->dump()));
+      throw InputError(
+          fmt::format("config field '{}' must be an integer, got {}", f.name, it->dump()));
     }
     const auto v = it->get<long long>();
-    if (v < 1 || v > 1 << 20) {
+    if (v < 1 || v > kMaxConfigValue) {
       throw InputError(fmt::format("config field '{}' = {} is out of range", f.name, v));
     }
     c.*f.member = static_cast<int>(v);

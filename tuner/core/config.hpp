@@ -15,16 +15,16 @@
 namespace sgt {
 
 // X(field, description). The order is the canonical order: enumeration, JSON, DB columns, headers.
-#define SGT_CONFIG_FIELDS(X)                                                          \
-  X(BM, "block tile rows")                                                            \
-  X(BN, "block tile columns")                                                         \
-  X(BK, "k-slice depth loaded into shared memory per step")                           \
-  X(WM, "warp tile rows")                                                             \
-  X(WN, "warp tile columns")                                                          \
-  X(WNITER, "warp sub-tiles along N")                                                 \
-  X(TM, "thread tile rows")                                                           \
-  X(TN, "thread tile columns")                                                        \
-  X(NUM_THREADS, "threads per block")                                                 \
+#define SGT_CONFIG_FIELDS(X)                                \
+  X(BM, "block tile rows")                                  \
+  X(BN, "block tile columns")                               \
+  X(BK, "k-slice depth loaded into shared memory per step") \
+  X(WM, "warp tile rows")                                   \
+  X(WN, "warp tile columns")                                \
+  X(WNITER, "warp sub-tiles along N")                       \
+  X(TM, "thread tile rows")                                 \
+  X(TN, "thread tile columns")                              \
+  X(NUM_THREADS, "threads per block")                       \
   X(MIN_BLOCKS, "second __launch_bounds__ argument: blocks the compiler must fit per SM")
 
 struct WarpTileConfig {
@@ -53,6 +53,9 @@ constexpr sgt_kernel::Geometry derive(const WarpTileConfig& c) {
                                    c.NUM_THREADS);
 }
 
+// Every parameter lies in 1..kMaxConfigValue (space files, JSON, names and check() agree).
+constexpr int kMaxConfigValue = 65536;
+
 // Device and budget limits that make a config impossible rather than slow.
 struct Limits {
   int max_threads_per_block = 1024;
@@ -76,7 +79,8 @@ struct RuleInfo {
 };
 const std::vector<RuleInfo>& rules();
 
-// Every violated rule, in the order of rules(). Empty means the config is valid.
+// Every violated rule, in the order of rules(). Empty means the config is valid. A value out of
+// range (positive_values) is reported alone: the other rules' arithmetic is meaningless then.
 std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits = {});
 
 // Canonical name, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1.

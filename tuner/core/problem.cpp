@@ -9,12 +9,14 @@
 
 namespace sgt {
 
-std::string Problem::shape() const { return fmt::format("{}x{}x{}", M, N, K); }
+std::string Problem::shape() const {
+  return fmt::format("{}x{}x{}", M, N, K);
+}
 
 Problem parse_shape(std::string_view text) {
   auto bad = [&](std::string_view why) {
-    return InputError(fmt::format("bad shape '{}': {} (expected MxNxK, e.g. 4096x4096x4096)",
-                                  text, why));
+    return InputError(
+        fmt::format("bad shape '{}': {} (expected MxNxK, e.g. 4096x4096x4096)", text, why));
   };
   long long dims[3] = {0, 0, 0};
   std::string_view rest = text;
@@ -48,13 +50,13 @@ std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p
   std::vector<RuleViolation> out;
   if (c.BM <= 0 || c.BN <= 0 || c.BK <= 0) return out;  // check() reports those
   if (p.M % c.BM != 0 || p.N % c.BN != 0 || p.K % c.BK != 0) {
-    out.push_back({"shape_tile_multiple",
-                   fmt::format("shape {} is not a multiple of the block tile {}x{}x{}", p.shape(),
-                               c.BM, c.BN, c.BK)});
+    out.push_back(
+        {"shape_tile_multiple", fmt::format("shape {} is not a multiple of the block tile {}x{}x{}",
+                                            p.shape(), c.BM, c.BN, c.BK)});
   }
   if (p.layout != "NN") {
-    out.push_back({"shape_layout", fmt::format("layout {} is not supported by this kernel",
-                                               p.layout)});
+    out.push_back(
+        {"shape_layout", fmt::format("layout {} is not supported by this kernel", p.layout)});
   }
   return out;
 }

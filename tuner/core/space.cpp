@@ -67,13 +67,14 @@ class ConstraintSet {
       parsers_.push_back(std::move(p));
     }
   }
-  // Index of the first constraint the config breaks, or -1.
-  int first_false(const WarpTileConfig& c) {
+  // Indices of the constraints the config breaks.
+  std::vector<size_t> broken(const WarpTileConfig& c) {
     for (size_t i = 0; i < kConfigFields.size(); ++i) vars_[i] = c.*kConfigFields[i].member;
+    std::vector<size_t> out;
     for (size_t i = 0; i < parsers_.size(); ++i) {
-      if (parsers_[i]->Eval() == 0.0) return static_cast<int>(i);
+      if (parsers_[i]->Eval() == 0.0) out.push_back(i);
     }
-    return -1;
+    return out;
   }
 
  private:
@@ -106,9 +107,10 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
                                               "limits"};
   for (const auto& [k, v] : j.items()) {
     if (!kKeys.contains(k)) {
-      throw err(fmt::format("unknown key '{}' (expected name, description, parameters, "
-                            "constraints, limits)",
-                            k));
+      throw err(
+          fmt::format("unknown key '{}' (expected name, description, parameters, "
+                      "constraints, limits)",
+                      k));
     }
   }
   SearchSpace s;
@@ -144,8 +146,9 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
         throw err(fmt::format("parameter '{}': value {} is not an integer", key, v.dump()));
       }
       const auto x = v.get<long long>();
-      if (x < 1 || x > 65536) {
-        throw err(fmt::format("parameter '{}': value {} is out of range (1..65536)", key, x));
+      if (x < 1 || x > kMaxConfigValue) {
+        throw err(fmt::format("parameter '{}': value {} is out of range (1..{})", key, x,
+                              kMaxConfigValue));
       }
       if (auto why = single_value_rule(key, static_cast<int>(x))) {
         throw err(fmt::format("parameter '{}': value {} can never be valid ({})", key, x, *why));
@@ -197,9 +200,10 @@ SearchSpace load_space(std::string_view path_or_name) {
   } else {
     std::string names;
     for (const auto& n : builtin_space_names()) names += (names.empty() ? "" : ", ") + n;
-    throw InputError(fmt::format("cannot read search space '{}': no such file, and no built-in "
-                                 "space of that name (built-ins: {})",
-                                 arg, names));
+    throw InputError(
+        fmt::format("cannot read search space '{}': no such file, and no built-in "
+                    "space of that name (built-ins: {})",
+                    arg, names));
   }
   nlohmann::json j;
   try {
@@ -253,8 +257,7 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
       auto sv = check_shape(c, *problem);
       violations.insert(violations.end(), sv.begin(), sv.end());
     }
-    const int cf = violations.empty() ? constraints.first_false(c) : -1;
-    if (cf >= 0) {
+    for (size_t cf : constraints.broken(c)) {
       violations.push_back({fmt::format("constraint[{}]", cf),
                             fmt::format("constraint '{}' is false", space.constraints[cf])});
     }

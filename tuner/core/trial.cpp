@@ -36,7 +36,9 @@ std::optional<TrialStatus> status_from_string(std::string_view s) {
   return std::nullopt;
 }
 
-std::string GpuFingerprint::arch() const { return fmt::format("sm_{}{}", cc_major, cc_minor); }
+std::string GpuFingerprint::arch() const {
+  return fmt::format("sm_{}{}", cc_major, cc_minor);
+}
 
 std::string utc_timestamp() {
   const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
@@ -78,8 +80,11 @@ void from_json(const nlohmann::json& j, GpuFingerprint& g) {
 }
 
 void to_json(nlohmann::json& j, const TimeStats& t) {
-  j = {{"median_ms", t.median_ms}, {"min_ms", t.min_ms},         {"max_ms", t.max_ms},
-       {"spread", t.spread},       {"repetitions", t.repetitions}};
+  j = {{"median_ms", t.median_ms},
+       {"min_ms", t.min_ms},
+       {"max_ms", t.max_ms},
+       {"spread", t.spread},
+       {"repetitions", t.repetitions}};
 }
 
 void from_json(const nlohmann::json& j, TimeStats& t) {

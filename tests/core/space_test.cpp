@@ -1,0 +1,297 @@
+// Search spaces: enumeration counts and speed, and the errors a bad space file must produce.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "error.hpp"
+#include "space.hpp"
+#include "test_support.hpp"
+
+namespace sgt {
+namespace {
+
+TEST(Space, BuiltinsAreListedAndLoad) {
+  const auto names = builtin_space_names();
+  const std::set<std::string> set(names.begin(), names.end());
+  EXPECT_TRUE(set.count("default"));
+  EXPECT_TRUE(set.count("quick"));
+  const auto s = load_space("default");
+  EXPECT_EQ(s.name, "default");
+  EXPECT_EQ(s.origin, "built-in:default");
+  ASSERT_EQ(s.values.size(), kConfigFields.size());
+}
+
+TEST(Space, DefaultEnumeratesFastWithConsistentCounts) {
+  const auto space = load_space("default");
+  long long product = 1;
+  for (const auto& v : space.values) product *= static_cast<long long>(v.size());
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto e = enumerate(space);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+#ifdef NDEBUG
+  EXPECT_LT(secs, 1.0);
+#endif
+  RecordProperty("seconds", std::to_string(secs));
+
+  EXPECT_EQ(e.total, product);
+  EXPECT_EQ(e.total, space.combinations());
+  EXPECT_GT(e.survivors.size(), 1000u);
+
+  // One row per rule, in rules() order, and "first" attributes each reject exactly once.
+  ASSERT_EQ(e.rejections.size(), rules().size());
+  long long first = 0;
+  for (size_t i = 0; i < rules().size(); ++i) {
+    EXPECT_EQ(e.rejections[i].rule, rules()[i].name);
+    EXPECT_LE(e.rejections[i].first, e.rejections[i].violations);
+    EXPECT_EQ(e.rejections[i].sample.empty(), e.rejections[i].violations == 0);
+    first += e.rejections[i].first;
+  }
+  EXPECT_EQ(first, e.total - static_cast<long long>(e.survivors.size()));
+
+  std::set<std::string> names;
+  for (const auto& c : e.survivors) {
+    EXPECT_TRUE(check(c, space.limits).empty()) << to_name(c);
+    EXPECT_TRUE(names.insert(to_name(c)).second) << "duplicate survivor " << to_name(c);
+  }
+}
+
+TEST(Space, SampleRejectsReallyBreakTheirRule) {
+  const auto space = load_space("default");
+  const auto e = enumerate(space);
+  for (const auto& r : e.rejections) {
+    if (r.sample.empty()) continue;
+    const auto c = from_name(r.sample);
+    ASSERT_TRUE(c.has_value()) << r.sample;
+    bool found = false;
+    for (const auto& v : check(*c, space.limits)) found = found || v.rule == r.rule;
+    EXPECT_TRUE(found) << r.rule << " sample " << r.sample;
+  }
+}
+
+TEST(Space, QuickHasAFewDozenSurvivors) {
+  const auto e = enumerate(load_space("quick"));
+  EXPECT_GE(e.survivors.size(), 20u);
+  EXPECT_LE(e.survivors.size(), 80u);
+}
+
+TEST(Space, ShapeRulesPruneByTileMultiple) {
+  const auto space = load_space("default");
+  const auto all = enumerate(space);
+  const auto square = enumerate(space, parse_shape("4096x4096x4096"));
+  EXPECT_EQ(square.survivors.size(), all.survivors.size());
+
+  // K = 4088 = 8 * 511: only BK = 8 divides it.
+  const auto odd_k = enumerate(space, parse_shape("4096x4096x4088"));
+  ASSERT_FALSE(odd_k.survivors.empty());
+  EXPECT_LT(odd_k.survivors.size(), all.survivors.size());
+  for (const auto& c : odd_k.survivors) EXPECT_EQ(c.BK, 8) << to_name(c);
+  long long expected = 0;
+  for (const auto& c : all.survivors) expected += c.BK == 8;
+  EXPECT_EQ(static_cast<long long>(odd_k.survivors.size()), expected);
+  bool row = false;
+  for (const auto& r : odd_k.rejections)
+    row = row || (r.rule == "shape_tile_multiple" && r.first > 0);
+  EXPECT_TRUE(row);
+}
+
+// A valid space in JSON, small enough to enumerate in no time, for tests to break one field at a
+// time.
+nlohmann::json base_space() {
+  return nlohmann::json::parse(R"({
+    "name": "t",
+    "parameters": {
+      "BM": [64, 128], "BN": [64, 128], "BK": [8, 16], "WM": [32, 64], "WN": [32, 64],
+      "WNITER": [1, 2], "TM": [4, 8], "TN": [4], "NUM_THREADS": [128], "MIN_BLOCKS": [1]
+    },
+    "limits": {"max_static_shared_bytes": 49152}
+  })");
+}
+
+class SpaceFile : public ::testing::Test {
+ protected:
+  std::string write(const std::string& text) {
+    const auto path = (dir_.path() / ("space" + std::to_string(n_++) + ".json")).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  // Loading `text` must throw InputError naming the file and every needle.
+  void expect_error(const std::string& text, const std::vector<std::string>& needles) {
+    const auto path = write(text);
+    try {
+      const auto s = load_space(path);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(path), std::string::npos) << "no file name in: " << msg;
+      for (const auto& n : needles) {
+        EXPECT_NE(msg.find(n), std::string::npos) << "no '" << n << "' in: " << msg;
+      }
+    }
+  }
+  void expect_param_error(const std::string& field, const nlohmann::json& value,
+                          const std::vector<std::string>& needles) {
+    auto j = base_space();
+    j["parameters"][field] = value;
+    expect_error(j.dump(), needles);
+  }
+
+  test::TempDir dir_;
+  int n_ = 0;
+};
+
+TEST_F(SpaceFile, BaseSpaceLoads) {
+  const auto path = write(base_space().dump());
+  const auto s = load_space(path);
+  EXPECT_EQ(s.origin, path);
+  EXPECT_EQ(s.combinations(), 2 * 2 * 2 * 2 * 2 * 2 * 2);
+  EXPECT_FALSE(enumerate(s).survivors.empty());
+}
+
+TEST_F(SpaceFile, InvalidJson) {
+  expect_error("{\"name\": \"t\", \"parameters\": {", {"JSON"});
+}
+
+TEST_F(SpaceFile, NotAnObject) {
+  expect_error("[1, 2, 3]", {"object"});
+}
+
+TEST_F(SpaceFile, UnknownTopLevelKey) {
+  auto j = base_space();
+  j["paramaters"] = j["parameters"];
+  expect_error(j.dump(), {"paramaters"});
+}
+
+TEST_F(SpaceFile, UnknownParameter) {
+  auto j = base_space();
+  j["parameters"]["BX"] = {1};
+  expect_error(j.dump(), {"BX"});
+}
+
+TEST_F(SpaceFile, MissingParameter) {
+  auto j = base_space();
+  j["parameters"].erase("WNITER");
+  expect_error(j.dump(), {"WNITER", "missing"});
+}
+
+TEST_F(SpaceFile, MissingParameters) {
+  auto j = base_space();
+  j.erase("parameters");
+  expect_error(j.dump(), {"parameters"});
+}
+
+TEST_F(SpaceFile, EmptyList) {
+  expect_param_error("BM", nlohmann::json::array(), {"BM", "empty"});
+}
+
+TEST_F(SpaceFile, NotAList) {
+  expect_param_error("BM", 64, {"BM"});
+}
+
+TEST_F(SpaceFile, Zero) {
+  expect_param_error("TM", {4, 0}, {"TM", "0"});
+}
+
+TEST_F(SpaceFile, Negative) {
+  expect_param_error("WN", {32, -32}, {"WN", "-32"});
+}
+
+TEST_F(SpaceFile, NonInteger) {
+  expect_param_error("BN", {64, 64.5}, {"BN", "64.5"});
+  expect_param_error("BN", {"64"}, {"BN", "\"64\""});
+}
+
+TEST_F(SpaceFile, TooLarge) {
+  expect_param_error("BM", {1 << 17}, {"BM", "131072"});
+}
+
+TEST_F(SpaceFile, DuplicateValue) {
+  expect_param_error("BK", {8, 16, 8}, {"BK", "8", "twice"});
+}
+
+TEST_F(SpaceFile, Bk6CanNeverBeValid) {
+  expect_param_error("BK", {8, 6}, {"BK", "6", "float4_alignment"});
+}
+
+TEST_F(SpaceFile, NumThreads100CanNeverBeValid) {
+  expect_param_error("NUM_THREADS", {128, 100}, {"NUM_THREADS", "100"});
+}
+
+TEST_F(SpaceFile, BadConstraintExpression) {
+  auto j = base_space();
+  j["constraints"] = {"BM >* 2"};
+  expect_error(j.dump(), {"BM >* 2"});
+}
+
+TEST_F(SpaceFile, UnknownVariableInConstraint) {
+  auto j = base_space();
+  j["constraints"] = {"BQ >= 2"};
+  expect_error(j.dump(), {"BQ >= 2"});
+}
+
+TEST_F(SpaceFile, UnknownLimit) {
+  auto j = base_space();
+  j["limits"]["max_warps"] = 4;
+  expect_error(j.dump(), {"max_warps"});
+}
+
+TEST_F(SpaceFile, NonPositiveLimit) {
+  auto j = base_space();
+  j["limits"]["max_accumulators"] = 0;
+  expect_error(j.dump(), {"max_accumulators"});
+}
+
+TEST_F(SpaceFile, ConstraintReducesSurvivorsAndIsCounted) {
+  auto j = base_space();
+  const auto without = enumerate(load_space(write(j.dump())));
+  j["constraints"] = {"BM >= BN"};
+  const auto with = enumerate(load_space(write(j.dump())));
+
+  long long expected = 0;
+  for (const auto& c : without.survivors) expected += c.BM >= c.BN;
+  ASSERT_GT(expected, 0);
+  ASSERT_LT(expected, static_cast<long long>(without.survivors.size()));
+  EXPECT_EQ(static_cast<long long>(with.survivors.size()), expected);
+  for (const auto& c : with.survivors) EXPECT_GE(c.BM, c.BN) << to_name(c);
+
+  ASSERT_FALSE(with.rejections.empty());
+  const auto& last = with.rejections.back();
+  EXPECT_EQ(last.rule, "constraint[0]");
+  EXPECT_EQ(last.first, static_cast<long long>(without.survivors.size()) - expected);
+  long long first = 0;
+  for (const auto& r : with.rejections) first += r.first;
+  EXPECT_EQ(first, with.total - static_cast<long long>(with.survivors.size()));
+}
+
+TEST_F(SpaceFile, LimitsAreApplied) {
+  auto j = base_space();
+  const auto loose = enumerate(load_space(write(j.dump())));
+  j["limits"]["max_accumulators"] = 32;
+  const auto s = load_space(write(j.dump()));
+  EXPECT_EQ(s.limits.max_accumulators, 32);
+  const auto tight = enumerate(s);
+  EXPECT_LT(tight.survivors.size(), loose.survivors.size());
+  for (const auto& c : tight.survivors) EXPECT_LE(derive(c).ACCUMULATORS, 32) << to_name(c);
+}
+
+TEST(Space, UnknownNameListsTheBuiltins) {
+  try {
+    (void)load_space("no-such-space");
+    ADD_FAILURE() << "loaded a space that does not exist";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("no-such-space"), std::string::npos) << msg;
+    for (const auto& n : builtin_space_names()) {
+      EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' missing from: " << msg;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sgt
