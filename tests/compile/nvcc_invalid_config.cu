@@ -1,0 +1,8 @@
+// An instantiation that breaks wmiter_divisibility (TM=TN=8 leaves WMITER at 0): nvcc must refuse
+// it through the kernel's static_assert, as NVRTC does (tests/compile_nvcc.cmake checks both).
+#include "sgemm_warptile.cuh"
+
+template __global__ void sgemm_warptile<128, 64, 16, 64, 32, 2, 8, 8, 128, 1>(int, int, int, float,
+                                                                              const float*,
+                                                                              const float*, float,
+                                                                              float*);

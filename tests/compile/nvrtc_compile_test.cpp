@@ -1,0 +1,290 @@
+// KernelCompiler against the real NVRTC (no GPU needed): survivors compile to verified CUBINs,
+// heavy and invalid configs get the status that ptxas and the kernel's static_asserts give them.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <tuple>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "config.hpp"
+#include "error.hpp"
+#include "nvrtc_compiler.hpp"
+#include "sha256.hpp"
+#include "space.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using sgt::TrialStatus;
+using sgt::WarpTileConfig;
+using sgt::gpu::Compiled;
+using sgt::gpu::KernelCompiler;
+
+constexpr const char* kSeed = "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1";
+
+WarpTileConfig config(const std::string& name) {
+  const auto c = sgt::from_name(name);
+  if (!c) throw std::runtime_error("not a config name: " + name);
+  return *c;
+}
+
+std::vector<WarpTileConfig> survivors(const std::string& space) {
+  return sgt::enumerate(sgt::load_space(space)).survivors;
+}
+
+bool contains(const std::vector<WarpTileConfig>& cs, const WarpTileConfig& c) {
+  return std::find(cs.begin(), cs.end(), c) != cs.end();
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+
+// Everything an ok result promises to a caller that will load and launch it.
+void expect_loadable(const Compiled& r, const WarpTileConfig& c, const KernelCompiler& k) {
+  SCOPED_TRACE(r.config_name);
+  EXPECT_EQ(r.config_name, sgt::to_name(c));
+  ASSERT_EQ(r.status, TrialStatus::ok) << r.reason << "\n" << r.log;
+  EXPECT_TRUE(r.reason.empty());
+  EXPECT_GT(r.registers, 0);
+  EXPECT_LE(r.registers, 255);
+  EXPECT_EQ(r.spill_store_bytes, 0);
+  EXPECT_EQ(r.spill_load_bytes, 0);
+  EXPECT_EQ(r.stack_bytes, 0);
+  // The kernel's only shared memory is As and Bs, which the host derives from the same header.
+  EXPECT_EQ(r.shared_bytes, sgt::derive(c).SMEM_BYTES);
+  EXPECT_EQ(r.lowered_name.rfind("_Z14sgemm_warptileIL", 0), 0u) << r.lowered_name;
+  EXPECT_NE(r.log.find("Used " + std::to_string(r.registers) + " registers"), std::string::npos);
+  EXPECT_EQ(r.cubin_path.parent_path(), k.cache_dir());
+  const std::string bytes = slurp(r.cubin_path);
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_EQ(bytes.substr(0, 4),
+            "\x7f"
+            "ELF");
+  EXPECT_EQ(sgt::sha256_hex(bytes), r.cubin_sha256);
+  EXPECT_EQ(KernelCompiler::load_verified_cubin(r.cubin_path, r.cubin_sha256), bytes);
+  // The mangled name must be in the binary, or the loader's lookup by name would fail.
+  EXPECT_NE(bytes.find(r.lowered_name), std::string::npos);
+}
+
+TEST(NvrtcCompile, SeedAndQuickSurvivorsCompileToVerifiedCubins) {
+  const auto quick = survivors("quick");
+  const std::vector<std::string> names = {
+      kSeed,
+      "wt_64x128x8_w32x64_wn1_t4x4_n128_mb1",
+      "wt_128x128x16_w64x64_wn2_t8x4_n128_mb1",
+      "wt_128x64x8_w32x64_wn2_t8x4_n128_mb1",
+      "wt_64x128x16_w64x32_wn1_t8x4_n128_mb1",
+  };
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  for (const auto& name : names) {
+    const auto c = config(name);
+    ASSERT_TRUE(contains(quick, c)) << name << " is no longer a survivor of the quick space";
+    const Compiled r = k.compile(c);
+    EXPECT_FALSE(r.from_cache);
+    EXPECT_GT(r.compile_seconds, 0);
+    expect_loadable(r, c, k);
+  }
+  EXPECT_EQ(k.compilations(), names.size());
+}
+
+void print_report(const Compiled& r) {
+  std::printf("[          ] %s: %s, %d registers, %d B stack, %d/%d B spill st/ld, %d B smem\n",
+              r.config_name.c_str(), std::string(sgt::to_string(r.status)).c_str(), r.registers,
+              r.stack_bytes, r.spill_store_bytes, r.spill_load_bytes, r.shared_bytes);
+}
+
+TEST(NvrtcCompile, HeaviestDefaultSurvivorsCompile) {
+  const auto all = survivors("default");
+  ASSERT_FALSE(all.empty());
+  auto heaviest = [&](auto&& key) {
+    return *std::max_element(all.begin(), all.end(),
+                             [&](const auto& a, const auto& b) { return key(a) < key(b); });
+  };
+  const std::vector<WarpTileConfig> picks = {
+      heaviest([](const WarpTileConfig& c) { return sgt::derive(c).ACCUMULATORS; }),
+      // MIN_BLOCKS=2 with the most accumulators, then the most threads: the tightest register
+      // cap the rules still let through.
+      heaviest([](const WarpTileConfig& c) {
+        return std::tuple(c.MIN_BLOCKS, sgt::derive(c).ACCUMULATORS, c.NUM_THREADS);
+      }),
+      heaviest([](const WarpTileConfig& c) { return sgt::derive(c).SMEM_BYTES; }),
+  };
+  ASSERT_EQ(picks[1].MIN_BLOCKS, 2);
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  for (const auto& c : picks) {
+    const Compiled r = k.compile(c);
+    SCOPED_TRACE(r.config_name);
+    print_report(r);
+    // Survivors may still spill (the rules cannot know ptxas' register allocation); what must
+    // hold is that they compile and that the status says exactly what ptxas reported.
+    ASSERT_NE(r.status, TrialStatus::compile_failed) << r.reason;
+    ASSERT_NE(r.status, TrialStatus::resources) << r.reason;
+    const bool local = r.spill_store_bytes + r.spill_load_bytes + r.stack_bytes > 0;
+    EXPECT_EQ(r.status == TrialStatus::spills, local) << r.reason;
+    EXPECT_LE(r.registers, std::min(255, 65536 / (c.NUM_THREADS * c.MIN_BLOCKS)));
+    if (r.status == TrialStatus::ok) expect_loadable(r, c, k);
+  }
+}
+
+TEST(NvrtcCompile, HeavyConfigStatusMatchesThePtxasReport) {
+  // 128 accumulators per thread with 256 threads and MIN_BLOCKS=2: __launch_bounds__ leaves
+  // 65536 / (256 * 2) = 128 registers for them. The rules reject it for that reason; compiled
+  // anyway, ptxas must confirm them one way or the other.
+  const auto c = config("wt_128x256x16_w64x64_wn4_t8x4_n256_mb2");
+  ASSERT_EQ(sgt::derive(c).ACCUMULATORS, 128);
+  const auto violations = sgt::check(c);
+  ASSERT_EQ(violations.size(), 1u);
+  EXPECT_EQ(violations.front().rule, "register_cap");
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  const Compiled r = k.compile(c);
+  print_report(r);
+  ASSERT_TRUE(r.status == TrialStatus::ok || r.status == TrialStatus::spills)
+      << sgt::to_string(r.status) << ": " << r.reason;
+  EXPECT_GT(r.registers, 0);
+  EXPECT_LE(r.registers, 65536 / (c.NUM_THREADS * c.MIN_BLOCKS));
+  EXPECT_FALSE(r.lowered_name.empty());
+  EXPECT_EQ(r.shared_bytes, sgt::derive(c).SMEM_BYTES);
+  const bool local = r.spill_store_bytes + r.spill_load_bytes + r.stack_bytes > 0;
+  EXPECT_EQ(r.status == TrialStatus::spills, local);
+  if (r.status == TrialStatus::spills) {
+    EXPECT_TRUE(r.cubin_path.empty());
+    EXPECT_TRUE(r.cubin_sha256.empty());
+    EXPECT_NE(r.reason.find("bytes stack frame"), std::string::npos) << r.reason;
+  } else {
+    expect_loadable(r, c, k);
+  }
+}
+
+TEST(NvrtcCompile, StaticAssertViolationIsCompileFailedWithTheRuleName) {
+  // TM=TN=8 leaves WM*WN = 2048 short of 32*TM*TN*WNITER = 4096: WMITER would be 0.
+  const auto c = config("wt_128x64x16_w64x32_wn2_t8x8_n128_mb1");
+  const auto violations = sgt::check(c);
+  ASSERT_FALSE(violations.empty());
+  EXPECT_EQ(violations.front().rule, "wmiter_divisibility");
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  const Compiled r = k.compile(c);
+  EXPECT_EQ(r.status, TrialStatus::compile_failed);
+  EXPECT_NE(r.reason.find("wmiter_divisibility"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("static assertion failed"), std::string::npos) << r.reason;
+  EXPECT_NE(r.log.find("sgemm_warptile.cuh(22)"), std::string::npos) << r.log;
+  EXPECT_TRUE(r.cubin_path.empty());
+  EXPECT_TRUE(r.lowered_name.empty());
+  EXPECT_EQ(r.registers, 0);
+  EXPECT_EQ(k.compilations(), 1u);
+}
+
+TEST(NvrtcCompile, ThreadCountViolationNamesItsRule) {
+  // 256 threads for a block of (128/64) * (64/32) = 4 warps; every other rule holds.
+  const auto c = config("wt_128x64x16_w64x32_wn2_t4x4_n256_mb1");
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  const Compiled r = k.compile(c);
+  EXPECT_EQ(r.status, TrialStatus::compile_failed);
+  EXPECT_NE(r.reason.find("thread_count"), std::string::npos) << r.reason;
+}
+
+TEST(NvrtcCompile, OversizedSharedMemoryIsResources) {
+  // (256 + 256) * 32 floats = 64 KB of static shared memory; NVRTC fails it without an error
+  // line, after ptxas has reported the size.
+  const auto c = config("wt_256x256x32_w64x32_wn1_t8x8_n1024_mb1");
+  ASSERT_EQ(sgt::derive(c).SMEM_BYTES, 65536);
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  const Compiled r = k.compile(c);
+  EXPECT_EQ(r.status, TrialStatus::resources) << r.reason << "\n" << r.log;
+  EXPECT_EQ(r.shared_bytes, 65536);
+  EXPECT_NE(r.reason.find("shared memory"), std::string::npos) << r.reason;
+  EXPECT_TRUE(r.cubin_path.empty());
+}
+
+TEST(NvrtcCompile, CompileAllKeepsInputOrderAndSerialisesCallbacks) {
+  const std::vector<WarpTileConfig> cs = {
+      config(kSeed),
+      config("wt_128x64x16_w64x32_wn2_t8x8_n128_mb1"),  // compile_failed
+      config("wt_128x64x8_w64x32_wn1_t8x4_n128_mb1"),
+      config("wt_128x128x8_w64x64_wn1_t8x4_n128_mb1"),
+      config(kSeed),  // a duplicate: compiled once, the second request waits for the entry
+  };
+  const auto quick = survivors("quick");
+  for (size_t i : {0u, 2u, 3u}) ASSERT_TRUE(contains(quick, cs[i])) << sgt::to_name(cs[i]);
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  std::atomic<int> inside{0};
+  int calls = 0;
+  bool overlapped = false;
+  const auto results = k.compile_all(cs, 2, [&](const Compiled&) {
+    if (inside.fetch_add(1) != 0) overlapped = true;
+    ++calls;
+    inside.fetch_sub(1);
+  });
+  ASSERT_EQ(results.size(), cs.size());
+  for (size_t i = 0; i < cs.size(); ++i) EXPECT_EQ(results[i].config_name, sgt::to_name(cs[i]));
+  EXPECT_EQ(calls, static_cast<int>(cs.size()));
+  EXPECT_FALSE(overlapped);
+  EXPECT_EQ(results[1].status, TrialStatus::compile_failed);
+  for (size_t i : {0u, 2u, 3u, 4u}) expect_loadable(results[i], cs[i], k);
+  EXPECT_EQ(k.compilations(), 4u);
+  EXPECT_NE(results[0].from_cache, results[4].from_cache);
+  EXPECT_EQ(results[0].cubin_sha256, results[4].cubin_sha256);
+}
+
+TEST(NvrtcCompile, CompileAllRethrowsTheFirstError) {
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  EXPECT_THROW(k.compile_all({config(kSeed)}, 1, [](const Compiled&) { throw sgt::Error("x"); }),
+               sgt::Error);
+  EXPECT_TRUE(k.compile_all({}, 2).empty());
+}
+
+TEST(NvrtcCompile, RejectsArchitecturesWithoutACubin) {
+  sgt::test::TempDir dir;
+  EXPECT_THROW(KernelCompiler(dir.path(), {.arch = "compute_90"}), sgt::InputError);
+  EXPECT_THROW(KernelCompiler(dir.path(), {.arch = "sm_9"}), sgt::InputError);
+  EXPECT_THROW(KernelCompiler(dir.path(), {.arch = "90"}), sgt::InputError);
+}
+
+TEST(NvrtcCompile, ABadOptionIsAnErrorNotAConfigResult) {
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {.extra_options = {"--no-such-option"}});
+  EXPECT_THROW(k.compile(config(kSeed)), sgt::Error);
+  // Nothing may be cached for it: the config did nothing wrong.
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / (k.cache_key(config(kSeed)) + ".json")));
+}
+
+TEST(NvrtcCompile, Throughput) {
+  auto cs = survivors("quick");
+  ASSERT_GE(cs.size(), 8u);
+  cs.resize(8);
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = k.compile_all(cs, threads);
+  const double cold = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (const auto& r : results) EXPECT_EQ(r.status, TrialStatus::ok) << r.config_name;
+  const auto t1 = std::chrono::steady_clock::now();
+  const auto again = k.compile_all(cs, threads);
+  const double warm = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  for (const auto& r : again) EXPECT_TRUE(r.from_cache) << r.config_name;
+  EXPECT_EQ(k.compilations(), cs.size());
+  std::printf(
+      "[          ] NVRTC %d.%d, %u threads: %zu configs in %.2f s = %.2f configs/s "
+      "compiled, %.0f configs/s from cache\n",
+      k.nvrtc_major(), k.nvrtc_minor(), threads, cs.size(), cold, cs.size() / cold,
+      cs.size() / warm);
+}
+
+}  // namespace

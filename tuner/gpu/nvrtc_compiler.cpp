@@ -1,0 +1,501 @@
+// NVRTC compilation of one config, the ptxas -v report parser, and the on-disk cache of outcomes
+// (<key>.cubin and <key>.json written by atomic rename, <key>.lock serialising writers).
+#include "nvrtc_compiler.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "check.hpp"
+#include "error.hpp"
+#include "kernel_source.hpp"
+#include "sha256.hpp"
+
+namespace sgt::gpu {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Bump when the meaning of a cache entry changes, so that old entries simply stop matching.
+constexpr int kCacheFormat = 1;
+
+class Program {
+ public:
+  Program(const std::string& main_text, const std::string& main_name,
+          const std::vector<std::string>& header_texts,
+          const std::vector<std::string>& header_names) {
+    std::vector<const char*> texts, names;
+    for (const auto& t : header_texts) texts.push_back(t.c_str());
+    for (const auto& n : header_names) names.push_back(n.c_str());
+    SGT_NVRTC_CHECK(nvrtcCreateProgram(&prog_, main_text.c_str(), main_name.c_str(),
+                                       static_cast<int>(texts.size()), texts.data(), names.data()));
+  }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+  // A destructor cannot throw; a failed destroy leaks one program, worth a warning, not a crash.
+  ~Program() {
+    if (const nvrtcResult r = nvrtcDestroyProgram(&prog_); r != NVRTC_SUCCESS)
+      spdlog::warn("nvrtcDestroyProgram failed: {}", nvrtcGetErrorString(r));
+  }
+  nvrtcProgram get() const { return prog_; }
+
+ private:
+  nvrtcProgram prog_ = nullptr;
+};
+
+std::vector<std::string> split_lines(std::string_view text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string line(text.substr(start, end - start));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  return lines;
+}
+
+int capture_int(const std::string& line, const std::regex& re) {
+  std::smatch m;
+  return std::regex_search(line, m, re) ? std::stoi(m[1].str()) : 0;
+}
+
+// The error lines are what says why ("static assertion failed with "wmiter_divisibility: ...""),
+// the instantiation context after each is noise at this level; the full log stays in `log`.
+std::string compile_failure_reason(const std::string& log) {
+  static const std::regex error_re(R"(\berror\s*:)");
+  constexpr size_t kMaxLines = 3;
+  std::vector<std::string> picked, fallback;
+  for (const auto& line : split_lines(log)) {
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (std::regex_search(line, error_re) && picked.size() < kMaxLines) picked.push_back(line);
+    if (fallback.size() < kMaxLines) fallback.push_back(line);
+  }
+  const auto& lines = picked.empty() ? fallback : picked;
+  if (lines.empty()) return "NVRTC reported a compilation error and an empty log";
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
+void write_atomically(const fs::path& target, std::string_view bytes) {
+  // Unique per process and thread, so concurrent writers never share a temp file; rename() then
+  // publishes whole files only. No fsync: a file torn by a crash fails its hash or parse check.
+  static std::atomic<unsigned long> counter{0};
+  fs::path tmp = target;
+  tmp += fmt::format(".tmp.{}.{}", ::getpid(), counter++);
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.close();
+    if (!f) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      throw Error(fmt::format("kernel cache: cannot write {}", tmp.string()));
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(tmp, ignored);
+    throw Error(fmt::format("kernel cache: cannot rename {} to {}: {}", tmp.string(),
+                            target.string(), ec.message()));
+  }
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw Error(fmt::format("cannot open {}", p.string()));
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) throw Error(fmt::format("cannot read {}", p.string()));
+  return bytes;
+}
+
+// Holds flock(LOCK_EX) on a per-key lock file. NVRTC's CUBINs differ from run to run (same
+// source, same options), so two writers of one key could leave a json beside the other's cubin;
+// the lock serialises lookup, compile and store per key across threads and processes alike
+// (flock locks conflict between separate open() calls of one process too). Where the filesystem
+// cannot lock, entries are still verified on load and a torn pair is recompiled.
+class KeyLock {
+ public:
+  explicit KeyLock(const fs::path& p) {
+    fd_ = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // A read-only cache (shared, pre-filled) can still be locked for reading its entries.
+    if (fd_ < 0) fd_ = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) {
+      warn(p, "cannot open");
+      return;
+    }
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      warn(p, "cannot lock");
+      break;
+    }
+  }
+  KeyLock(const KeyLock&) = delete;
+  KeyLock& operator=(const KeyLock&) = delete;
+  ~KeyLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+
+ private:
+  static void warn(const fs::path& p, const char* what) {
+    spdlog::warn("kernel cache: {} {} ({}); going on unlocked", what, p.string(),
+                 std::error_code(errno, std::generic_category()).message());
+  }
+  int fd_ = -1;
+};
+
+bool is_compile_status(TrialStatus s) {
+  return s == TrialStatus::ok || s == TrialStatus::compile_failed || s == TrialStatus::spills ||
+         s == TrialStatus::resources;
+}
+
+}  // namespace
+
+PtxasInfo parse_ptxas_info(std::string_view log, std::string_view entry) {
+  static const std::regex entry_re(R"(Compiling entry function '([^']+)')");
+  static const std::regex props_re(R"(Function properties for (\S+))");
+  static const std::regex regs_re(R"(Used (\d+) registers)");
+  static const std::regex smem_re(R"((\d+) bytes smem)");
+  static const std::regex stack_re(R"((\d+) bytes stack frame)");
+  static const std::regex stores_re(R"((\d+) bytes spill stores)");
+  static const std::regex loads_re(R"((\d+) bytes spill loads)");
+
+  PtxasInfo info;
+  std::string selected(entry);
+  // ptxas reports per function: "Compiling entry function" opens an entry's section (its "Used"
+  // line follows), "Function properties for" heads each function's stack/spill line, callees
+  // included, so both are tracked to attribute numbers to the right function.
+  std::string current_entry, properties_of;
+  for (const auto& line : split_lines(log)) {
+    std::smatch m;
+    if (std::regex_search(line, m, entry_re)) {
+      current_entry = m[1].str();
+      if (selected.empty()) selected = current_entry;
+      continue;
+    }
+    if (std::regex_search(line, m, props_re)) {
+      properties_of = m[1].str();
+      continue;
+    }
+    if (selected.empty()) continue;
+    if (line.find("bytes stack frame") != std::string::npos && properties_of == selected) {
+      info.stack_bytes = capture_int(line, stack_re);
+      info.spill_store_bytes = capture_int(line, stores_re);
+      info.spill_load_bytes = capture_int(line, loads_re);
+    } else if (!info.found && current_entry == selected && std::regex_search(line, regs_re)) {
+      info.found = true;
+      info.registers = capture_int(line, regs_re);
+      info.shared_bytes = capture_int(line, smem_re);
+    }
+  }
+  return info;
+}
+
+struct KernelCompiler::Fresh {
+  Compiled result;
+  std::string cubin;  // only when ok
+};
+
+KernelCompiler::KernelCompiler(fs::path cache_dir, CompileOptions opts)
+    : cache_dir_(std::move(cache_dir)), opts_(std::move(opts)) {
+  static const std::regex real_arch(R"(sm_(\d+)[a-z]?)");
+  std::smatch m;
+  if (!std::regex_match(opts_.arch, m, real_arch))
+    throw InputError(fmt::format(
+        "arch '{}' is not a real architecture like sm_90: NVRTC emits a CUBIN only for those",
+        opts_.arch));
+  SGT_NVRTC_CHECK(nvrtcVersion(&nvrtc_major_, &nvrtc_minor_));
+  int num_archs = 0;
+  SGT_NVRTC_CHECK(nvrtcGetNumSupportedArchs(&num_archs));
+  std::vector<int> archs(static_cast<size_t>(num_archs));
+  SGT_NVRTC_CHECK(nvrtcGetSupportedArchs(archs.data()));
+  if (std::find(archs.begin(), archs.end(), std::stoi(m[1].str())) == archs.end())
+    throw InputError(fmt::format("NVRTC {}.{} cannot compile for {}; it supports sm_{}",
+                                 nvrtc_major_, nvrtc_minor_, opts_.arch,
+                                 fmt::join(archs, ", sm_")));
+
+  // -v makes ptxas report registers, stack and spills into the program log: the status of a
+  // config is decided from it. C++17 is what the nvcc check compiles the same file with.
+  options_ = {"-arch=" + opts_.arch, "-std=c++17", "--ptxas-options=-v"};
+  options_.insert(options_.end(), opts_.extra_options.begin(), opts_.extra_options.end());
+
+  std::error_code ec;
+  fs::create_directories(cache_dir_, ec);
+  if (ec)
+    throw Error(fmt::format("cannot create kernel cache directory {}: {}", cache_dir_.string(),
+                            ec.message()));
+}
+
+std::string KernelCompiler::name_expression(const WarpTileConfig& c) {
+  std::string args;
+  for (const auto& f : kConfigFields)
+    args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
+  return fmt::format("{}<{}>", kKernelTemplateName, args);
+}
+
+std::string KernelCompiler::cache_key(const WarpTileConfig& c) const {
+  std::string text = fmt::format(
+      "sgemm-tune kernel cache {}\nkernel {}\nexpression {}\nconfig {}\narch {}\n"
+      "nvrtc {}.{}\n",
+      kCacheFormat, kernel_source_hash(), name_expression(c), to_name(c), opts_.arch, nvrtc_major_,
+      nvrtc_minor_);
+  for (const auto& o : options_) text += "option " + o + "\n";
+  return sha256_hex(text);
+}
+
+std::string KernelCompiler::load_verified_cubin(const fs::path& p, const std::string& sha256) {
+  if (sha256.empty()) throw Error(fmt::format("no expected SHA-256 for cubin {}", p.string()));
+  std::string bytes = read_file(p);
+  if (bytes.empty()) throw Error(fmt::format("cubin {} is empty", p.string()));
+  const std::string got = sha256_hex(bytes);
+  if (got != sha256)
+    throw Error(fmt::format("cubin {} has SHA-256 {}, expected {}", p.string(), got, sha256));
+  return bytes;
+}
+
+KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c) {
+  Fresh fresh;
+  Compiled& r = fresh.result;
+  r.config_name = to_name(c);
+
+  const auto sources = kernel_sources();
+  std::vector<std::string> header_texts, header_names;
+  for (size_t i = 1; i < sources.size(); ++i) {
+    header_names.emplace_back(sources[i].name);
+    header_texts.emplace_back(sources[i].text);
+  }
+  // The main file is a template only; nvrtcAddNameExpression instantiates it, so the program
+  // text is the kernel file byte for byte and error lines point into it.
+  Program prog(std::string(sources.at(0).text), std::string(sources.at(0).name), header_texts,
+               header_names);
+  const std::string expr = name_expression(c);
+  SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
+
+  std::vector<const char*> argv;
+  for (const auto& o : options_) argv.push_back(o.c_str());
+  const auto t0 = std::chrono::steady_clock::now();
+  const nvrtcResult rc =
+      nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
+  r.compile_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ++compilations_;
+
+  size_t log_size = 0;
+  SGT_NVRTC_CHECK(nvrtcGetProgramLogSize(prog.get(), &log_size));
+  r.log.assign(log_size, '\0');
+  if (log_size > 0) SGT_NVRTC_CHECK(nvrtcGetProgramLog(prog.get(), r.log.data()));
+  while (!r.log.empty() && r.log.back() == '\0') r.log.pop_back();
+
+  // Only a compilation error belongs to the config; anything else (bad option, out of memory,
+  // broken install) would fail every config alike and must not be cached as the config's fault.
+  if (rc != NVRTC_SUCCESS && rc != NVRTC_ERROR_COMPILATION)
+    throw Error(fmt::format("NVRTC call failed: nvrtcCompileProgram({}) -> {} ({})\n{}",
+                            r.config_name, nvrtcGetErrorString(rc), static_cast<int>(rc), r.log));
+
+  if (rc == NVRTC_SUCCESS) {
+    const char* lowered = nullptr;
+    SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered));
+    r.lowered_name = lowered;
+  }
+  const PtxasInfo info = parse_ptxas_info(r.log, r.lowered_name);
+  r.registers = info.registers;
+  r.spill_store_bytes = info.spill_store_bytes;
+  r.spill_load_bytes = info.spill_load_bytes;
+  r.stack_bytes = info.stack_bytes;
+  r.shared_bytes = info.shared_bytes;
+
+  const Limits limits;
+  // NVRTC fails a kernel whose static shared memory is over 48 KB with no error text at all,
+  // after ptxas reported the size; the report then says more than "compile failed" would.
+  if (info.found && (info.registers > limits.max_registers_per_thread ||
+                     info.shared_bytes > limits.max_static_shared_bytes)) {
+    r.status = TrialStatus::resources;
+    r.reason = fmt::format(
+        "ptxas: {} registers (limit {}), {} bytes static shared memory (limit {})", info.registers,
+        limits.max_registers_per_thread, info.shared_bytes, limits.max_static_shared_bytes);
+  } else if (rc != NVRTC_SUCCESS) {
+    r.status = TrialStatus::compile_failed;
+    r.reason = compile_failure_reason(r.log);
+  } else if (!info.found) {
+    throw Error(fmt::format("no ptxas report for {} in the NVRTC log (options: {}):\n{}",
+                            r.lowered_name, fmt::join(options_, " "), r.log));
+  } else if (info.spill_store_bytes > 0 || info.spill_load_bytes > 0 || info.stack_bytes > 0) {
+    // A stack frame without spills still means local memory: the accumulators were not kept in
+    // registers, which costs as much as spilling.
+    r.status = TrialStatus::spills;
+    r.reason = fmt::format(
+        "ptxas: {} bytes stack frame, {} bytes spill stores, {} bytes spill loads ({} registers)",
+        info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes, info.registers);
+  } else {
+    r.status = TrialStatus::ok;
+    size_t size = 0;
+    SGT_NVRTC_CHECK(nvrtcGetCUBINSize(prog.get(), &size));
+    if (size == 0) throw Error(fmt::format("NVRTC produced an empty CUBIN for {}", r.config_name));
+    fresh.cubin.resize(size);
+    SGT_NVRTC_CHECK(nvrtcGetCUBIN(prog.get(), fresh.cubin.data()));
+  }
+  return fresh;
+}
+
+bool KernelCompiler::load_cached(const WarpTileConfig& c, const std::string& key,
+                                 Compiled& out) const {
+  const fs::path json_path = cache_dir_ / (key + ".json");
+  std::error_code ec;
+  if (!fs::exists(json_path, ec)) return false;
+  try {
+    const json j = json::parse(read_file(json_path));
+    if (j.at("format").get<int>() != kCacheFormat || j.at("key").get<std::string>() != key)
+      throw Error("format or key does not match");
+    Compiled r;
+    r.config_name = j.at("config_name").get<std::string>();
+    if (r.config_name != to_name(c))
+      throw Error(fmt::format("entry is for config {}", r.config_name));
+    const auto status = status_from_string(j.at("status").get<std::string>());
+    if (!status || !is_compile_status(*status)) throw Error("bad status");
+    r.status = *status;
+    r.reason = j.at("reason").get<std::string>();
+    r.log = j.at("log").get<std::string>();
+    r.lowered_name = j.at("lowered_name").get<std::string>();
+    r.registers = j.at("registers").get<int>();
+    r.spill_store_bytes = j.at("spill_store_bytes").get<int>();
+    r.spill_load_bytes = j.at("spill_load_bytes").get<int>();
+    r.stack_bytes = j.at("stack_bytes").get<int>();
+    r.shared_bytes = j.at("shared_bytes").get<int>();
+    r.compile_seconds = j.at("compile_seconds").get<double>();
+    if (r.status == TrialStatus::ok) {
+      if (r.lowered_name.empty()) throw Error("no lowered name");
+      // The path is derived from the key, never taken from the file.
+      r.cubin_path = cache_dir_ / (key + ".cubin");
+      r.cubin_sha256 = j.at("cubin_sha256").get<std::string>();
+      load_verified_cubin(r.cubin_path, r.cubin_sha256);
+    }
+    r.from_cache = true;
+    out = std::move(r);
+    return true;
+  } catch (const std::exception& e) {
+    spdlog::warn("kernel cache: ignoring entry {} for {}: {}; recompiling", json_path.string(),
+                 to_name(c), e.what());
+    return false;
+  }
+}
+
+void KernelCompiler::store(const WarpTileConfig& c, const std::string& key, Compiled& r,
+                           const std::string& cubin) const {
+  if (r.status == TrialStatus::ok) {
+    r.cubin_path = cache_dir_ / (key + ".cubin");
+    r.cubin_sha256 = sha256_hex(cubin);
+    // The cubin goes first: a reader that sees the json finds its cubin already in place.
+    write_atomically(r.cubin_path, cubin);
+  }
+  json inputs = {{"kernel_source_hash", kernel_source_hash()},
+                 {"kernel_template", kKernelTemplateName},
+                 {"name_expression", name_expression(c)},
+                 {"config", c},
+                 {"arch", opts_.arch},
+                 {"nvrtc_version", fmt::format("{}.{}", nvrtc_major_, nvrtc_minor_)},
+                 {"options", options_}};
+  const json j = {{"format", kCacheFormat},
+                  {"key", key},
+                  {"inputs", std::move(inputs)},
+                  {"config_name", r.config_name},
+                  {"status", to_string(r.status)},
+                  {"reason", r.reason},
+                  {"log", r.log},
+                  {"lowered_name", r.lowered_name},
+                  {"cubin_file", r.cubin_path.empty() ? "" : r.cubin_path.filename().string()},
+                  {"cubin_sha256", r.cubin_sha256},
+                  {"cubin_bytes", cubin.size()},
+                  {"registers", r.registers},
+                  {"spill_store_bytes", r.spill_store_bytes},
+                  {"spill_load_bytes", r.spill_load_bytes},
+                  {"stack_bytes", r.stack_bytes},
+                  {"shared_bytes", r.shared_bytes},
+                  {"compile_seconds", r.compile_seconds},
+                  {"created", utc_timestamp()}};
+  write_atomically(cache_dir_ / (key + ".json"), j.dump(2) + "\n");
+}
+
+Compiled KernelCompiler::compile(const WarpTileConfig& c) {
+  const std::string key = cache_key(c);
+  const KeyLock lock(cache_dir_ / (key + ".lock"));
+  Compiled cached;
+  if (load_cached(c, key, cached)) return cached;
+  Fresh fresh = compile_uncached(c);
+  store(c, key, fresh.result, fresh.cubin);
+  spdlog::debug("compiled {} in {:.2f} s: {}", fresh.result.config_name,
+                fresh.result.compile_seconds, to_string(fresh.result.status));
+  return std::move(fresh.result);
+}
+
+std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConfig>& cs,
+                                                  unsigned threads,
+                                                  std::function<void(const Compiled&)> on_done) {
+  std::vector<Compiled> results(cs.size());
+  if (cs.empty()) return results;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, cs.size()));
+
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex done_mu;
+  std::exception_ptr first_error;
+  auto worker = [&] {
+    while (!stop.load()) {
+      const size_t i = next++;
+      if (i >= cs.size()) return;
+      try {
+        results[i] = compile(cs[i]);
+        if (on_done) {
+          std::lock_guard lock(done_mu);
+          on_done(results[i]);
+        }
+      } catch (...) {
+        std::lock_guard lock(done_mu);
+        if (!first_error) first_error = std::current_exception();
+        stop = true;
+        return;
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  return results;
+}
+
+fs::path default_cache_dir() {
+  auto env = [](const char* name) -> std::string {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+  };
+  if (auto d = env("SGT_CACHE_DIR"); !d.empty()) return d;
+  if (auto d = env("XDG_CACHE_HOME"); !d.empty()) return fs::path(d) / "sgemm-tune" / "kernels";
+  if (auto d = env("HOME"); !d.empty()) return fs::path(d) / ".cache" / "sgemm-tune" / "kernels";
+  throw Error("no kernel cache directory: set SGT_CACHE_DIR, XDG_CACHE_HOME or HOME");
+}
+
+}  // namespace sgt::gpu
