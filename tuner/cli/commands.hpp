@@ -8,6 +8,10 @@ namespace sgt::cli {
 
 void register_space(CLI::App& app);
 void register_tune(CLI::App& app);
+void register_compile(CLI::App& app);
 void register_worker(CLI::App& app);
+void register_query(CLI::App&);
+void register_list(CLI::App&);
+void register_db(CLI::App&);
 
 }  // namespace sgt::cli

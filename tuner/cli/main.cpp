@@ -15,9 +15,10 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
 
-  CLI::App app{"sgemm-tune: autotuner for CUDA SGEMM warp-tiling kernels.\n"
-               "Enumerates a search space, prunes invalid configs by named rules, compiles the\n"
-               "survivors with NVRTC, verifies and times them against cuBLAS FP32 on the GPU."};
+  CLI::App app{
+      "sgemm-tune: autotuner for CUDA SGEMM warp-tiling kernels.\n"
+      "Enumerates a search space, prunes invalid configs by named rules, compiles the\n"
+      "survivors with NVRTC, verifies and times them against cuBLAS FP32 on the GPU."};
   app.set_version_flag("--version", std::string("sgemm-tune ") + SGT_VERSION);
   app.require_subcommand(1);
   std::string level = "info";
@@ -27,7 +28,11 @@ int main(int argc, char** argv) {
 
   sgt::cli::register_space(app);
   sgt::cli::register_tune(app);
+  sgt::cli::register_compile(app);
   sgt::cli::register_worker(app);
+  sgt::cli::register_query(app);
+  sgt::cli::register_list(app);
+  sgt::cli::register_db(app);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,236 @@
+// Schema migrations of the tuning database. Stored formats only grow: a migration is never edited
+// once released; a change is a new entry at the end of kMigrations.
+#include "schema.hpp"
+
+#include <fmt/format.h>
+
+#include "config.hpp"
+#include "error.hpp"
+
+namespace sgt::db {
+
+namespace {
+
+struct Migration {
+  int version;
+  const char* sql;  // ends by setting PRAGMA user_version to `version`
+};
+
+// Trials keep every Trial field plus the driver version and NVRTC major of the run, so a trial
+// measured under another software stack can be recognised as stale without being deleted.
+// The config field columns are not here: migrate() adds one per kConfigFields entry, so a new knob
+// gets its column without a hand-written migration.
+constexpr Migration kMigrations[] = {
+    {1, R"sql(
+PRAGMA application_id = 1397183537;
+
+CREATE TABLE gpus (
+  id               INTEGER PRIMARY KEY,
+  name             TEXT    NOT NULL,
+  cc_major         INTEGER NOT NULL,
+  cc_minor         INTEGER NOT NULL,
+  sm_count         INTEGER NOT NULL,
+  uuid             TEXT    NOT NULL,
+  memory_bytes     INTEGER NOT NULL,
+  l2_bytes         INTEGER NOT NULL,
+  smem_optin_bytes INTEGER NOT NULL,
+  sm_clock_khz     INTEGER NOT NULL,
+  mem_clock_khz    INTEGER NOT NULL,
+  driver_version   INTEGER NOT NULL,
+  runtime_version  INTEGER NOT NULL,
+  nvrtc_major      INTEGER NOT NULL,
+  nvrtc_minor      INTEGER NOT NULL,
+  last_seen        TEXT    NOT NULL,
+  UNIQUE (name, cc_major, cc_minor, sm_count)
+);
+
+CREATE TABLE problems (
+  id     INTEGER PRIMARY KEY,
+  M      INTEGER NOT NULL CHECK (M > 0),
+  N      INTEGER NOT NULL CHECK (N > 0),
+  K      INTEGER NOT NULL CHECK (K > 0),
+  layout TEXT    NOT NULL,
+  dtype  TEXT    NOT NULL,
+  UNIQUE (M, N, K, layout, dtype)
+);
+
+CREATE TABLE kernel_templates (
+  id          INTEGER PRIMARY KEY,
+  name        TEXT NOT NULL,
+  source_hash TEXT NOT NULL,
+  UNIQUE (name, source_hash)
+);
+
+CREATE TABLE configs (
+  id   INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE trials (
+  id               INTEGER PRIMARY KEY,
+  gpu_id           INTEGER NOT NULL REFERENCES gpus (id),
+  problem_id       INTEGER NOT NULL REFERENCES problems (id),
+  config_id        INTEGER NOT NULL REFERENCES configs (id),
+  template_id      INTEGER NOT NULL REFERENCES kernel_templates (id),
+  driver_version   INTEGER NOT NULL,
+  nvrtc_major      INTEGER NOT NULL,
+  status           TEXT    NOT NULL,
+  reason           TEXT    NOT NULL,
+  median_ms        REAL,
+  min_ms           REAL,
+  max_ms           REAL,
+  spread           REAL,
+  repetitions      INTEGER NOT NULL,
+  cut_early        INTEGER NOT NULL,
+  gflops           REAL,
+  verify_error     REAL,
+  registers        INTEGER NOT NULL,
+  spill_bytes      INTEGER NOT NULL,
+  stack_bytes      INTEGER NOT NULL,
+  shared_bytes     INTEGER NOT NULL,
+  cublas_median_ms REAL,
+  tuner_version    TEXT    NOT NULL,
+  strategy         TEXT    NOT NULL,
+  seed             INTEGER NOT NULL,
+  timestamp        TEXT    NOT NULL
+);
+
+-- One trial is one measurement: merging or importing it again must be a no-op.
+CREATE UNIQUE INDEX trials_identity
+  ON trials (gpu_id, problem_id, config_id, template_id, timestamp, seed);
+CREATE INDEX trials_ranking ON trials (gpu_id, problem_id, status, median_ms);
+
+-- For people reading the file with the sqlite3 shell; the program does not depend on it.
+CREATE VIEW trial_details AS
+SELECT t.id, g.name AS gpu, 'sm_' || g.cc_major || g.cc_minor AS arch, g.sm_count,
+       p.M || 'x' || p.N || 'x' || p.K AS shape, p.layout, p.dtype, c.name AS config,
+       k.name AS kernel_template, k.source_hash AS kernel_hash, t.status, t.reason,
+       t.median_ms, t.gflops, t.cublas_median_ms, t.driver_version, t.nvrtc_major,
+       t.tuner_version, t.strategy, t.seed, t.timestamp
+FROM trials t
+JOIN gpus g ON g.id = t.gpu_id
+JOIN problems p ON p.id = t.problem_id
+JOIN configs c ON c.id = t.config_id
+JOIN kernel_templates k ON k.id = t.template_id;
+
+PRAGMA user_version = 1;
+)sql"},
+};
+
+bool is_identifier(std::string_view s) {
+  if (s.empty()) return false;
+  for (char ch : s) {
+    const bool ok = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+                    (ch >= '0' && ch <= '9') || ch == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+long long count_schema_objects(const Connection& conn) {
+  Stmt s(conn, "SELECT count(*) FROM sqlite_master");
+  s.step();
+  return s.int64(0);
+}
+
+}  // namespace
+
+int latest_schema_version() {
+  return static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
+}
+
+int read_user_version(const Connection& conn) {
+  Stmt s(conn, "PRAGMA user_version");
+  s.step();
+  return s.int32(0);
+}
+
+int read_application_id(const Connection& conn) {
+  Stmt s(conn, "PRAGMA application_id");
+  s.step();
+  return s.int32(0);
+}
+
+void check_version(const Connection& conn, bool writable) {
+  const auto& path = conn.path().string();
+  const int v = read_user_version(conn);
+  const int latest = latest_schema_version();
+  if (v > latest) {
+    throw Error(fmt::format(
+        "tuning database '{}' has schema version {}, newer than this sgemm-tune knows ({}): it "
+        "was written by a newer sgemm-tune. Refusing to use it; the file was not modified. Use a "
+        "newer sgemm-tune, or point --db / SGT_DB at another file.",
+        path, v, latest));
+  }
+  if (v > 0 && read_application_id(conn) != kApplicationId) {
+    throw Error(fmt::format(
+        "'{}' is an SQLite database of another program (application_id {}), not an sgemm-tune "
+        "tuning database; refusing to use it. The file was not modified.",
+        path, read_application_id(conn)));
+  }
+  if (v == 0 && count_schema_objects(conn) > 0) {
+    throw Error(fmt::format(
+        "'{}' is an SQLite database of another program (it has tables but no sgemm-tune schema "
+        "version); refusing to use it. The file was not modified.",
+        path));
+  }
+  if (!writable && v < latest) {
+    if (v == 0) {
+      throw Error(
+          fmt::format("'{}' is an empty database: nothing has been tuned into it yet", path));
+    }
+    throw Error(fmt::format(
+        "tuning database '{}' has schema version {}, older than this sgemm-tune's {}; it is "
+        "upgraded by any command that writes, e.g. `sgemm-tune db vacuum --db '{}'`",
+        path, v, latest, path));
+  }
+}
+
+std::vector<bool> config_columns_present(const Connection& conn) {
+  std::vector<bool> present(kConfigFields.size(), false);
+  Stmt s(conn, "SELECT name FROM pragma_table_info('configs')");
+  while (s.step()) {
+    const auto col = s.text(0);
+    for (size_t i = 0; i < kConfigFields.size(); ++i) {
+      if (kConfigFields[i].name == col) present[i] = true;
+    }
+  }
+  return present;
+}
+
+void migrate(const Connection& conn) {
+  const int latest = latest_schema_version();
+  auto up_to_date = [&] {
+    if (read_user_version(conn) != latest) return false;
+    for (bool p : config_columns_present(conn)) {
+      if (!p) return false;
+    }
+    return true;
+  };
+  if (up_to_date()) return;
+
+  Transaction tx(conn, Transaction::Kind::write);
+  // Another process may have migrated between our first look and taking the lock.
+  check_version(conn, true);
+  for (const auto& m : kMigrations) {
+    if (m.version <= read_user_version(conn)) continue;
+    conn.exec_script(m.sql);
+    if (read_user_version(conn) != m.version) {
+      throw Error(fmt::format("migration {} of '{}' did not set user_version (bug)", m.version,
+                              conn.path().string()));
+    }
+  }
+  const auto present = config_columns_present(conn);
+  for (size_t i = 0; i < kConfigFields.size(); ++i) {
+    if (present[i]) continue;
+    // Column names come from the compile-time field list, never from input; an identifier cannot
+    // be bound, so it is checked and quoted instead.
+    const auto name = kConfigFields[i].name;
+    if (!is_identifier(name))
+      throw Error(fmt::format("config field '{}' is not an identifier", name));
+    conn.exec_script(fmt::format("ALTER TABLE configs ADD COLUMN \"{}\" INTEGER", name));
+  }
+  tx.commit();
+}
+
+}  // namespace sgt::db

@@ -1,0 +1,33 @@
+// The tuning database's schema: ordered migrations recorded in PRAGMA user_version, and the config
+// columns generated from kConfigFields.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sqlite.hpp"
+
+namespace sgt::db {
+
+// 'SGT1': marks the file as ours, so a write never adds our tables to another program's database.
+inline constexpr int kApplicationId = 0x53475431;
+
+// The newest schema version this binary knows (the number of migrations).
+int latest_schema_version();
+
+int read_user_version(const Connection& conn);
+int read_application_id(const Connection& conn);
+
+// Refuses what this binary must not touch: a newer schema, another application's database, or
+// (when !writable) an older schema it cannot upgrade without writing. Reads only.
+void check_version(const Connection& conn, bool writable);
+
+// Brings a writable database to the latest schema in one IMMEDIATE transaction and adds any config
+// column kConfigFields has and the table lacks. Takes the write lock only when there is work.
+void migrate(const Connection& conn);
+
+// One entry per kConfigFields field: whether `configs` has its column. A database written by an
+// older binary may lack columns for knobs added since; readers then fall back to the name.
+std::vector<bool> config_columns_present(const Connection& conn);
+
+}  // namespace sgt::db

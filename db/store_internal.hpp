@@ -1,0 +1,54 @@
+// Private to db/: the state behind SqliteStore and the row-level helpers its three source files
+// (store, store_query, store_transfer) share.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sqlite.hpp"
+#include "store.hpp"
+
+namespace sgt::db {
+
+struct StoreDump {
+  std::vector<GpuRecord> gpus;
+  std::vector<StoredTrial> trials;
+};
+
+struct StoreImpl {
+  StoreImpl(const std::filesystem::path& path, int flags, int busy_timeout_ms, OpenMode mode);
+
+  Connection conn;
+  OpenMode mode;
+  // Built at open from the config columns the file has: SELECT <every trial column> FROM trials
+  // JOIN gpus, problems, configs, kernel_templates (aliases t, g, p, c, k), no WHERE.
+  std::string trial_select;
+  std::vector<bool> config_present;
+
+  // State of the current tune, set by begin().
+  std::optional<GpuFingerprint> run_gpu;
+  std::optional<Problem> run_problem;
+  long long run_gpu_id = 0;
+
+  void prepare_sql();
+  // Throws sgt::Error naming the file and `what` unless the store was opened read_write.
+  void require_writable(std::string_view what) const;
+
+  std::optional<long long> gpu_id(const GpuIdentity& id) const;
+  std::optional<long long> problem_id(const Problem& p) const;
+  // Inserts or refreshes the GPU's row; with only_if_newer, an existing row is refreshed only when
+  // rec.last_seen is later than its own (merge/import), else always (a live begin()).
+  long long upsert_gpu(const GpuRecord& rec, bool only_if_newer);
+  long long upsert_problem(const Problem& p);
+  long long upsert_config(const std::string& name, const WarpTileConfig& c);
+  long long upsert_template(const std::string& name, const std::string& hash);
+  // False when the same trial (unique identity) is already stored.
+  bool insert_trial(long long gpu_id, const StoredTrial& st);
+
+  // Reads one row of trial_select.
+  StoredTrial read_trial(const Stmt& s) const;
+  std::optional<StoredTrial> load_trial(long long id) const;
+};
+
+}  // namespace sgt::db

@@ -1,0 +1,81 @@
+// JSON forms of what the store reports, for the CLI's --json output and for scripts.
+#include <nlohmann/json.hpp>
+
+#include "store.hpp"
+
+namespace sgt::db {
+
+void to_json(nlohmann::json& j, const GpuIdentity& g) {
+  j = {{"name", g.name},         {"cc_major", g.cc_major}, {"cc_minor", g.cc_minor},
+       {"sm_count", g.sm_count}, {"key", g.key()},         {"label", g.label()}};
+}
+
+void to_json(nlohmann::json& j, const GpuRecord& g) {
+  j = {{"identity", g.identity()},
+       {"fingerprint", g.fingerprint},
+       {"last_seen", g.last_seen},
+       {"trials", g.trials}};
+}
+
+void to_json(nlohmann::json& j, const ShapeRecord& s) {
+  j = {
+      {"problem", s.problem}, {"shape", s.problem.shape()}, {"trials", s.trials}, {"gpus", s.gpus}};
+}
+
+void to_json(nlohmann::json& j, const StaleCounts& s) {
+  j = {
+      {"total", s.total}, {"kernel_hash", s.kernel_hash}, {"driver", s.driver}, {"nvrtc", s.nvrtc}};
+}
+
+void to_json(nlohmann::json& j, const Winner& w) {
+  j = {{"gpu", w.best.gpu},
+       {"shape", w.best.trial.problem.shape()},
+       {"config_name", w.best.trial.config_name},
+       {"median_ms", w.best.trial.time.median_ms},
+       {"gflops", w.best.trial.gflops},
+       {"cublas_median_ms", w.best.trial.cublas_median_ms},
+       {"pct_of_cublas", w.pct_of_cublas()},
+       {"stale", w.stale},
+       {"ok_trials", w.ok_trials},
+       {"driver_version", w.best.driver_version},
+       {"nvrtc_major", w.best.nvrtc_major},
+       {"trial", w.best.trial}};
+}
+
+void to_json(nlohmann::json& j, const QueryResult& r) {
+  nlohmann::json violations = nlohmann::json::array();
+  for (const auto& v : r.shape_violations) {
+    violations.push_back({{"rule", v.rule}, {"reason", v.reason}});
+  }
+  j = {{"source", to_string(r.source)},
+       {"config_name", r.config_name},
+       {"config", r.config},
+       {"gpu", r.gpu},
+       {"requested", r.requested},
+       {"served", r.served},
+       {"distance", r.distance},
+       {"stale_skipped", r.stale_skipped},
+       {"shape_violations", violations},
+       {"winner", r.winner ? nlohmann::json(*r.winner) : nlohmann::json(nullptr)}};
+}
+
+void to_json(nlohmann::json& j, const IngestResult& r) {
+  j = {{"trials_added", r.trials_added},
+       {"trials_skipped", r.trials_skipped},
+       {"gpus_added", r.gpus_added}};
+}
+
+void to_json(nlohmann::json& j, const DbInfo& i) {
+  nlohmann::json rows = nlohmann::json::object();
+  for (const auto& [table, n] : i.rows) rows[table] = n;
+  j = {{"path", i.path.string()},
+       {"schema_version", i.schema_version},
+       {"binary_schema_version", i.binary_schema_version},
+       {"journal_mode", i.journal_mode},
+       {"file_bytes", i.file_bytes},
+       {"wal_bytes", i.wal_bytes},
+       {"rows", rows}};
+  if (i.integrity) j["integrity"] = *i.integrity;
+}
+
+}  // namespace sgt::db

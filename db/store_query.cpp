@@ -1,0 +1,313 @@
+// Reading the tuning database: GPUs, shapes, winners (derived from trials on every call), staleness
+// and the exact -> nearest shape -> default fallback that `query` serves.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "error.hpp"
+#include "store.hpp"
+#include "store_internal.hpp"
+
+namespace sgt::db {
+
+namespace {
+
+// Every ok trial with the reasons it might be stale. The reference is the binary's kernel hash and,
+// unless overridden, the latest driver and NVRTC majors recorded for the trial's GPU. Filters are
+// optional: a NULL parameter means "any".
+constexpr const char* kCandidatesCte = R"sql(
+WITH cand AS (
+  SELECT t.id AS id, t.gpu_id AS gpu_id, t.problem_id AS problem_id, k.name AS template_name,
+         t.median_ms AS median_ms,
+         k.source_hash <> :hash AS stale_hash,
+         t.driver_version / 1000 <> COALESCE(:driver_major, g.driver_version / 1000)
+           AS stale_driver,
+         t.nvrtc_major <> COALESCE(:nvrtc_major, g.nvrtc_major) AS stale_nvrtc
+  FROM trials t
+  JOIN gpus g ON g.id = t.gpu_id
+  JOIN problems p ON p.id = t.problem_id
+  JOIN kernel_templates k ON k.id = t.template_id
+  WHERE t.status = :ok AND t.median_ms > 0
+    AND (:gpu_id IS NULL OR t.gpu_id = :gpu_id)
+    AND (:problem_id IS NULL OR t.problem_id = :problem_id)
+    AND (:template IS NULL OR k.name = :template)
+    AND (:layout IS NULL OR p.layout = :layout)
+    AND (:dtype IS NULL OR p.dtype = :dtype)
+)
+)sql";
+
+// The winner of each GPU x problem x template: lowest median, ties to the earliest trial.
+constexpr const char* kWinnersSql = R"sql(
+SELECT id, stale, ok_trials FROM (
+  SELECT id, gpu_id, problem_id, template_name,
+         (stale_hash OR stale_driver OR stale_nvrtc) AS stale,
+         row_number() OVER w AS rank,
+         count(*) OVER (PARTITION BY gpu_id, problem_id, template_name) AS ok_trials
+  FROM cand
+  WHERE :allow_stale OR NOT (stale_hash OR stale_driver OR stale_nvrtc)
+  WINDOW w AS (PARTITION BY gpu_id, problem_id, template_name ORDER BY median_ms, id)
+)
+WHERE rank = 1
+ORDER BY gpu_id, problem_id, template_name
+)sql";
+
+constexpr const char* kStaleSql = R"sql(
+SELECT count(*), COALESCE(sum(stale_hash), 0), COALESCE(sum(stale_driver), 0),
+       COALESCE(sum(stale_nvrtc), 0)
+FROM cand WHERE stale_hash OR stale_driver OR stale_nvrtc
+)sql";
+
+struct Filter {
+  std::optional<long long> gpu_id, problem_id;
+  std::optional<std::string> template_name, layout, dtype;
+};
+
+template <class T>
+void bind_opt(Stmt& s, const char* name, const std::optional<T>& v) {
+  if (v) {
+    s.bind(name, *v);
+  } else {
+    s.bind_null(name);
+  }
+}
+
+void bind_candidates(Stmt& s, const Filter& f, const Reference& ref) {
+  s.bind(":hash", ref.kernel_hash);
+  bind_opt(s, ":driver_major", ref.driver_major);
+  bind_opt(s, ":nvrtc_major", ref.nvrtc_major);
+  s.bind(":ok", to_string(TrialStatus::ok));
+  bind_opt(s, ":gpu_id", f.gpu_id);
+  bind_opt(s, ":problem_id", f.problem_id);
+  bind_opt(s, ":template", f.template_name);
+  bind_opt(s, ":layout", f.layout);
+  bind_opt(s, ":dtype", f.dtype);
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return out;
+}
+
+std::vector<Winner> run_winners(const StoreImpl& impl, const Filter& f, const Reference& ref,
+                                bool allow_stale) {
+  Stmt s(impl.conn, std::string(kCandidatesCte) + kWinnersSql);
+  bind_candidates(s, f, ref);
+  s.bind(":allow_stale", allow_stale);
+  std::vector<std::tuple<long long, bool, long long>> rows;
+  while (s.step()) rows.emplace_back(s.int64(0), s.int64(1) != 0, s.int64(2));
+  s.reset();
+  std::vector<Winner> out;
+  for (const auto& [id, stale, ok_trials] : rows) {
+    auto st = impl.load_trial(id);
+    if (!st) continue;
+    out.push_back(Winner{std::move(*st), stale, ok_trials});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view to_string(Source s) {
+  switch (s) {
+    case Source::exact:
+      return "exact";
+    case Source::nearest:
+      return "nearest";
+    case Source::default_config:
+      return "default";
+  }
+  return "unknown";
+}
+
+double shape_distance(const Problem& a, const Problem& b) {
+  auto d = [](long long x, long long y) {
+    const double l = std::log2(static_cast<double>(x) / static_cast<double>(y));
+    return l * l;
+  };
+  return std::sqrt(d(a.M, b.M) + d(a.N, b.N) + d(a.K, b.K));
+}
+
+double Winner::pct_of_cublas() const {
+  const auto& t = best.trial;
+  if (!(t.cublas_median_ms > 0) || !(t.time.median_ms > 0)) return 0;
+  return 100.0 * t.cublas_median_ms / t.time.median_ms;
+}
+
+std::vector<GpuRecord> SqliteStore::gpus() const {
+  Stmt s(impl_->conn,
+         "SELECT name, uuid, cc_major, cc_minor, sm_count, memory_bytes, l2_bytes,"
+         " smem_optin_bytes, sm_clock_khz, mem_clock_khz, driver_version, runtime_version,"
+         " nvrtc_major, nvrtc_minor, last_seen,"
+         " (SELECT count(*) FROM trials t WHERE t.gpu_id = g.id)"
+         " FROM gpus g ORDER BY name, cc_major, cc_minor, sm_count");
+  std::vector<GpuRecord> out;
+  while (s.step()) {
+    GpuRecord r;
+    auto& g = r.fingerprint;
+    g.name = s.text(0);
+    g.uuid = s.text(1);
+    g.cc_major = s.int32(2);
+    g.cc_minor = s.int32(3);
+    g.sm_count = s.int32(4);
+    g.memory_bytes = s.int64(5);
+    g.l2_bytes = s.int32(6);
+    g.smem_optin_bytes = s.int32(7);
+    g.sm_clock_khz = s.int32(8);
+    g.mem_clock_khz = s.int32(9);
+    g.driver_version = s.int32(10);
+    g.runtime_version = s.int32(11);
+    g.nvrtc_major = s.int32(12);
+    g.nvrtc_minor = s.int32(13);
+    r.last_seen = s.text(14);
+    r.trials = s.int64(15);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<GpuRecord> SqliteStore::gpu(const GpuIdentity& id) const {
+  for (auto& g : gpus()) {
+    if (g.identity() == id) return g;
+  }
+  return std::nullopt;
+}
+
+std::vector<GpuRecord> SqliteStore::find_gpus(std::string_view name_or_key) const {
+  std::vector<GpuRecord> out;
+  const auto wanted = lower(name_or_key);
+  for (auto& g : gpus()) {
+    if (lower(g.fingerprint.name) == wanted || g.identity().key() == name_or_key) {
+      out.push_back(std::move(g));
+    }
+  }
+  return out;
+}
+
+std::vector<ShapeRecord> SqliteStore::shapes() const {
+  Stmt s(impl_->conn,
+         "SELECT p.M, p.N, p.K, p.layout, p.dtype, count(t.id), count(DISTINCT t.gpu_id)"
+         " FROM problems p LEFT JOIN trials t ON t.problem_id = p.id"
+         " GROUP BY p.id ORDER BY p.M, p.N, p.K, p.layout, p.dtype");
+  std::vector<ShapeRecord> out;
+  while (s.step()) {
+    ShapeRecord r;
+    r.problem.M = s.int64(0);
+    r.problem.N = s.int64(1);
+    r.problem.K = s.int64(2);
+    r.problem.layout = s.text(3);
+    r.problem.dtype = s.text(4);
+    r.trials = s.int64(5);
+    r.gpus = s.int64(6);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<StoredTrial> SqliteStore::trials() const {
+  Stmt s(impl_->conn, impl_->trial_select + " ORDER BY t.id");
+  std::vector<StoredTrial> out;
+  while (s.step()) out.push_back(impl_->read_trial(s));
+  return out;
+}
+
+std::optional<Winner> SqliteStore::winner(const GpuIdentity& gpu, const Problem& problem,
+                                          const QueryOptions& opts) const {
+  const auto gid = impl_->gpu_id(gpu);
+  const auto pid = impl_->problem_id(problem);
+  if (!gid || !pid) return std::nullopt;
+  Filter f;
+  f.gpu_id = gid;
+  f.problem_id = pid;
+  f.template_name = opts.kernel_template;
+  auto w = run_winners(*impl_, f, opts.reference, opts.allow_stale);
+  if (w.empty()) return std::nullopt;
+  return std::move(w.front());
+}
+
+std::vector<Winner> SqliteStore::winners(bool allow_stale) const {
+  return run_winners(*impl_, Filter{}, Reference{}, allow_stale);
+}
+
+StaleCounts SqliteStore::stale_trials(const GpuIdentity& gpu, const std::optional<Problem>& problem,
+                                      const QueryOptions& opts) const {
+  StaleCounts c;
+  const auto gid = impl_->gpu_id(gpu);
+  if (!gid) return c;
+  Filter f;
+  f.gpu_id = gid;
+  f.template_name = opts.kernel_template;
+  if (problem) {
+    f.problem_id = impl_->problem_id(*problem);
+    if (!f.problem_id) return c;
+  }
+  Stmt s(impl_->conn, std::string(kCandidatesCte) + kStaleSql);
+  bind_candidates(s, f, opts.reference);
+  if (s.step()) {
+    c.total = s.int64(0);
+    c.kernel_hash = s.int64(1);
+    c.driver = s.int64(2);
+    c.nvrtc = s.int64(3);
+  }
+  return c;
+}
+
+QueryResult SqliteStore::query(const GpuIdentity& gpu, const Problem& problem,
+                               const QueryOptions& opts) const {
+  QueryResult r;
+  r.gpu = gpu;
+  r.requested = problem;
+  r.served = problem;
+
+  if (auto w = winner(gpu, problem, opts)) {
+    r.source = Source::exact;
+    r.winner = std::move(w);
+    r.stale_skipped = opts.allow_stale ? StaleCounts{} : stale_trials(gpu, problem, opts);
+  } else if (const auto gid = impl_->gpu_id(gpu)) {
+    // Every tuned shape of this GPU with the same layout and dtype is a candidate.
+    Filter f;
+    f.gpu_id = gid;
+    f.template_name = opts.kernel_template;
+    f.layout = problem.layout;
+    f.dtype = problem.dtype;
+    auto candidates = run_winners(*impl_, f, opts.reference, opts.allow_stale);
+    double best = std::numeric_limits<double>::infinity();
+    for (auto& c : candidates) {
+      const double d = shape_distance(problem, c.best.trial.problem);
+      // Ties go to the earlier-recorded shape (candidates come ordered by problem id).
+      if (d < best) {
+        best = d;
+        r.winner = c;
+      }
+    }
+    if (r.winner) {
+      r.source = Source::nearest;
+      r.served = r.winner->best.trial.problem;
+      r.distance = best;
+    }
+    if (!opts.allow_stale) {
+      Filter sf = f;
+      Stmt s(impl_->conn, std::string(kCandidatesCte) + kStaleSql);
+      bind_candidates(s, sf, opts.reference);
+      if (s.step()) {
+        r.stale_skipped = StaleCounts{s.int64(0), s.int64(1), s.int64(2), s.int64(3)};
+      }
+    }
+  }
+
+  if (r.winner) {
+    r.config = r.winner->best.trial.config;
+    r.config_name = r.winner->best.trial.config_name;
+  } else {
+    r.source = Source::default_config;
+    r.config_name = std::string(kDefaultConfigName);
+    r.config = *from_name(kDefaultConfigName);
+  }
+  r.shape_violations = check_shape(r.config, problem);
+  return r;
+}
+
+}  // namespace sgt::db

@@ -1,0 +1,287 @@
+// Moving trials between databases (JSON export/import, merge) and keeping the file healthy
+// (vacuum, info, integrity check). Import and merge share one ingest path.
+#include <fstream>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "error.hpp"
+#include "schema.hpp"
+#include "store.hpp"
+#include "store_internal.hpp"
+
+namespace sgt::db {
+
+namespace {
+
+constexpr std::string_view kFormat = "sgemm-tune-trials";
+constexpr int kFormatVersion = 1;
+
+nlohmann::json to_json(const GpuIdentity& g) {
+  return {{"name", g.name},
+          {"cc_major", g.cc_major},
+          {"cc_minor", g.cc_minor},
+          {"sm_count", g.sm_count}};
+}
+
+GpuIdentity identity_from_json(const nlohmann::json& j) {
+  GpuIdentity g;
+  j.at("name").get_to(g.name);
+  j.at("cc_major").get_to(g.cc_major);
+  j.at("cc_minor").get_to(g.cc_minor);
+  j.at("sm_count").get_to(g.sm_count);
+  return g;
+}
+
+// JSON has no NaN or infinity: nlohmann writes them as null. A trial that was never timed has NaN
+// times, so null reads back as NaN (infinity therefore comes back as NaN too).
+void nulls_to_nan(nlohmann::json& trial) {
+  constexpr const char* kTimes[] = {"median_ms", "min_ms", "max_ms", "spread"};
+  constexpr const char* kReals[] = {"gflops", "verify_error", "cublas_median_ms"};
+  const auto nan = std::numeric_limits<double>::quiet_NaN();
+  if (!trial.is_object()) return;
+  if (auto t = trial.find("time"); t != trial.end() && t->is_object()) {
+    for (const char* k : kTimes) {
+      if (auto v = t->find(k); v != t->end() && v->is_null()) *v = nan;
+    }
+  }
+  for (const char* k : kReals) {
+    if (auto v = trial.find(k); v != trial.end() && v->is_null()) *v = nan;
+  }
+}
+
+long long file_size_or_zero(const std::filesystem::path& p) {
+  std::error_code ec;
+  const auto n = std::filesystem::file_size(p, ec);
+  return ec ? 0 : static_cast<long long>(n);
+}
+
+}  // namespace
+
+StoreDump SqliteStore::dump() const {
+  // One read transaction: a tune writing meanwhile cannot leave a trial without its GPU.
+  Transaction tx(impl_->conn, Transaction::Kind::read);
+  StoreDump d;
+  d.gpus = gpus();
+  d.trials = trials();
+  tx.commit();
+  return d;
+}
+
+nlohmann::json SqliteStore::export_json() const {
+  const auto d = dump();
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : d.gpus) {
+    nlohmann::json j = g.fingerprint;
+    j["last_seen"] = g.last_seen;
+    gpus.push_back(std::move(j));
+  }
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& t : d.trials) {
+    trials.push_back({{"gpu", to_json(t.gpu)},
+                      {"driver_version", t.driver_version},
+                      {"nvrtc_major", t.nvrtc_major},
+                      {"trial", t.trial}});
+  }
+  return {{"format", kFormat},
+          {"format_version", kFormatVersion},
+          {"schema_version", schema_version()},
+          {"tuner_version", SGT_VERSION},
+          {"exported_at", utc_timestamp()},
+          {"gpus", std::move(gpus)},
+          {"trials", std::move(trials)}};
+}
+
+long long SqliteStore::export_json(const std::filesystem::path& file) const {
+  const auto j = export_json();
+  const std::string text = j.dump(2) + "\n";
+  // Write beside the target and rename: a failed export never leaves half a file in its place.
+  auto tmp = file;
+  tmp += fmt::format(".tmp-{}", ::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      throw Error(fmt::format("cannot write export file '{}'", file.string()));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, file, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw Error(fmt::format("cannot write export file '{}': {}", file.string(), ec.message()));
+  }
+  return static_cast<long long>(j.at("trials").size());
+}
+
+IngestResult SqliteStore::import_json(const std::filesystem::path& file) {
+  impl_->require_writable("import");
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(fmt::format("cannot read import file '{}'", file.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(
+        fmt::format("import file '{}' is not valid JSON: {}", file.string(), e.what()));
+  }
+  return import_json(j, file.string());
+}
+
+IngestResult SqliteStore::import_json(const nlohmann::json& j, std::string_view origin) {
+  impl_->require_writable("import");
+  auto bad = [&](const std::string& why) {
+    return InputError(fmt::format("import file '{}': {}; nothing was imported", origin, why));
+  };
+  if (!j.is_object() || j.value("format", "") != kFormat) {
+    throw bad(fmt::format("not an sgemm-tune export (expected \"format\": \"{}\")", kFormat));
+  }
+  const auto version = j.value("format_version", 0);
+  if (version < 1 || version > kFormatVersion) {
+    throw bad(
+        fmt::format("format_version {} is not one this sgemm-tune reads (1 .. {}); a newer "
+                    "sgemm-tune wrote it?",
+                    version, kFormatVersion));
+  }
+
+  if (!j.contains("gpus") || !j["gpus"].is_array()) throw bad("\"gpus\" must be an array");
+  if (!j.contains("trials") || !j["trials"].is_array()) throw bad("\"trials\" must be an array");
+
+  // Validate everything before the first write: a bad entry anywhere imports nothing.
+  StoreDump d;
+  std::map<std::string, bool> known_gpus;
+  try {
+    for (const auto& g : j.at("gpus")) {
+      GpuRecord r;
+      r.fingerprint = g.get<GpuFingerprint>();
+      g.at("last_seen").get_to(r.last_seen);
+      known_gpus[r.identity().key()] = true;
+      d.gpus.push_back(std::move(r));
+    }
+  } catch (const std::exception& e) {
+    throw bad(fmt::format("bad \"gpus\" entry: {}", e.what()));
+  }
+  const auto& trials = j["trials"];
+  for (size_t i = 0; i < trials.size(); ++i) {
+    StoredTrial st;
+    try {
+      const auto& e = trials[i];
+      st.gpu = identity_from_json(e.at("gpu"));
+      e.at("driver_version").get_to(st.driver_version);
+      e.at("nvrtc_major").get_to(st.nvrtc_major);
+      auto trial = e.at("trial");
+      nulls_to_nan(trial);
+      trial.get_to(st.trial);
+    } catch (const std::exception& e) {
+      throw bad(fmt::format("trial {}: {}", i, e.what()));
+    }
+    if (!known_gpus.count(st.gpu.key())) {
+      throw bad(fmt::format("trial {}: GPU {} is not listed in \"gpus\"", i, st.gpu.key()));
+    }
+    const auto& t = st.trial;
+    if (t.config_name != to_name(t.config)) {
+      throw bad(fmt::format("trial {}: config_name '{}' does not match its config ({})", i,
+                            t.config_name, to_name(t.config)));
+    }
+    if (t.problem.M < 1 || t.problem.N < 1 || t.problem.K < 1) {
+      throw bad(fmt::format("trial {}: problem {} has a size below 1", i, t.problem.shape()));
+    }
+    d.trials.push_back(std::move(st));
+  }
+  return ingest(d);
+}
+
+IngestResult SqliteStore::ingest(const StoreDump& d) {
+  impl_->require_writable("add trials");
+  IngestResult r;
+  Transaction tx(impl_->conn, Transaction::Kind::write);
+  std::map<std::string, long long> gpu_ids;
+  for (const auto& g : d.gpus) {
+    const bool existed = impl_->gpu_id(g.identity()).has_value();
+    gpu_ids[g.identity().key()] = impl_->upsert_gpu(g, true);
+    if (!existed) ++r.gpus_added;
+  }
+  for (const auto& st : d.trials) {
+    auto it = gpu_ids.find(st.gpu.key());
+    if (it == gpu_ids.end()) {
+      throw Error(fmt::format("trial {} refers to GPU {} which is not in the source",
+                              st.trial.config_name, st.gpu.key()));
+    }
+    if (impl_->insert_trial(it->second, st)) {
+      ++r.trials_added;
+    } else {
+      ++r.trials_skipped;
+    }
+  }
+  tx.commit();
+  return r;
+}
+
+IngestResult SqliteStore::merge(const std::filesystem::path& other_db) {
+  impl_->require_writable("merge");
+  std::error_code ec;
+  if (!std::filesystem::exists(other_db, ec)) {
+    throw InputError(fmt::format("no database to merge at '{}'", other_db.string()));
+  }
+  if (std::filesystem::equivalent(other_db, path(), ec)) {
+    throw InputError(fmt::format("cannot merge '{}' into itself", other_db.string()));
+  }
+  auto other = open(other_db, OpenMode::read_only, impl_->conn.busy_timeout_ms());
+  return ingest(other.dump());
+}
+
+void SqliteStore::vacuum() {
+  impl_->require_writable("vacuum");
+  impl_->conn.exec_script("VACUUM");
+  // Fold the WAL back into the file so its size on disk is the compacted size.
+  impl_->conn.exec_script("PRAGMA wal_checkpoint(TRUNCATE)");
+}
+
+std::string SqliteStore::integrity_check() const {
+  Stmt s(impl_->conn, "PRAGMA integrity_check");
+  std::string out;
+  while (s.step()) {
+    if (!out.empty()) out += "\n";
+    out += s.text(0);
+  }
+  return out;
+}
+
+DbInfo SqliteStore::info(bool check_integrity) const {
+  DbInfo i;
+  i.path = path();
+  i.schema_version = read_user_version(impl_->conn);
+  i.binary_schema_version = schema_version();
+  {
+    Stmt s(impl_->conn, "PRAGMA journal_mode");
+    if (s.step()) i.journal_mode = s.text(0);
+  }
+  i.file_bytes = file_size_or_zero(path());
+  i.wal_bytes = file_size_or_zero(path().string() + "-wal");
+  // Table names cannot be bound; one constant statement per table.
+  const std::pair<const char*, const char*> counts[] = {
+      {"gpus", "SELECT count(*) FROM gpus"},
+      {"problems", "SELECT count(*) FROM problems"},
+      {"kernel_templates", "SELECT count(*) FROM kernel_templates"},
+      {"configs", "SELECT count(*) FROM configs"},
+      {"trials", "SELECT count(*) FROM trials"},
+  };
+  for (const auto& [table, sql] : counts) {
+    Stmt s(impl_->conn, sql);
+    s.step();
+    i.rows.emplace_back(table, s.int64(0));
+  }
+  if (check_integrity) i.integrity = integrity_check();
+  return i;
+}
+
+}  // namespace sgt::db

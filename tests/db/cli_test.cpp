@@ -1,0 +1,328 @@
+// query, list and db through the real CLI: exit codes, messages, and bad input that must leave the
+// database byte-for-byte as it was.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include <sqlite3.h>
+
+#include "db_test_util.hpp"
+#include "test_support.hpp"
+
+namespace sgt::db {
+namespace {
+
+using test::make_trial;
+using test::q;
+using test::run_cli;
+using test::shape;
+using test::TempDir;
+
+bool contains(const std::string& s, const std::string& needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = SqliteStore::open(db(), OpenMode::read_write);
+    s.begin(test::h200(), big_);
+    s.record(make_trial(big_, 0, 2.0));
+    s.record(make_trial(big_, 1, 1.0));
+    s.begin(test::h200(), small_);
+    s.record(make_trial(small_, 2, 0.1));
+  }
+  std::filesystem::path db() const { return dir_.path() / "tuning.db"; }
+  std::string dbarg() const { return " --db " + q(db()); }
+  test::RunResult cli(const std::string& args) const { return run_cli(args + dbarg()); }
+
+  TempDir dir_;
+  Problem big_ = shape(4096, 4096, 4096), small_ = shape(1024, 1024, 1024);
+};
+
+TEST_F(CliTest, QueryExactWinnerExitsZero) {
+  const auto r = cli("query --gpu 'nvidia h200' --shape 4096x4096x4096");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, to_name(test::config_n(1)))) << r.out;
+  EXPECT_TRUE(contains(r.out, "exact winner")) << r.out;
+  EXPECT_TRUE(contains(r.out, "125.0% of cuBLAS")) << r.out;
+
+  const auto j = cli("query --gpu auto --shape 4096x4096x4096 --json");
+  ASSERT_EQ(j.exit_code, 0) << j.out;
+  const auto parsed = nlohmann::json::parse(j.out);
+  EXPECT_EQ(parsed.at("source"), "exact");
+  EXPECT_EQ(parsed.at("exit_code"), 0);
+  EXPECT_EQ(parsed.at("config_name"), to_name(test::config_n(1)));
+  EXPECT_EQ(parsed.at("winner").at("trial").at("time").at("median_ms"), 1.0);
+}
+
+TEST_F(CliTest, QueryNearestShapeExitsThreeAndSaysWhich) {
+  const auto r = cli("query --gpu 'NVIDIA H200' --shape 4096x4096x2048");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_TRUE(contains(r.out, "nearest tuned shape 4096x4096x4096")) << r.out;
+  EXPECT_TRUE(contains(r.out, "distance 1.000")) << r.out;
+  EXPECT_TRUE(contains(r.out, to_name(test::config_n(1)))) << r.out;
+
+  const auto j = cli("query --gpu 'NVIDIA H200@sm_90/132' --shape 1536x1024x1024 --json");
+  ASSERT_EQ(j.exit_code, 3) << j.out;
+  const auto parsed = nlohmann::json::parse(j.out);
+  EXPECT_EQ(parsed.at("source"), "nearest");
+  EXPECT_EQ(parsed.at("served").at("M"), 1024);
+  EXPECT_NEAR(parsed.at("distance").get<double>(), std::log2(1.5), 1e-12);
+}
+
+TEST_F(CliTest, QueryDefaultExitsFourAndSaysSo) {
+  const auto r = cli("query --gpu 'NVIDIA H200' --shape 4096x4096x4096 --layout TN");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_TRUE(contains(r.out, std::string(kDefaultConfigName))) << r.out;
+  EXPECT_TRUE(contains(r.out, "default config")) << r.out;
+
+  // No database yet: the default, with a note, and nothing created.
+  const auto missing = dir_.path() / "none" / "t.db";
+  const auto m = run_cli("query --shape 256x256x256 --db " + q(missing));
+  EXPECT_EQ(m.exit_code, 4) << m.out;
+  EXPECT_TRUE(contains(m.out, "no tuning database")) << m.out;
+  EXPECT_FALSE(std::filesystem::exists(missing));
+}
+
+TEST_F(CliTest, QueryReportsSkippedStaleTrials) {
+  {
+    auto s = SqliteStore::open(db(), OpenMode::read_write);
+    s.begin(test::h200(), big_);
+    auto stale = make_trial(big_, 5, 0.5);  // fastest, but compiled from another kernel source
+    stale.kernel_hash = "deadbeef";
+    s.record(stale);
+  }
+  auto r = cli("query --gpu auto --shape 4096x4096x4096");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, to_name(test::config_n(1)))) << r.out;
+  EXPECT_TRUE(contains(r.out, "skipped 1 stale trial (1 from another kernel source)")) << r.out;
+
+  r = cli("query --gpu auto --shape 4096x4096x4096 --allow-stale");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, to_name(test::config_n(5)))) << r.out;
+  EXPECT_TRUE(contains(r.out, "STALE")) << r.out;
+}
+
+TEST_F(CliTest, UnknownAndAmbiguousGpus) {
+  auto r = cli("query --gpu 'RTX 9999' --shape 64x64x64");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "unknown GPU 'RTX 9999'")) << r.out;
+  EXPECT_TRUE(contains(r.out, "NVIDIA H200 (sm_90, 132 SMs)")) << r.out;
+  {
+    auto s = SqliteStore::open(db(), OpenMode::read_write);
+    s.begin(test::a100(), big_);
+  }
+  r = cli("query --gpu auto --shape 64x64x64");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "2 GPUs")) << r.out;
+  r = cli("query --gpu 'NVIDIA A100-SXM4-80GB' --shape 4096x4096x4096");
+  EXPECT_EQ(r.exit_code, 4) << r.out;  // known GPU, nothing tuned on it
+}
+
+TEST_F(CliTest, BadShapesAreInputErrors) {
+  for (const char* bad : {"12x0x5", "4096x4096", "abc", "1x2x3x4", "99999999999x1x1"}) {
+    const auto r = cli(std::string("query --shape ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, "bad shape")) << r.out;
+  }
+}
+
+TEST_F(CliTest, ListShowsGpusShapesAndWinners) {
+  auto r = cli("list");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "NVIDIA H200@sm_90/132")) << r.out;
+  EXPECT_TRUE(contains(r.out, "4096x4096x4096")) << r.out;
+  EXPECT_TRUE(contains(r.out, "125.0")) << r.out;  // cuBLAS 1.25 ms / winner 1.0 ms
+
+  r = cli("list --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("gpus").size(), 1u);
+  EXPECT_EQ(j.at("shapes").size(), 2u);
+  ASSERT_EQ(j.at("winners").size(), 2u);
+  for (const auto& w : j.at("winners")) {
+    if (w.at("shape") == "4096x4096x4096") {
+      EXPECT_DOUBLE_EQ(w.at("pct_of_cublas").get<double>(), 125.0);
+      EXPECT_EQ(w.at("ok_trials"), 2);
+    }
+  }
+
+  const auto missing = dir_.path() / "missing.db";
+  r = run_cli("list --db " + q(missing));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out, missing.string())) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(missing));
+}
+
+TEST_F(CliTest, DbExportImportMergeVacuumInfo) {
+  const auto file = dir_.path() / "out.json";
+  auto r = cli("db export --json " + q(file));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "exported 3 trials")) << r.out;
+
+  const auto other = dir_.path() / "other.db";
+  r = run_cli("db import " + q(file) + " --db " + q(other));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "3 trials added")) << r.out;
+  r = run_cli("db import " + q(file) + " --db " + q(other) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("trials_skipped"), 3);
+
+  {
+    auto s = SqliteStore::open(other, OpenMode::read_write);
+    s.begin(test::h200(), big_);
+    s.record(make_trial(big_, 9, 0.9));
+  }
+  r = cli("db merge " + q(other));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "1 trial added, 3 already present")) << r.out;
+  r = cli("db merge " + q(other) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("trials_added"), 0);
+  r = cli("query --gpu auto --shape 4096x4096x4096");
+  EXPECT_TRUE(contains(r.out, to_name(test::config_n(9)))) << r.out;  // the winner followed
+
+  r = cli("db vacuum");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  r = cli("db info --check --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto info = nlohmann::json::parse(r.out);
+  EXPECT_EQ(info.at("schema_version"), SqliteStore::schema_version());
+  EXPECT_EQ(info.at("rows").at("trials"), 4);
+  EXPECT_EQ(info.at("integrity"), "ok");
+  r = cli("db info");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "schema version")) << r.out;
+
+  r = cli("db merge " + q(db()));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  r = run_cli("db vacuum --db " + q(dir_.path() / "missing.db"));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "missing.db"));
+}
+
+// Runs every command against a bad database: each must fail naming the file and change nothing.
+void expect_every_command_refuses(const std::filesystem::path& bad, const std::string& needle,
+                                  const std::filesystem::path& import_file) {
+  const auto bytes = test::read_bytes(bad);
+  const std::string db = " --db " + q(bad);
+  const std::vector<std::string> commands = {"query --gpu auto --shape 4096x4096x4096",
+                                             "list",
+                                             "db info",
+                                             "db vacuum",
+                                             "db export --json " + q(bad.parent_path() / "x.json"),
+                                             "db import " + q(import_file)};
+  for (const auto& cmd : commands) {
+    const auto r = run_cli(cmd + db);
+    EXPECT_NE(r.exit_code, 0) << cmd << ": " << r.out;
+    EXPECT_NE(r.exit_code, 4) << cmd << ": " << r.out;  // never the "nothing tuned" default
+    EXPECT_TRUE(contains(r.out, bad.string())) << cmd << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, needle)) << cmd << ": " << r.out;
+    EXPECT_EQ(test::read_bytes(bad), bytes) << cmd;
+  }
+  EXPECT_FALSE(std::filesystem::exists(bad.parent_path() / "x.json"));
+}
+
+TEST_F(CliTest, CorruptDatabasesAreRefusedUntouched) {
+  const auto file = dir_.path() / "good.json";
+  ASSERT_EQ(cli("db export --json " + q(file)).exit_code, 0);
+  {
+    // Enough trials for the file to span many pages.
+    auto s = SqliteStore::open(db(), OpenMode::read_write);
+    s.begin(test::h200(), big_);
+    for (int i = 100; i < 400; ++i) s.record(make_trial(big_, i, 3.0));
+    s.vacuum();
+  }
+  const auto full = test::read_bytes(db());
+  ASSERT_GT(full.size(), 16384u);
+
+  const auto truncated = dir_.path() / "truncated.db";
+  test::write_bytes(truncated, full.substr(0, full.size() / 2));
+  expect_every_command_refuses(truncated, "malformed", file);
+
+  const auto noise = dir_.path() / "noise.db";
+  std::mt19937 rng(42);
+  std::string random_bytes(8192, '\0');
+  for (auto& ch : random_bytes) ch = static_cast<char>(rng());
+  test::write_bytes(noise, random_bytes);
+  expect_every_command_refuses(noise, "not a database", file);
+}
+
+TEST_F(CliTest, NewerSchemaIsRefusedUntouched) {
+  const auto file = dir_.path() / "good.json";
+  ASSERT_EQ(cli("db export --json " + q(file)).exit_code, 0);
+  {
+    Connection c(db(), SQLITE_OPEN_READWRITE, 1000);
+    c.exec_script("PRAGMA user_version = 42");
+  }
+  expect_every_command_refuses(db(), "newer", file);
+}
+
+TEST_F(CliTest, LockedDatabaseFailsWritesQuicklyButServesReads) {
+  const auto file = dir_.path() / "good.json";
+  ASSERT_EQ(cli("db export --json " + q(file)).exit_code, 0);
+  const auto other = dir_.path() / "other.db";
+  {
+    auto s = SqliteStore::open(other, OpenMode::read_write);
+    s.begin(test::h200(), big_);
+    s.record(make_trial(big_, 50, 0.3));
+  }
+  test::ScopedEnv timeout("SGT_DB_BUSY_TIMEOUT_MS", "200");
+  Connection locker(db(), SQLITE_OPEN_READWRITE, 0);
+  locker.exec_script("BEGIN EXCLUSIVE");
+  for (const std::string& cmd : std::vector<std::string>{"db merge " + q(other), "db vacuum"}) {
+    const auto r = cli(cmd);
+    EXPECT_EQ(r.exit_code, 1) << cmd << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, "locked")) << cmd << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, db().string())) << cmd << ": " << r.out;
+  }
+  EXPECT_EQ(cli("query --gpu auto --shape 4096x4096x4096").exit_code, 0);
+  EXPECT_EQ(cli("list").exit_code, 0);
+  locker.exec_script("ROLLBACK");
+  EXPECT_EQ(test::count_rows(db(), "SELECT count(*) FROM trials"), 3);
+  EXPECT_EQ(cli("db merge " + q(other)).exit_code, 0);
+  EXPECT_EQ(test::count_rows(db(), "SELECT count(*) FROM trials"), 4);
+}
+
+void make_read_only(const std::filesystem::path& p) {
+  namespace fs = std::filesystem;
+  fs::permissions(p, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+}
+
+TEST_F(CliTest, ReadOnlyFileServesReads) {
+  make_read_only(db());
+  const auto bytes = test::read_bytes(db());
+  EXPECT_EQ(cli("query --gpu auto --shape 4096x4096x4096").exit_code, 0);
+  EXPECT_EQ(cli("list").exit_code, 0);
+  EXPECT_EQ(cli("db info").exit_code, 0);
+  EXPECT_EQ(cli("db export --json " + q(dir_.path() / "e.json")).exit_code, 0);
+  EXPECT_EQ(test::read_bytes(db()), bytes);
+}
+
+TEST_F(CliTest, ReadOnlyFileRefusesWrites) {
+  if (geteuid() == 0) GTEST_SKIP() << "running as root: chmod 0444 does not stop root's writes";
+  const auto file = dir_.path() / "good.json";
+  ASSERT_EQ(cli("db export --json " + q(file)).exit_code, 0);
+  make_read_only(db());
+  const auto bytes = test::read_bytes(db());
+  const auto r = cli("db import " + q(file));
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_TRUE(contains(r.out, "not writable")) << r.out;
+  EXPECT_EQ(test::read_bytes(db()), bytes);
+}
+
+TEST_F(CliTest, BadImportFilesImportNothing) {
+  const auto before = test::count_rows(db(), "SELECT count(*) FROM trials");
+  const auto garbage = dir_.path() / "garbage.json";
+  test::write_bytes(garbage, "[1, 2");
+  auto r = cli("db import " + q(garbage));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, garbage.string())) << r.out;
+  r = cli("db import " + q(dir_.path() / "missing.json"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_EQ(test::count_rows(db(), "SELECT count(*) FROM trials"), before);
+}
+
+}  // namespace
+}  // namespace sgt::db

@@ -1,0 +1,309 @@
+// SqliteStore through its API: the TrialStore round trip, resume rules, winners, staleness, the
+// nearest-shape fallback, and writes refused on read-only or locked databases.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+
+#include <sqlite3.h>
+
+#include "db_test_util.hpp"
+#include "error.hpp"
+#include "test_support.hpp"
+
+namespace sgt::db {
+namespace {
+
+using test::make_trial;
+using test::shape;
+using test::TempDir;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  std::filesystem::path path() const { return dir_.path() / "tuning.db"; }
+  SqliteStore rw() { return SqliteStore::open(path(), OpenMode::read_write); }
+  TempDir dir_;
+};
+
+TEST_F(StoreTest, RecordAndFinishedRoundTripEveryTrialField) {
+  const auto p = shape(4096, 4096, 4096);
+  auto store = rw();
+  store.begin(test::h200(), p);
+  auto ok = make_trial(p, 3, 1.375);
+  auto failed = make_trial(p, 4, 0.0, TrialStatus::resources);
+  failed.verify_error = -1;
+  store.record(ok);
+  store.record(failed);
+
+  auto back = store.finished(ok.config_name, ok.kernel_hash);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(test::as_json(*back), test::as_json(ok));
+  EXPECT_EQ(back->seed, ok.seed);  // above INT64_MAX: survives the signed SQLite integer
+  EXPECT_EQ(back->status, TrialStatus::ok);
+  EXPECT_TRUE(back->cut_early);
+
+  // A failed candidate is finished too: a resumed tune must not compile it again.
+  auto back_failed = store.finished(failed.config_name, failed.kernel_hash);
+  ASSERT_TRUE(back_failed.has_value());
+  EXPECT_EQ(test::as_json(*back_failed), test::as_json(failed));
+  EXPECT_EQ(back_failed->status, TrialStatus::resources);
+  EXPECT_EQ(back_failed->reason, failed.reason);
+
+  // Survives closing and a read-only reopen.
+  store = SqliteStore::open(path(), OpenMode::read_only);
+  const auto all = store.trials();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(test::as_json(all[0].trial), test::as_json(ok));
+  EXPECT_EQ(all[0].gpu, GpuIdentity::of(test::h200()));
+  EXPECT_EQ(all[0].driver_version, 13000);
+  EXPECT_EQ(all[0].nvrtc_major, 12);
+}
+
+TEST_F(StoreTest, NaNTimesRoundTrip) {
+  const auto p = shape(64, 64, 64);
+  auto store = rw();
+  store.begin(test::h200(), p);
+  auto t = make_trial(p, 0, 1.0, TrialStatus::crashed);
+  t.time.median_ms = t.time.min_ms = t.time.max_ms = t.time.spread = std::nan("");
+  store.record(t);
+  const auto back = store.finished(t.config_name, t.kernel_hash);
+  ASSERT_TRUE(back);
+  EXPECT_TRUE(std::isnan(back->time.median_ms));
+  EXPECT_TRUE(std::isnan(back->time.spread));
+}
+
+TEST_F(StoreTest, FinishedMatchesOnlyTheSameGpuProblemHashDriverAndNvrtc) {
+  const auto p = shape(4096, 4096, 4096);
+  const auto t = make_trial(p, 0, 2.0);
+  {
+    auto store = rw();
+    store.begin(test::h200(), p);
+    store.record(t);
+    EXPECT_TRUE(store.finished(t.config_name, t.kernel_hash));
+    EXPECT_FALSE(store.finished(t.config_name, "another-hash"));
+    EXPECT_FALSE(store.finished(to_name(test::config_n(1)), t.kernel_hash));
+  }
+  auto check = [&](const GpuFingerprint& g, const Problem& prob) {
+    auto store = rw();
+    store.begin(g, prob);
+    return store.finished(t.config_name, t.kernel_hash).has_value();
+  };
+  EXPECT_TRUE(check(test::h200(13020, 12), p));   // same driver major
+  EXPECT_FALSE(check(test::h200(14000, 12), p));  // a new driver major measures again
+  EXPECT_FALSE(check(test::h200(13000, 13), p));  // so does a new NVRTC major
+  EXPECT_FALSE(check(test::a100(), p));
+  EXPECT_FALSE(check(test::h200(), shape(4096, 4096, 2048)));
+}
+
+TEST_F(StoreTest, RecordBeforeBeginIsAnError) {
+  auto store = rw();
+  EXPECT_THROW(store.record(make_trial(shape(8, 8, 8), 0, 1.0)), Error);
+  EXPECT_THROW(store.finished("x", "y"), Error);
+}
+
+TEST_F(StoreTest, RecordingTheSameTrialTwiceKeepsOneRow) {
+  const auto p = shape(512, 512, 512);
+  auto store = rw();
+  store.begin(test::h200(), p);
+  const auto t = make_trial(p, 0, 1.0);
+  store.record(t);
+  store.record(t);
+  auto again = t;
+  again.seed += 1;  // another measurement of the same config
+  store.record(again);
+  EXPECT_EQ(store.trials().size(), 2u);
+}
+
+TEST_F(StoreTest, BeginKeepsOneGpuRowWithTheLatestFingerprint) {
+  const auto p = shape(512, 512, 512);
+  auto store = rw();
+  store.begin(test::h200(13000, 12), p);
+  auto newer = test::h200(13020, 12);
+  newer.uuid = "GPU-replaced-board";
+  store.begin(newer, p);
+  store.begin(test::a100(), p);
+  const auto gpus = store.gpus();
+  ASSERT_EQ(gpus.size(), 2u);
+  const auto h = store.gpu(GpuIdentity::of(newer));
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->fingerprint.driver_version, 13020);
+  EXPECT_EQ(h->fingerprint.uuid, "GPU-replaced-board");
+  EXPECT_EQ(nlohmann::json(h->fingerprint), nlohmann::json(newer));
+  EXPECT_EQ(store.find_gpus("nvidia h200").size(), 1u);
+  EXPECT_EQ(store.find_gpus(GpuIdentity::of(test::a100()).key()).size(), 1u);
+  EXPECT_TRUE(store.find_gpus("RTX 9999").empty());
+}
+
+TEST_F(StoreTest, WinnerIsTheFastestOkTrialAndIsDerived) {
+  const auto p = shape(4096, 4096, 4096);
+  auto store = rw();
+  store.begin(test::h200(), p);
+  store.record(make_trial(p, 0, 2.0));
+  store.record(make_trial(p, 1, 0.5, TrialStatus::incorrect));  // fast but wrong: never a winner
+  store.record(make_trial(p, 2, 1.0));
+  const auto id = GpuIdentity::of(test::h200());
+  auto w = store.winner(id, p);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(2)));
+  EXPECT_EQ(w->ok_trials, 2);
+  EXPECT_NEAR(w->pct_of_cublas(), 125.0, 1e-9);
+
+  store.record(make_trial(p, 3, 0.75));
+  w = store.winner(id, p);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(3)));
+  EXPECT_FALSE(store.winner(id, shape(1, 2, 3)));
+  EXPECT_FALSE(store.winner(GpuIdentity::of(test::a100()), p));
+}
+
+TEST_F(StoreTest, StaleTrialsAreKeptButNotServedUnlessAllowed) {
+  const auto p = shape(4096, 4096, 4096);
+  const auto id = GpuIdentity::of(test::h200());
+  auto store = rw();
+  // Measured under driver 12.x, then the driver was upgraded to 13.x.
+  store.begin(test::h200(12080, 12), p);
+  store.record(make_trial(p, 0, 0.5));
+  store.begin(test::h200(13000, 12), p);
+  auto other_source = make_trial(p, 1, 0.6);
+  other_source.kernel_hash = "0000000000000000000000000000000000000000000000000000000000000000";
+  store.record(other_source);
+  store.record(make_trial(p, 2, 1.0));
+
+  auto w = store.winner(id, p);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(2)));
+  EXPECT_FALSE(w->stale);
+  const auto stale = store.stale_trials(id, p);
+  EXPECT_EQ(stale.total, 2);
+  EXPECT_EQ(stale.driver, 1);
+  EXPECT_EQ(stale.kernel_hash, 1);
+  EXPECT_EQ(stale.nvrtc, 0);
+
+  QueryOptions any;
+  any.allow_stale = true;
+  w = store.winner(id, p, any);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(0)));
+  EXPECT_TRUE(w->stale);
+  EXPECT_EQ(store.trials().size(), 3u);
+
+  // An explicit reference (what the GPU side will pass for the live device) overrides the row.
+  QueryOptions old_driver;
+  old_driver.reference.driver_major = 12;
+  w = store.winner(id, p, old_driver);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(0)));
+}
+
+TEST_F(StoreTest, QueryFallsBackExactThenNearestThenDefault) {
+  const auto big = shape(4096, 4096, 4096), small = shape(1024, 1024, 1024);
+  const auto id = GpuIdentity::of(test::h200());
+  auto store = rw();
+  store.begin(test::h200(), big);
+  store.record(make_trial(big, 0, 2.0));
+  store.begin(test::h200(), small);
+  store.record(make_trial(small, 1, 0.1));
+
+  auto r = store.query(id, big);
+  EXPECT_EQ(r.source, Source::exact);
+  EXPECT_EQ(r.config_name, to_name(test::config_n(0)));
+  EXPECT_EQ(r.distance, 0);
+
+  r = store.query(id, shape(4096, 4096, 2048));
+  EXPECT_EQ(r.source, Source::nearest);
+  EXPECT_EQ(r.served, big);
+  EXPECT_DOUBLE_EQ(r.distance, 1.0);
+  EXPECT_EQ(r.config_name, to_name(test::config_n(0)));
+
+  r = store.query(id, shape(1536, 1024, 1024));  // log2(1.5) from small, far from big
+  EXPECT_EQ(r.source, Source::nearest);
+  EXPECT_EQ(r.served, small);
+  EXPECT_NEAR(r.distance, std::log2(1.5), 1e-12);
+
+  r = store.query(id, shape(4096, 4096, 4096, "TN"));  // no tuned shape with this layout
+  EXPECT_EQ(r.source, Source::default_config);
+  EXPECT_EQ(r.config_name, kDefaultConfigName);
+
+  r = store.query(GpuIdentity::of(test::a100()), big);
+  EXPECT_EQ(r.source, Source::default_config);
+  EXPECT_TRUE(r.shape_violations.empty());
+  r = store.query(GpuIdentity::of(test::a100()), shape(1000, 1000, 1000));
+  EXPECT_FALSE(r.shape_violations.empty());  // the default's 128x64 tile does not divide 1000
+}
+
+TEST(ShapeDistance, IsTheLog2EuclideanDistance) {
+  EXPECT_DOUBLE_EQ(shape_distance(shape(4096, 4096, 4096), shape(4096, 4096, 4096)), 0.0);
+  EXPECT_DOUBLE_EQ(shape_distance(shape(4096, 4096, 4096), shape(2048, 4096, 4096)), 1.0);
+  EXPECT_DOUBLE_EQ(shape_distance(shape(1024, 1024, 1024), shape(2048, 2048, 2048)),
+                   std::sqrt(3.0));
+  EXPECT_DOUBLE_EQ(shape_distance(shape(1, 4, 16), shape(4, 1, 16)), std::sqrt(8.0));
+}
+
+TEST_F(StoreTest, ReadOnlyStoreRefusesEveryWriteAndLeavesTheFile) {
+  const auto p = shape(256, 256, 256);
+  {
+    auto store = rw();
+    store.begin(test::h200(), p);
+    store.record(make_trial(p, 0, 1.0));
+  }
+  const auto bytes = test::read_bytes(path());
+  auto ro = SqliteStore::open(path(), OpenMode::read_only);
+  EXPECT_THROW(ro.begin(test::h200(), p), Error);
+  EXPECT_THROW(ro.vacuum(), Error);
+  EXPECT_THROW(ro.import_json(nlohmann::json::object(), "x"), Error);
+  EXPECT_EQ(ro.trials().size(), 1u);
+  EXPECT_EQ(test::read_bytes(path()), bytes);
+}
+
+TEST_F(StoreTest, PermissionDeniedFileIsRefusedForWriting) {
+  if (geteuid() == 0) GTEST_SKIP() << "running as root: chmod 0444 does not stop root's writes";
+  const auto p = shape(256, 256, 256);
+  {
+    auto store = rw();
+    store.begin(test::h200(), p);
+  }
+  std::filesystem::permissions(path(), std::filesystem::perms::owner_read |
+                                           std::filesystem::perms::group_read |
+                                           std::filesystem::perms::others_read);
+  const auto bytes = test::read_bytes(path());
+  try {
+    rw();
+    ADD_FAILURE() << "opened a 0444 file for writing";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not writable"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(test::read_bytes(path()), bytes);
+  EXPECT_NO_THROW(SqliteStore::open(path(), OpenMode::read_only).gpus());
+}
+
+TEST_F(StoreTest, LockedDatabaseFailsAfterTheBusyTimeoutAndLosesNothing) {
+  const auto p = shape(256, 256, 256);
+  auto store = SqliteStore::open(path(), OpenMode::read_write, /*busy_timeout_ms=*/150);
+  store.begin(test::h200(), p);
+  store.record(make_trial(p, 0, 1.0));
+
+  Connection locker(path(), SQLITE_OPEN_READWRITE, 0);
+  locker.exec_script("BEGIN EXCLUSIVE");
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    store.record(make_trial(p, 1, 1.0));
+    ADD_FAILURE() << "recorded through an exclusive lock";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("locked"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(path().string()), std::string::npos) << msg;
+    EXPECT_NE(msg.find("SGT_DB_BUSY_TIMEOUT_MS"), std::string::npos) << msg;
+  }
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(waited, std::chrono::milliseconds(100));
+  EXPECT_LT(waited, std::chrono::seconds(5));
+  // WAL: readers are not blocked by a writer.
+  EXPECT_EQ(store.trials().size(), 1u);
+  locker.exec_script("ROLLBACK");
+
+  store.record(make_trial(p, 1, 1.0));
+  EXPECT_EQ(store.trials().size(), 2u);
+}
+
+}  // namespace
+}  // namespace sgt::db

@@ -1,0 +1,212 @@
+// Moving trials between databases: JSON export/import round trip, idempotent merge with winners
+// that follow, and imports that fail whole.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "db_test_util.hpp"
+#include "error.hpp"
+#include "test_support.hpp"
+
+namespace sgt::db {
+namespace {
+
+using test::make_trial;
+using test::shape;
+using test::TempDir;
+
+// Everything but row ids, which are local to a file.
+nlohmann::json content(const SqliteStore& s) {
+  auto j = s.export_json();
+  j.erase("exported_at");
+  return j;
+}
+
+std::vector<std::pair<std::string, long long>> rows(const SqliteStore& s) {
+  return s.info().rows;
+}
+
+void fill(SqliteStore& s) {
+  const auto big = shape(4096, 4096, 4096), odd = shape(4093, 1021, 257);
+  s.begin(test::h200(), big);
+  s.record(make_trial(big, 0, 2.0));
+  s.record(make_trial(big, 1, 1.5, TrialStatus::spills));
+  s.record(make_trial(big, 2, 0.0, TrialStatus::compile_failed));
+  s.begin(test::a100(), odd);
+  s.record(make_trial(odd, 3, 0.25));
+  s.record(make_trial(odd, 4, 0.5, TrialStatus::timeout));
+}
+
+TEST(Transfer, ExportImportRoundTrip) {
+  TempDir dir;
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  fill(a);
+  const auto file = dir.path() / "export.json";
+  EXPECT_EQ(a.export_json(file), 5);
+  ASSERT_TRUE(std::filesystem::exists(file));
+  EXPECT_EQ(nlohmann::json::parse(test::read_bytes(file)).at("format"), "sgemm-tune-trials");
+
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  const auto r = b.import_json(file);
+  EXPECT_EQ(r.trials_added, 5);
+  EXPECT_EQ(r.trials_skipped, 0);
+  EXPECT_EQ(r.gpus_added, 2);
+  EXPECT_EQ(content(b), content(a));
+  const auto ta = a.trials(), tb = b.trials();
+  ASSERT_EQ(ta.size(), tb.size());
+  for (size_t i = 0; i < ta.size(); ++i) {
+    EXPECT_EQ(test::as_json(ta[i].trial), test::as_json(tb[i].trial));
+    EXPECT_EQ(ta[i].gpu, tb[i].gpu);
+    EXPECT_EQ(ta[i].driver_version, tb[i].driver_version);
+  }
+
+  const auto again = b.import_json(file);
+  EXPECT_EQ(again.trials_added, 0);
+  EXPECT_EQ(again.trials_skipped, 5);
+  EXPECT_EQ(content(b), content(a));
+}
+
+TEST(Transfer, UntimedTrialsSurviveTheJsonFile) {
+  // JSON text has no NaN: the export writes null and the import reads it back as NaN.
+  TempDir dir;
+  const auto p = shape(64, 64, 64);
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  a.begin(test::h200(), p);
+  auto t = make_trial(p, 0, 1.0, TrialStatus::crashed);
+  t.time.median_ms = t.time.min_ms = t.time.max_ms = t.time.spread = std::nan("");
+  t.gflops = std::nan("");
+  a.record(t);
+  const auto file = dir.path() / "e.json";
+  a.export_json(file);
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  ASSERT_EQ(b.import_json(file).trials_added, 1);
+  const auto back = b.trials().at(0).trial;
+  EXPECT_TRUE(std::isnan(back.time.median_ms));
+  EXPECT_TRUE(std::isnan(back.gflops));
+  EXPECT_EQ(back.status, TrialStatus::crashed);
+  EXPECT_EQ(b.import_json(file).trials_skipped, 1);
+}
+
+TEST(Transfer, MergeIsIdempotentKeepsEveryTrialAndWinnersFollow) {
+  TempDir dir;
+  const auto big = shape(4096, 4096, 4096);
+  const auto h200 = GpuIdentity::of(test::h200());
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  fill(a);
+  // b = a's trials plus a faster config for `big` and a new shape.
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  b.import_json(a.export_json(), "a");
+  b.begin(test::h200(), big);
+  b.record(make_trial(big, 10, 0.75));
+  b.begin(test::h200(), shape(128, 128, 128));
+  b.record(make_trial(shape(128, 128, 128), 11, 0.01));
+
+  ASSERT_EQ(a.winner(h200, big)->best.trial.config_name, to_name(test::config_n(0)));
+  const auto r = a.merge(b.path());
+  EXPECT_EQ(r.trials_added, 2);
+  EXPECT_EQ(r.trials_skipped, 5);
+  EXPECT_EQ(a.trials().size(), 7u);
+  EXPECT_EQ(a.winner(h200, big)->best.trial.config_name, to_name(test::config_n(10)));
+  EXPECT_TRUE(a.winner(h200, shape(128, 128, 128)));
+
+  const auto counts = rows(a);
+  const auto before = content(a);
+  const auto r2 = a.merge(b.path());
+  EXPECT_EQ(r2.trials_added, 0);
+  EXPECT_EQ(r2.trials_skipped, 7);
+  EXPECT_EQ(r2.gpus_added, 0);
+  EXPECT_EQ(rows(a), counts);
+  EXPECT_EQ(content(a), before);
+
+  // Merging the other way round converges to the same content.
+  b.merge(a.path());
+  EXPECT_EQ(content(b).at("trials").size(), content(a).at("trials").size());
+}
+
+TEST(Transfer, MergeTakesTheLaterGpuFingerprint) {
+  TempDir dir;
+  const auto p = shape(256, 256, 256);
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  a.begin(test::h200(13000), p);
+  auto j = a.export_json();
+  j["gpus"][0]["driver_version"] = 13050;
+  j["gpus"][0]["last_seen"] = "2999-01-01T00:00:00Z";
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  b.import_json(j, "later");
+  a.merge(b.path());
+  EXPECT_EQ(a.gpu(GpuIdentity::of(test::h200()))->fingerprint.driver_version, 13050);
+  j["gpus"][0]["driver_version"] = 12000;
+  j["gpus"][0]["last_seen"] = "2000-01-01T00:00:00Z";
+  a.import_json(j, "earlier");
+  EXPECT_EQ(a.gpu(GpuIdentity::of(test::h200()))->fingerprint.driver_version, 13050);
+}
+
+TEST(Transfer, MergeRefusesItselfAndMissingFiles) {
+  TempDir dir;
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  EXPECT_THROW(a.merge(a.path()), InputError);
+  EXPECT_THROW(a.merge(dir.path() / "nope.db"), InputError);
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "nope.db"));
+}
+
+TEST(Transfer, BadImportsImportNothing) {
+  TempDir dir;
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  fill(a);
+  const auto good = a.export_json();
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  const auto p = shape(64, 64, 64);
+  b.begin(test::h200(), p);
+  b.record(make_trial(p, 0, 1.0));
+  const auto before = content(b);
+
+  auto expect_refused = [&](const nlohmann::json& j, const std::string& needle) {
+    try {
+      b.import_json(j, "bad.json");
+      ADD_FAILURE() << "imported " << needle;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(content(b), before);
+  };
+  expect_refused(nlohmann::json::array(), "not an sgemm-tune export");
+  auto newer = good;
+  newer["format_version"] = 99;
+  expect_refused(newer, "format_version 99");
+  auto broken_last = good;
+  broken_last["trials"].back()["trial"].erase("timestamp");
+  expect_refused(broken_last, "trial 4");
+  auto bad_status = good;
+  bad_status["trials"][1]["trial"]["status"] = "exploded";
+  expect_refused(bad_status, "exploded");
+  auto unknown_gpu = good;
+  unknown_gpu["gpus"].erase(1);
+  expect_refused(unknown_gpu, "not listed");
+  auto renamed = good;
+  renamed["trials"][0]["trial"]["config_name"] = "wt_1x1x1_w1x1_wn1_t1x1_n1_mb1";
+  expect_refused(renamed, "does not match");
+
+  const auto text_file = dir.path() / "not.json";
+  test::write_bytes(text_file, "{ this is not json");
+  EXPECT_THROW(b.import_json(text_file), InputError);
+  EXPECT_THROW(b.import_json(dir.path() / "missing.json"), InputError);
+  EXPECT_EQ(content(b), before);
+}
+
+TEST(Transfer, VacuumKeepsEveryTrial) {
+  TempDir dir;
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  fill(a);
+  const auto before = content(a);
+  a.vacuum();
+  EXPECT_EQ(content(a), before);
+  EXPECT_EQ(a.integrity_check(), "ok");
+  const auto info = a.info(true);
+  EXPECT_EQ(info.integrity, "ok");
+  EXPECT_EQ(info.wal_bytes, 0);
+  EXPECT_GT(info.file_bytes, 0);
+}
+
+}  // namespace
+}  // namespace sgt::db

@@ -1,0 +1,191 @@
+// `sgemm-tune db ...`: maintenance of the tuning database: export, import, merge, vacuum, info.
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "error.hpp"
+#include "store.hpp"
+
+namespace sgt::cli {
+
+namespace {
+
+constexpr const char* kDbHelp =
+    "Tuning database (default: $SGT_DB, else $XDG_CACHE_HOME/sgemm-tune/tuning.db, else "
+    "~/.cache/sgemm-tune/tuning.db)";
+
+std::filesystem::path db_path(const std::string& opt) {
+  return opt.empty() ? db::default_db_path() : std::filesystem::path(opt);
+}
+
+// Writing commands other than import/merge have nothing to do on a database that does not exist;
+// opening one read-write would create it.
+void require_exists(const std::filesystem::path& p) {
+  std::error_code ec;
+  if (!std::filesystem::exists(p, ec)) {
+    throw Error(
+        fmt::format("no tuning database at '{}' (nothing tuned yet? run `sgemm-tune "
+                    "tune`, or point --db / SGT_DB at one)",
+                    p.string()));
+  }
+}
+
+void print_ingest(const char* verb, const std::string& from, const db::IngestResult& r,
+                  const std::filesystem::path& into, bool json) {
+  if (json) {
+    nlohmann::json j = r;
+    j["from"] = from;
+    j["database"] = into.string();
+    std::puts(j.dump(2).c_str());
+    return;
+  }
+  fmt::print("{} {} into {}: {} trial{} added, {} already present, {} new GPU{}\n", verb, from,
+             into.string(), r.trials_added, r.trials_added == 1 ? "" : "s", r.trials_skipped,
+             r.gpus_added, r.gpus_added == 1 ? "" : "s");
+}
+
+}  // namespace
+
+void register_db(CLI::App& app) {
+  auto* dbc = app.add_subcommand("db",
+                                 "Maintain the tuning database: export, import, merge, "
+                                 "vacuum, info");
+  dbc->require_subcommand(1);
+  dbc->footer(
+      "The busy timeout (how long a write waits for another process's lock) is "
+      "$SGT_DB_BUSY_TIMEOUT_MS, default 10000 ms.");
+
+  {
+    struct Opts {
+      std::string db, file;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* sub = dbc->add_subcommand("export", "Write every GPU and trial to a JSON file");
+    sub->add_option("--json", o->file, "Output file ('-' for stdout); replaced atomically")
+        ->required();
+    sub->add_option("--db", o->db, std::string(kDbHelp) + ". Opened read-only");
+    sub->callback([o] {
+      const auto path = db_path(o->db);
+      auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
+      if (o->file == "-") {
+        std::puts(store.export_json().dump(2).c_str());
+        return;
+      }
+      const auto n = store.export_json(std::filesystem::path(o->file));
+      fmt::print("exported {} trial{} from {} to {}\n", n, n == 1 ? "" : "s", path.string(),
+                 o->file);
+    });
+  }
+  {
+    struct Opts {
+      std::string db, file;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* sub = dbc->add_subcommand(
+        "import",
+        "Add the trials of a JSON export; trials already present are skipped, so "
+        "importing twice changes nothing. A bad file imports nothing");
+    sub->add_option("FILE", o->file, "JSON file written by `db export`")->required();
+    sub->add_option("--db", o->db, std::string(kDbHelp) + ". Created if missing");
+    sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
+    sub->callback([o] {
+      const auto path = db_path(o->db);
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(o->file, ec)) {
+        throw InputError(fmt::format("cannot read import file '{}'", o->file));
+      }
+      auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
+      print_ingest("imported", o->file, store.import_json(o->file), path, o->json);
+    });
+  }
+  {
+    struct Opts {
+      std::string db, other;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* sub = dbc->add_subcommand(
+        "merge",
+        "Add every trial of another tuning database (read, never modified). Trials "
+        "already present (same GPU, problem, config, kernel hash, timestamp, seed) are "
+        "skipped: merging twice changes nothing. Winners are derived, so they follow");
+    sub->add_option("OTHER", o->other, "The other tuning database")->required();
+    sub->add_option("--db", o->db, std::string(kDbHelp) + ". Created if missing");
+    sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
+    sub->callback([o] {
+      const auto path = db_path(o->db);
+      std::error_code ec;
+      if (!std::filesystem::exists(o->other, ec)) {
+        throw InputError(fmt::format("no database to merge at '{}'", o->other));
+      }
+      auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
+      print_ingest("merged", o->other, store.merge(o->other), path, o->json);
+    });
+  }
+  {
+    struct Opts {
+      std::string db;
+      bool json = false;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* sub = dbc->add_subcommand(
+        "vacuum", "Compact the file (and upgrade an older schema); keeps every trial");
+    sub->add_option("--db", o->db, kDbHelp);
+    sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
+    sub->callback([o] {
+      const auto path = db_path(o->db);
+      require_exists(path);
+      auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
+      const auto before = store.info();
+      store.vacuum();
+      const auto after = store.info();
+      if (o->json) {
+        std::puts(nlohmann::json({{"database", path.string()},
+                                  {"bytes_before", before.file_bytes + before.wal_bytes},
+                                  {"bytes_after", after.file_bytes + after.wal_bytes}})
+                      .dump(2)
+                      .c_str());
+        return;
+      }
+      fmt::print("vacuumed {}: {} -> {} bytes\n", path.string(),
+                 before.file_bytes + before.wal_bytes, after.file_bytes + after.wal_bytes);
+    });
+  }
+  {
+    struct Opts {
+      std::string db;
+      bool json = false, check = false;
+    };
+    auto o = std::make_shared<Opts>();
+    auto* sub = dbc->add_subcommand("info", "Schema version, row counts and file size");
+    sub->add_option("--db", o->db, std::string(kDbHelp) + ". Opened read-only");
+    sub->add_flag("--check", o->check, "Also run PRAGMA integrity_check (reads the whole file)");
+    sub->add_flag("--json", o->json, "Machine-readable output on stdout");
+    sub->callback([o] {
+      const auto path = db_path(o->db);
+      auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
+      const auto info = store.info(o->check);
+      if (o->json) {
+        std::puts(nlohmann::json(info).dump(2).c_str());
+      } else {
+        fmt::print("database        {}\n", info.path.string());
+        fmt::print("schema version  {} (this sgemm-tune knows {})\n", info.schema_version,
+                   info.binary_schema_version);
+        fmt::print("journal mode    {}\n", info.journal_mode);
+        fmt::print("size            {} bytes (+ {} bytes of WAL)\n", info.file_bytes,
+                   info.wal_bytes);
+        for (const auto& [table, n] : info.rows) fmt::print("{:<16}{} rows\n", table, n);
+        if (info.integrity) fmt::print("integrity       {}\n", *info.integrity);
+      }
+      if (info.integrity && *info.integrity != "ok") {
+        throw Error(fmt::format("integrity check of '{}' failed", path.string()));
+      }
+    });
+  }
+}
+
+}  // namespace sgt::cli

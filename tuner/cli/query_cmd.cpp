@@ -1,0 +1,191 @@
+// `sgemm-tune query`: which config to run for a GPU and shape (exact winner, nearest tuned shape,
+// or the documented default), with exit codes a script can branch on.
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "error.hpp"
+#include "store.hpp"
+
+namespace sgt::cli {
+
+namespace {
+
+constexpr int kExitNearest = 3;
+constexpr int kExitDefault = 4;
+
+std::string known_gpus_text(const std::vector<db::GpuRecord>& gpus) {
+  if (gpus.empty()) return "(none)";
+  std::string out;
+  for (const auto& g : gpus) {
+    out += fmt::format("\n  {}  (--gpu '{}')", g.identity().label(), g.identity().key());
+  }
+  return out;
+}
+
+std::string stale_text(const db::StaleCounts& s) {
+  std::vector<std::string> why;
+  if (s.kernel_hash) why.push_back(fmt::format("{} from another kernel source", s.kernel_hash));
+  if (s.driver) why.push_back(fmt::format("{} from another driver major", s.driver));
+  if (s.nvrtc) why.push_back(fmt::format("{} from another NVRTC major", s.nvrtc));
+  return fmt::format("skipped {} stale trial{} ({}); --allow-stale serves them", s.total,
+                     s.total == 1 ? "" : "s", fmt::join(why, ", "));
+}
+
+std::string problem_text(const Problem& p) {
+  return fmt::format("{} {} {}", p.shape(), p.layout, p.dtype);
+}
+
+}  // namespace
+
+void register_query(CLI::App& app) {
+  struct Opts {
+    std::string db, gpu = "auto", shape, layout = "NN";
+    bool allow_stale = false, json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand(
+      "query",
+      "Which config to run for a GPU and shape: the tuned winner, else the winner of the "
+      "nearest tuned shape, else the default config");
+  sub->add_option("--gpu", o->gpu,
+                  "GPU name as `sgemm-tune list` shows it (case-insensitive), its "
+                  "NAME@sm_XY/SMS key, or 'auto': the only GPU in the database")
+      ->capture_default_str();
+  sub->add_option("--shape", o->shape, "Problem size MxNxK, e.g. 4096x4096x4096")->required();
+  sub->add_option("--layout", o->layout, "Operand layout")
+      ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
+      ->capture_default_str();
+  sub->add_flag("--allow-stale", o->allow_stale,
+                "Also serve trials measured with another kernel source, driver major or NVRTC "
+                "major (they are skipped by default, and the skipped count is reported)");
+  sub->add_flag("--json", o->json, "Machine-readable result on stdout");
+  sub->add_option("--db", o->db,
+                  "Tuning database (default: $SGT_DB, else $XDG_CACHE_HOME/sgemm-tune/tuning.db, "
+                  "else ~/.cache/sgemm-tune/tuning.db). Opened read-only, never created");
+  sub->footer(fmt::format(
+      "Exit codes:\n"
+      "  0  exact winner for this GPU, shape, layout and dtype\n"
+      "  3  no winner for this shape: the winner of the nearest tuned shape of this GPU (same "
+      "layout and dtype),\n"
+      "     distance sqrt(sum over M,N,K of log2(a/b)^2); the shape and distance are printed\n"
+      "  4  nothing tuned for this GPU (or no database yet): the default config {},\n"
+      "     the seed kernel-8 config, valid everywhere and tuned nowhere\n"
+      "  1  database error (damaged, locked, newer schema)   2  bad input (shape, unknown GPU)\n"
+      "Winners are the ok trial with the lowest median; stale trials are kept but skipped.",
+      db::kDefaultConfigName));
+
+  sub->callback([o] {
+    Problem problem = parse_shape(o->shape);
+    problem.layout = o->layout;
+    const std::filesystem::path path =
+        o->db.empty() ? db::default_db_path() : std::filesystem::path(o->db);
+    db::QueryOptions opts;
+    opts.allow_stale = o->allow_stale;
+
+    db::QueryResult r;
+    std::string note;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      r.requested = r.served = problem;
+      r.config_name = std::string(db::kDefaultConfigName);
+      r.config = *from_name(db::kDefaultConfigName);
+      r.shape_violations = check_shape(r.config, problem);
+      note = fmt::format("no tuning database at '{}' yet", path.string());
+    } else {
+      auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
+      const auto gpus = store.gpus();
+      std::optional<db::GpuIdentity> gpu;
+      if (gpus.empty()) {
+        note = fmt::format("nothing tuned in '{}' yet", path.string());
+      } else if (o->gpu == "auto") {
+        // Until the device is probed here, "auto" is only unambiguous with one GPU on record.
+        if (gpus.size() != 1) {
+          throw InputError(
+              fmt::format("--gpu auto: '{}' holds results for {} GPUs; name one with --gpu:{}",
+                          path.string(), gpus.size(), known_gpus_text(gpus)));
+        }
+        gpu = gpus.front().identity();
+      } else {
+        const auto matches = store.find_gpus(o->gpu);
+        if (matches.empty()) {
+          throw InputError(fmt::format("unknown GPU '{}' in '{}'; known GPUs:{}", o->gpu,
+                                       path.string(), known_gpus_text(gpus)));
+        }
+        if (matches.size() > 1) {
+          throw InputError(fmt::format("several GPUs are named '{}' in '{}'; pass one key:{}",
+                                       o->gpu, path.string(), known_gpus_text(matches)));
+        }
+        gpu = matches.front().identity();
+      }
+      if (gpu) {
+        r = store.query(*gpu, problem, opts);
+      } else {
+        r.requested = r.served = problem;
+        r.config_name = std::string(db::kDefaultConfigName);
+        r.config = *from_name(db::kDefaultConfigName);
+        r.shape_violations = check_shape(r.config, problem);
+      }
+    }
+
+    const int code = r.source == db::Source::exact     ? 0
+                     : r.source == db::Source::nearest ? kExitNearest
+                                                       : kExitDefault;
+    if (o->json) {
+      nlohmann::json j = r;
+      j["exit_code"] = code;
+      j["database"] = path.string();
+      if (!note.empty()) j["note"] = note;
+      if (r.gpu.name.empty()) j.erase("gpu");  // no GPU was resolved
+      std::puts(j.dump(2).c_str());
+    } else {
+      fmt::print("{}\n", r.config_name);
+      const auto* w = r.winner ? &*r.winner : nullptr;
+      switch (r.source) {
+        case db::Source::exact:
+          fmt::print("  exact winner for {} on {}, best of {} ok trial{}{}\n",
+                     problem_text(problem), r.gpu.label(), w->ok_trials,
+                     w->ok_trials == 1 ? "" : "s", w->stale ? " (STALE trial, --allow-stale)" : "");
+          break;
+        case db::Source::nearest:
+          fmt::print(
+              "  nothing tuned for {} on {}: winner of the nearest tuned shape {} "
+              "(distance {:.3f}){}\n",
+              problem_text(problem), r.gpu.label(), r.served.shape(), r.distance,
+              w->stale ? " (STALE trial, --allow-stale)" : "");
+          break;
+        case db::Source::default_config:
+          fmt::print(
+              "  default config: nothing tuned for {}{}; this is the seed kernel-8 config, "
+              "not tuned for any GPU\n",
+              problem_text(problem), note.empty() ? " on " + r.gpu.label() : " (" + note + ")");
+          break;
+      }
+      if (w) {
+        const auto& t = w->best.trial;
+        fmt::print("  on {}: median {:.4f} ms, {:.0f} GFLOP/s", t.problem.shape(), t.time.median_ms,
+                   t.gflops);
+        if (w->pct_of_cublas() > 0) {
+          fmt::print(", {:.1f}% of cuBLAS ({:.4f} ms)", w->pct_of_cublas(), t.cublas_median_ms);
+        }
+        fmt::print("; measured {} by sgemm-tune {}\n", t.timestamp, t.tuner_version);
+      }
+      if (r.stale_skipped.total > 0) {
+        std::fprintf(stderr, "note: %s\n", stale_text(r.stale_skipped).c_str());
+      }
+      for (const auto& v : r.shape_violations) {
+        std::fprintf(stderr, "warning: %s does not fit %s: %s\n", r.config_name.c_str(),
+                     problem.shape().c_str(), v.reason.c_str());
+      }
+    }
+    std::fflush(stdout);
+    // CLI11 returns a RuntimeError's code from app.exit() without printing anything.
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace sgt::cli
