@@ -1,12 +1,208 @@
-// `sgemm-tune tune`: placeholder until the GPU side lands.
+// `sgemm-tune tune`: tune a search space for one problem on one GPU, and the hidden `__worker`
+// subcommand that serves the GPU side of it in a separate process.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
 #include "commands.hpp"
 #include "error.hpp"
+#include "jsonl_store.hpp"
+#include "nvrtc_compiler.hpp"
+#include "space.hpp"
+#include "tune.hpp"
+#include "tune_store.hpp"
+#include "worker.hpp"
 
 namespace sgt::cli {
-void register_tune(CLI::App& app) {
-  auto* sub = app.add_subcommand("tune", "Tune a search space on the GPU");
-  sub->allow_extras();
-  sub->callback([] { throw Error("tune: the GPU side is not built yet"); });
+
+namespace {
+
+std::string duration(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
 }
-void register_worker(CLI::App&) {}
+
+// A progress bar on a terminal, plain periodic lines otherwise (logs, CI, pipes).
+class ProgressView {
+ public:
+  ProgressView() : tty_(isatty(STDERR_FILENO) != 0) {}
+  void operator()(const gpu::TuneProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    if (tty_) {
+      constexpr int kWidth = 30;
+      const int fill = p.total ? static_cast<int>(kWidth * p.done / p.total) : kWidth;
+      std::fprintf(stderr, "\r[%s%s] %zu/%zu  best %.3f ms  elapsed %s  ETA %s   ",
+                   std::string(fill, '#').c_str(), std::string(kWidth - fill, '.').c_str(), p.done,
+                   p.total, p.best_ms, duration(p.elapsed_s).c_str(), duration(p.eta_s).c_str());
+      if (p.done == p.total) std::fputc('\n', stderr);
+      std::fflush(stderr);
+    } else if (p.done == p.total || now - last_ > std::chrono::seconds(10)) {
+      spdlog::info("{}/{} candidates, best {:.3f} ms ({}), elapsed {}, ETA {}", p.done, p.total,
+                   p.best_ms, p.best_name, duration(p.elapsed_s), duration(p.eta_s));
+      last_ = now;
+    }
+  }
+
+ private:
+  bool tty_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+int parse_gpu(const std::string& s) {
+  if (s == "auto") return -1;
+  try {
+    size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used == s.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(fmt::format("bad --gpu '{}': expected 'auto' or a device index", s));
+}
+
+}  // namespace
+
+void register_tune(CLI::App& app) {
+  struct Opts {
+    std::string gpu = "auto", shape = "4096x4096x4096", space = "default", db, results, cache_dir;
+    int top = 5, reps = 5, final_reps = 20, jobs = 0;
+    double cut_ratio = 1.25;
+    std::uint64_t seed = 0;
+    bool retune = false, json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand(
+      "tune",
+      "Compile, verify and time every survivor of a search space on the GPU against cuBLAS FP32,\n"
+      "store every trial, and report the fastest configs. Finished trials are stored as they\n"
+      "complete, so an interrupted tune resumes where it stopped.");
+  sub->add_option("--gpu", o->gpu, "'auto' (most SMs x clock) or a device index")
+      ->capture_default_str();
+  sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")->capture_default_str();
+  sub->add_option("--space", o->space, "Search space: a JSON file, or a built-in name")
+      ->capture_default_str();
+  add_db_option(*sub, o->db);
+  sub->add_option("--results", o->results, "Also append every trial to this JSON-lines file");
+  sub->add_option("--cache-dir", o->cache_dir,
+                  "Compiled-kernel cache (default: $SGT_CACHE_DIR, else the user cache dir)");
+  sub->add_option("--top", o->top, "Finalists re-timed beside cuBLAS")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  sub->add_option("--reps", o->reps, "Timed repetitions per candidate")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  sub->add_option("--final-reps", o->final_reps, "Timed repetitions for finalists and cuBLAS")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
+  sub->add_option("--cut-ratio", o->cut_ratio,
+                  "Abandon a candidate whose first 2 repetitions are this much slower than the "
+                  "best so far")
+      ->check(CLI::Range(1.0, 100.0))
+      ->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of the random inputs (default: random, logged)");
+  sub->add_option("-j,--jobs", o->jobs, "NVRTC threads (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  sub->add_flag("--retune", o->retune, "Measure again even where the store has a result");
+  sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
+  sub->callback([o] {
+    gpu::TuneOptions t;
+    t.gpu = parse_gpu(o->gpu);
+    t.problem = parse_shape(o->shape);
+    const auto space = load_space(o->space);
+    const auto e = enumerate(space, t.problem);
+    t.candidates = e.survivors;
+    if (t.candidates.empty()) {
+      throw InputError(
+          fmt::format("space '{}' has no valid config for shape {} (see `sgemm-tune "
+                      "space --space {} --shape {} --explain`)",
+                      space.name, t.problem.shape(), o->space, o->shape));
+    }
+    t.top_k = o->top;
+    t.repetitions = o->reps;
+    t.final_repetitions = o->final_reps;
+    t.cut_ratio = o->cut_ratio;
+    t.seed = o->seed ? o->seed : std::random_device{}();
+    t.compile_threads = static_cast<unsigned>(o->jobs);
+    t.cache_dir =
+        o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir);
+    t.retune = o->retune;
+    t.strategy = "exhaustive";
+    spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space.name,
+                 t.candidates.size(), e.total, t.problem.shape(), t.seed);
+
+    auto db = open_tune_store(o->db);
+    std::unique_ptr<JsonLinesStore> results;
+    std::vector<TrialStore*> stores{db.get()};
+    if (!o->results.empty()) {
+      results = std::make_unique<JsonLinesStore>(o->results);
+      stores.push_back(results.get());
+    }
+    TeeStore store(stores);
+
+    ProgressView view;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe");
+    const auto r = gpu::run_tune(t, store, exe, [&](const gpu::TuneProgress& p) { view(p); });
+
+    if (o->json) {
+      nlohmann::json j = {{"gpu", r.worker.fingerprint},
+                          {"device", r.worker.device},
+                          {"shape", t.problem.shape()},
+                          {"space", space.name},
+                          {"candidates", t.candidates.size()},
+                          {"statuses", r.status_counts},
+                          {"resumed", r.resumed},
+                          {"cut_early", r.cut_early},
+                          {"compiled", r.compiled},
+                          {"compile_cache_hits", r.cache_hits},
+                          {"compile_wall_s", r.compile_wall_s},
+                          {"worker_restarts", r.worker_restarts},
+                          {"wall_s", r.wall_s},
+                          {"seed", t.seed},
+                          {"cublas_screen", r.cublas_screen},
+                          {"cublas_final", r.cublas_final}};
+      auto& fj = j["finalists"] = nlohmann::json::array();
+      for (const auto& f : r.finalists) {
+        fj.push_back({{"trial", f.trial}, {"ratio_to_cublas", f.ratio_to_cublas}});
+      }
+      std::puts(j.dump(2).c_str());
+      return;
+    }
+
+    std::string statuses;
+    for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
+    fmt::print(
+        "\nTuned {} on {} in {} ({} candidates:{}; {} resumed, {} cut early, {} compiled, "
+        "{} compile-cache hits, {} worker restarts)\n",
+        t.problem.shape(), r.worker.fingerprint.name, duration(r.wall_s), t.candidates.size(),
+        statuses, r.resumed, r.cut_early, r.compiled, r.cache_hits, r.worker_restarts);
+    fmt::print("cuBLAS FP32 (same run, {} reps): {:.3f} ms, {:.1f} GFLOP/s\n\n",
+               r.cublas_final.repetitions, r.cublas_final.median_ms,
+               t.problem.flops() / (r.cublas_final.median_ms * 1e6));
+    fmt::print("{:<4} {:<40} {:>9} {:>9} {:>9} {:>6} {:>7}\n", "rank", "config", "ms", "GFLOP/s",
+               "%cuBLAS", "regs", "spread");
+    int rank = 0;
+    for (const auto& f : r.finalists) {
+      const auto& tr = f.trial;
+      fmt::print("{:<4} {:<40} {:>9.3f} {:>9.1f} {:>8.1f}% {:>6} {:>6.1f}%\n", ++rank,
+                 tr.config_name, tr.time.median_ms, tr.gflops, 100.0 * f.ratio_to_cublas,
+                 tr.registers, 100.0 * tr.time.spread);
+    }
+  });
+}
+
+void register_worker(CLI::App& app) {
+  auto* worker = app.add_subcommand("__worker", "internal: the GPU worker process");
+  worker->group("");  // hidden from --help
+  worker->callback([] {
+    const int rc = gpu::run_worker();
+    if (rc != 0) std::exit(rc);
+  });
+}
+
 }  // namespace sgt::cli

@@ -1,0 +1,292 @@
+// GPU tests (ctest label `gpu`): correctness of tuned kernels against cuBLAS, fault isolation of
+// the worker process, NVRTC and nvcc instances agreeing, and an end-to-end tune with resume.
+// Every test skips when no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+
+#include <chrono>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "nvrtc_compiler.hpp"
+#include "sha256.hpp"
+#include "test_support.hpp"
+#include "worker_client.hpp"
+
+namespace sgt::gpu {
+namespace {
+
+using namespace std::chrono_literals;
+
+bool have_gpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+#define SKIP_WITHOUT_GPU() \
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device"
+
+std::filesystem::path bin_dir() {
+  return test::cli_path().parent_path();
+}
+
+struct CubinFile {
+  std::filesystem::path path;
+  std::string sha256;
+  std::string kernel;
+};
+
+// Compiles a test-only kernel with NVRTC into a cubin file.
+CubinFile compile_test_kernel(const std::string& source, const std::string& name,
+                              const std::filesystem::path& dir, const std::string& arch) {
+  nvrtcProgram prog;
+  EXPECT_EQ(nvrtcCreateProgram(&prog, source.c_str(), "test.cu", 0, nullptr, nullptr),
+            NVRTC_SUCCESS);
+  const std::string a = "-arch=" + arch;
+  const char* opts[] = {a.c_str()};
+  const auto rc = nvrtcCompileProgram(prog, 1, opts);
+  size_t n = 0;
+  nvrtcGetProgramLogSize(prog, &n);
+  std::string log(n, '\0');
+  nvrtcGetProgramLog(prog, log.data());
+  EXPECT_EQ(rc, NVRTC_SUCCESS) << log;
+  nvrtcGetCUBINSize(prog, &n);
+  std::string cubin(n, '\0');
+  nvrtcGetCUBIN(prog, cubin.data());
+  nvrtcDestroyProgram(&prog);
+  CubinFile f{dir / (name + ".cubin"), sha256_hex(cubin), name};
+  std::ofstream(f.path, std::ios::binary) << cubin;
+  return f;
+}
+
+constexpr const char* kSignature =
+    "(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)";
+
+// A plain one-thread-per-element GEMM: correct, or (read_c_always) reading C even when beta == 0,
+// which the NaN-poisoned verification must catch.
+std::string naive_kernel(const std::string& name, bool read_c_always, float scale = 1.0f) {
+  return std::string("extern \"C\" __global__ void ") + name + kSignature + R"({
+  const int row = blockIdx.y * 16 + threadIdx.x / 16, col = blockIdx.x * 16 + threadIdx.x % 16;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (int k = 0; k < K; ++k) acc += A[(long long)row * K + k] * B[(long long)k * N + col];
+  acc *= )" +
+         std::to_string(scale) + R"(f;
+  float* c = &C[(long long)row * N + col];
+  )" +
+         (read_c_always ? "*c = alpha * acc + beta * *c;"
+                        : "*c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;") +
+         "\n}\n";
+}
+
+TrialRequest request_for(const CubinFile& f, std::array<unsigned, 2> grid, unsigned block) {
+  TrialRequest r;
+  r.name = f.kernel;
+  r.cubin_path = f.path.string();
+  r.cubin_sha256 = f.sha256;
+  r.kernel = f.kernel;
+  r.grid = grid;
+  r.block = block;
+  r.repetitions = 3;
+  return r;
+}
+
+TrialRequest request_for(const Compiled& c, const WarpTileConfig& cfg, const Problem& p) {
+  TrialRequest r;
+  r.name = c.config_name;
+  r.cubin_path = c.cubin_path.string();
+  r.cubin_sha256 = c.cubin_sha256;
+  r.kernel = c.lowered_name;
+  r.grid = {static_cast<unsigned>(p.N / cfg.BN), static_cast<unsigned>(p.M / cfg.BM)};
+  r.block = static_cast<unsigned>(cfg.NUM_THREADS);
+  r.repetitions = 3;
+  return r;
+}
+
+class WorkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SKIP_WITHOUT_GPU();
+    worker_ = std::make_unique<WorkerClient>(test::cli_path(), -1);
+    compiler_ = std::make_unique<KernelCompiler>(
+        tmp_.path() / "cache", CompileOptions{worker_->info().fingerprint.arch(), {}});
+  }
+  void set_problem(const std::string& shape, float alpha, float beta) {
+    ProblemSetup s;
+    s.problem = parse_shape(shape);
+    s.alpha = alpha;
+    s.beta = beta;
+    s.seed = 1234;
+    s.cublas_repetitions = 3;
+    const auto cublas = worker_->set_problem(s);
+    EXPECT_GT(cublas.median_ms, 0);
+    problem_ = s.problem;
+  }
+  TrialResponse run_config(const std::string& name, bool checksum = false) {
+    const auto cfg = from_name(name).value();
+    EXPECT_TRUE(check(cfg).empty()) << name << " is not a valid config";
+    const auto c = compiler_->compile(cfg);
+    EXPECT_EQ(c.status, TrialStatus::ok) << c.reason;
+    auto req = request_for(c, cfg, problem_);
+    req.checksum = checksum;
+    return worker_->run_trial(req, 60s);
+  }
+
+  test::TempDir tmp_;
+  std::unique_ptr<WorkerClient> worker_;
+  std::unique_ptr<KernelCompiler> compiler_;
+  Problem problem_;
+};
+
+const char* kConfigs[] = {
+    "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1",   // the seed's kernel 8
+    "wt_64x64x8_w32x32_wn1_t4x4_n128_mb1",     // smallest tiles
+    "wt_64x256x8_w32x128_wn1_t4x4_n128_mb1",   // 128 accumulators, 227 registers
+    "wt_64x256x16_w64x32_wn4_t4x4_n256_mb2",   // MIN_BLOCKS = 2, 8 warps
+    "wt_128x128x32_w64x64_wn2_t8x8_n128_mb1",  // 8x8 thread tile, BK = 32
+};
+
+TEST_F(WorkerTest, ConfigsMatchCublasWithBetaZeroOverNaN) {
+  set_problem("512x768x256", 1.0f, 0.0f);
+  for (const char* name : kConfigs) {
+    const auto r = run_config(name);
+    EXPECT_EQ(r.status, TrialStatus::ok) << name << ": " << r.reason;
+    EXPECT_GE(r.verify_error, 0.0) << name;
+    EXPECT_LT(r.verify_error, 1e-5) << name;
+    EXPECT_GT(r.time.median_ms, 0) << name;
+  }
+}
+
+TEST_F(WorkerTest, ConfigsMatchCublasWithNonUnitAlphaBeta) {
+  set_problem("256x512x1024", 1.5f, -0.75f);
+  for (const char* name : kConfigs) {
+    const auto r = run_config(name);
+    EXPECT_EQ(r.status, TrialStatus::ok) << name << ": " << r.reason;
+    EXPECT_LT(r.verify_error, 1e-5) << name;
+  }
+}
+
+TEST_F(WorkerTest, VerificationCatchesAKernelThatReadsCWhenBetaIsZero) {
+  set_problem("256x256x256", 1.0f, 0.0f);
+  const auto arch = worker_->info().fingerprint.arch();
+  const auto good =
+      compile_test_kernel(naive_kernel("naive_ok", false), "naive_ok", tmp_.path(), arch);
+  const auto bad =
+      compile_test_kernel(naive_kernel("naive_reads_c", true), "naive_reads_c", tmp_.path(), arch);
+  auto r = worker_->run_trial(request_for(good, {16, 16}, 256), 60s);
+  EXPECT_EQ(r.status, TrialStatus::ok) << r.reason;
+  EXPECT_LT(r.verify_error, 1e-5);
+  r = worker_->run_trial(request_for(bad, {16, 16}, 256), 60s);
+  EXPECT_EQ(r.status, TrialStatus::incorrect);
+  EXPECT_NE(r.reason.find("NaN"), std::string::npos) << r.reason;
+  // Finite but wrong by 0.1%: the relative L2 error must measure it, not just NaN.
+  const auto off =
+      compile_test_kernel(naive_kernel("naive_off", false, 1.001f), "naive_off", tmp_.path(), arch);
+  r = worker_->run_trial(request_for(off, {16, 16}, 256), 60s);
+  EXPECT_EQ(r.status, TrialStatus::incorrect);
+  EXPECT_NEAR(r.verify_error, 1e-3, 1e-4) << r.reason;
+}
+
+TEST_F(WorkerTest, FaultingKernelIsRecordedAsCrashedAndTheWorkerReplaced) {
+  set_problem("256x256x256", 1.0f, 0.0f);
+  const auto arch = worker_->info().fingerprint.arch();
+  const auto fault =
+      compile_test_kernel(std::string("extern \"C\" __global__ void fault") + kSignature +
+                              "{ float* volatile p = (float*)0x10; *p = alpha; }",
+                          "fault", tmp_.path(), arch);
+  auto r = worker_->run_trial(request_for(fault, {1, 1}, 32), 60s);
+  EXPECT_EQ(r.status, TrialStatus::crashed);
+  EXPECT_FALSE(r.reason.empty());
+  EXPECT_EQ(worker_->restarts(), 1);
+  // The replacement worker has the problem again and measures a good kernel.
+  r = run_config(kConfigs[0]);
+  EXPECT_EQ(r.status, TrialStatus::ok) << r.reason;
+}
+
+TEST_F(WorkerTest, HangingKernelTimesOutAndTheWorkerIsReplaced) {
+  set_problem("256x256x256", 1.0f, 0.0f);
+  const auto arch = worker_->info().fingerprint.arch();
+  const auto hang = compile_test_kernel(
+      std::string("extern \"C\" __global__ void hang") + kSignature +
+          "{ volatile int spin = 1; while (spin) { if (alpha == 12345.0f) spin = 0; } }",
+      "hang", tmp_.path(), arch);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = worker_->run_trial(request_for(hang, {1, 1}, 32), 3s);
+  EXPECT_EQ(r.status, TrialStatus::timeout) << r.reason;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 120s);
+  EXPECT_EQ(worker_->restarts(), 1);
+  r = run_config(kConfigs[0]);
+  EXPECT_EQ(r.status, TrialStatus::ok) << r.reason;
+}
+
+TEST_F(WorkerTest, TamperedCubinIsNotLoaded) {
+  set_problem("256x256x256", 1.0f, 0.0f);
+  const auto cfg = from_name(kConfigs[0]).value();
+  const auto c = compiler_->compile(cfg);
+  auto req = request_for(c, cfg, problem_);
+  req.cubin_sha256[0] = req.cubin_sha256[0] == '0' ? '1' : '0';
+  const auto r = worker_->run_trial(req, 60s);
+  EXPECT_EQ(r.status, TrialStatus::compile_failed);
+  EXPECT_NE(r.reason.find("SHA-256"), std::string::npos) << r.reason;
+}
+
+TEST_F(WorkerTest, NvrtcAndNvccInstancesGiveIdenticalResults) {
+  const auto nvcc_cubin = bin_dir() / "seed_nvcc.cubin";
+  if (!std::filesystem::exists(nvcc_cubin)) GTEST_SKIP() << "no nvcc cubin at " << nvcc_cubin;
+  set_problem("512x512x512", 1.0f, 0.0f);
+  const auto cfg = from_name(kConfigs[0]).value();
+  const auto c = compiler_->compile(cfg);
+  ASSERT_EQ(c.status, TrialStatus::ok);
+  auto req = request_for(c, cfg, problem_);
+  req.checksum = true;
+  const auto nvrtc = worker_->run_trial(req, 60s);
+  ASSERT_EQ(nvrtc.status, TrialStatus::ok) << nvrtc.reason;
+
+  std::ifstream in(nvcc_cubin, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  req.cubin_path = nvcc_cubin.string();
+  req.cubin_sha256 = sha256_hex(bytes);
+  const auto nvcc = worker_->run_trial(req, 60s);
+  ASSERT_EQ(nvcc.status, TrialStatus::ok) << nvcc.reason;
+  EXPECT_FALSE(nvrtc.checksum.empty());
+  EXPECT_EQ(nvrtc.checksum, nvcc.checksum);
+}
+
+TEST(TuneEndToEnd, QuickSpaceTunesThenResumesFromTheStoreAndCompileCache) {
+  SKIP_WITHOUT_GPU();
+  test::TempDir tmp;
+  const std::string common =
+      "tune --space quick --shape 1024x1024x512 --top 2 --reps 3 "
+      "--final-reps 5 --json --db '" +
+      (tmp.path() / "t.db").string() + "' --cache-dir '" + (tmp.path() / "cache").string() + "'";
+  auto first = test::run_cli(common, false);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const auto j1 = nlohmann::json::parse(first.out);
+  const int candidates = j1.at("candidates");
+  EXPECT_GT(candidates, 10);
+  EXPECT_EQ(j1.at("resumed").get<int>(), 0);
+  EXPECT_EQ(j1.at("compiled").get<int>() + j1.at("compile_cache_hits").get<int>(), candidates);
+  ASSERT_FALSE(j1.at("finalists").empty());
+  EXPECT_GT(j1.at("finalists")[0].at("ratio_to_cublas").get<double>(), 0.1);
+
+  // The second run measures nothing again and compiles nothing.
+  auto second = test::run_cli(common, false);
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  const auto j2 = nlohmann::json::parse(second.out);
+  EXPECT_EQ(j2.at("resumed").get<int>(), candidates);
+  EXPECT_EQ(j2.at("compiled").get<int>(), 0);
+
+  // --retune measures again, but every binary comes from the compile cache.
+  auto third = test::run_cli(common + " --retune", false);
+  ASSERT_EQ(third.exit_code, 0) << third.out;
+  const auto j3 = nlohmann::json::parse(third.out);
+  EXPECT_EQ(j3.at("resumed").get<int>(), 0);
+  EXPECT_EQ(j3.at("compiled").get<int>(), 0);
+  EXPECT_EQ(j3.at("compile_cache_hits").get<int>(), candidates);
+}
+
+}  // namespace
+}  // namespace sgt::gpu

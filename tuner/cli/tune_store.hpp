@@ -1,0 +1,17 @@
+// The store a tune writes through: the SQLite tuning cache at --db (default under the user's
+// cache directory).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "trial.hpp"
+
+namespace sgt::cli {
+
+void add_db_option(CLI::App& sub, std::string& db);
+std::unique_ptr<TrialStore> open_tune_store(const std::string& db);
+
+}  // namespace sgt::cli

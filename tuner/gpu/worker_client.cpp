@@ -1,0 +1,231 @@
+// Starting, talking to, watching and replacing the GPU worker process.
+#include "worker_client.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "error.hpp"
+
+extern char** environ;
+
+namespace sgt::gpu {
+
+namespace {
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// Starting a worker initialises CUDA and cuBLAS and compiles the verification kernel.
+constexpr auto kStartTimeout = 120s;
+// Filling a large problem and timing cuBLAS.
+constexpr auto kProblemTimeout = 300s;
+}  // namespace
+
+WorkerClient::WorkerClient(std::filesystem::path exe, int gpu) : exe_(std::move(exe)), gpu_(gpu) {
+  // A worker that dies mid-write must not kill the tuner.
+  std::signal(SIGPIPE, SIG_IGN);
+  start();
+}
+
+WorkerClient::~WorkerClient() {
+  stop(false);
+}
+
+void WorkerClient::start() {
+  int in_pipe[2], out_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
+    throw Error(fmt::format("cannot create pipes for the worker: {}", std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, in_pipe[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&fa, out_pipe[1], STDOUT_FILENO);
+  const std::string exe = exe_.string();
+  char arg1[] = "__worker";
+  char* argv[] = {const_cast<char*>(exe.c_str()), arg1, nullptr};
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, exe.c_str(), &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(in_pipe[0]);
+  close(out_pipe[1]);
+  if (rc != 0) {
+    close(in_pipe[1]);
+    close(out_pipe[0]);
+    throw Error(fmt::format("cannot start the worker '{}': {}", exe, std::strerror(rc)));
+  }
+  pid_ = pid;
+  to_worker_ = in_pipe[1];
+  from_worker_ = out_pipe[0];
+  buffer_.clear();
+
+  const json hello =
+      call({{"op", "hello"}, {"protocol", kWorkerProtocol}, {"gpu", gpu_}}, kStartTimeout);
+  if (!hello.value("ok", false)) {
+    const auto msg = hello.value("error", std::string("unknown error"));
+    stop(true);
+    throw Error("GPU worker: " + msg);
+  }
+  info_.fingerprint = hello.at("fingerprint").get<GpuFingerprint>();
+  info_.device = hello.at("device");
+  info_.why = hello.at("why");
+  info_.devices = hello.at("devices");
+}
+
+void WorkerClient::stop(bool kill_it) {
+  if (pid_ <= 0) return;
+  if (!kill_it && to_worker_ >= 0) {
+    const std::string bye = json{{"op", "bye"}}.dump() + "\n";
+    [[maybe_unused]] auto n = write(to_worker_, bye.data(), bye.size());
+  }
+  if (to_worker_ >= 0) close(to_worker_);
+  if (from_worker_ >= 0) close(from_worker_);
+  to_worker_ = from_worker_ = -1;
+  if (kill_it) kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+void WorkerClient::restart() {
+  stop(true);
+  ++restarts_;
+  spdlog::info("restarting the GPU worker (restart #{})", restarts_);
+  start();
+  if (problem_) {
+    const auto p = *problem_;
+    set_problem(p);
+  }
+}
+
+void WorkerClient::send(const json& req) {
+  const std::string line = req.dump() + "\n";
+  size_t off = 0;
+  while (off < line.size()) {
+    const ssize_t n = write(to_worker_, line.data() + off, line.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // the worker is gone; receive() reports it
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+std::optional<json> WorkerClient::receive(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
+      const std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      try {
+        return json::parse(line);
+      } catch (const json::parse_error& e) {
+        throw Error(fmt::format("GPU worker sent a malformed response: {}", e.what()));
+      }
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd pfd{from_worker_, POLLIN, 0};
+    const int r = poll(&pfd, 1, static_cast<int>(std::min<long long>(left.count(), 1 << 30)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) continue;  // timeout: the loop re-checks the deadline
+    char buf[65536];
+    const ssize_t n = read(from_worker_, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return std::nullopt;  // EOF: the worker died
+    buffer_.append(buf, static_cast<size_t>(n));
+  }
+}
+
+json WorkerClient::call(const json& req, std::chrono::milliseconds timeout) {
+  send(req);
+  auto resp = receive(timeout);
+  if (!resp) {
+    throw Error(fmt::format("GPU worker did not answer '{}' (died or timed out after {} ms)",
+                            req.value("op", ""), timeout.count()));
+  }
+  return *resp;
+}
+
+TimeStats WorkerClient::set_problem(const ProblemSetup& s) {
+  const json resp = call({{"op", "problem"},
+                          {"problem", s.problem},
+                          {"alpha", s.alpha},
+                          {"beta", s.beta},
+                          {"seed", s.seed},
+                          {"reps", s.cublas_repetitions}},
+                         kProblemTimeout);
+  if (!resp.value("ok", false)) {
+    throw Error("GPU worker could not set up the problem: " + resp.value("error", std::string()));
+  }
+  problem_ = s;
+  return resp.at("cublas").get<TimeStats>();
+}
+
+TimeStats WorkerClient::time_cublas(int repetitions) {
+  const json resp = call({{"op", "cublas"}, {"reps", repetitions}}, kProblemTimeout);
+  if (!resp.value("ok", false)) {
+    throw Error("GPU worker could not time cuBLAS: " + resp.value("error", std::string()));
+  }
+  return resp.at("cublas").get<TimeStats>();
+}
+
+TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::milliseconds timeout) {
+  send({{"op", "trial"},
+        {"name", t.name},
+        {"cubin", t.cubin_path},
+        {"sha256", t.cubin_sha256},
+        {"kernel", t.kernel},
+        {"grid", t.grid},
+        {"block", t.block},
+        {"warmup", t.warmup},
+        {"reps", t.repetitions},
+        {"cut_after", t.cut_after},
+        {"cut_ratio", t.cut_ratio},
+        {"best_ms", t.best_ms},
+        {"tolerance", t.tolerance},
+        {"checksum", t.checksum}});
+  const auto resp = receive(timeout);
+  TrialResponse out;
+  if (!resp) {
+    // Tell a hang from a death: a live process past the deadline is a hang.
+    int status = 0;
+    const bool alive = waitpid(pid_, &status, WNOHANG) == 0;
+    out.status = alive ? TrialStatus::timeout : TrialStatus::crashed;
+    out.reason =
+        alive ? fmt::format("no answer within {} ms; worker killed", timeout.count())
+              : fmt::format("worker died ({})", WIFSIGNALED(status)
+                                                    ? fmt::format("signal {}", WTERMSIG(status))
+                                                    : fmt::format("exit {}", WEXITSTATUS(status)));
+    if (!alive) {  // already reaped by waitpid above
+      close(to_worker_);
+      close(from_worker_);
+      to_worker_ = from_worker_ = -1;
+      pid_ = -1;
+    }
+    restart();
+    return out;
+  }
+  if (!resp->value("ok", false)) {
+    throw Error(
+        fmt::format("GPU worker failed on {}: {}", t.name, resp->value("error", std::string())));
+  }
+  out.status = status_from_string(resp->at("status").get<std::string>()).value();
+  out.reason = resp->value("reason", "");
+  out.verify_error = resp->value("verify_error", -1.0);
+  if (resp->contains("time")) out.time = resp->at("time").get<TimeStats>();
+  out.cut = resp->value("cut", false);
+  out.checksum = resp->value("checksum", "");
+  if (out.status == TrialStatus::crashed) restart();
+  return out;
+}
+
+}  // namespace sgt::gpu

@@ -1,0 +1,70 @@
+// The parent's side of the worker protocol: starts the worker process, sends requests, enforces a
+// watchdog, and replaces the worker when a candidate crashes it or hangs.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "trial.hpp"
+#include "worker_protocol.hpp"
+
+namespace sgt::gpu {
+
+struct ProblemSetup {
+  Problem problem;
+  float alpha = 1.0f, beta = 0.0f;
+  std::uint64_t seed = 0;
+  int cublas_repetitions = 20;
+};
+
+struct WorkerInfo {
+  GpuFingerprint fingerprint;
+  int device = 0;
+  std::string why;  // why this device was chosen
+  nlohmann::json devices;
+};
+
+class WorkerClient {
+ public:
+  // exe: the sgemm-tune binary (it runs `exe __worker`); gpu: -1 for auto.
+  // Throws sgt::Error when no worker can start or no GPU is usable.
+  WorkerClient(std::filesystem::path exe, int gpu);
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  const WorkerInfo& info() const { return info_; }
+
+  // Allocates and fills the problem in the worker, times cuBLAS; remembered for restarts.
+  TimeStats set_problem(const ProblemSetup& setup);
+  // Runs one candidate. Never throws for the candidate's own failure: a crash or a hang becomes
+  // a crashed/timeout response and the worker is replaced before returning.
+  TrialResponse run_trial(const TrialRequest& req, std::chrono::milliseconds timeout);
+  TimeStats time_cublas(int repetitions);
+
+  int restarts() const { return restarts_; }
+
+ private:
+  void start();
+  void stop(bool kill);
+  void restart();
+  void send(const nlohmann::json& req);
+  // nullopt when the worker died or the timeout expired.
+  std::optional<nlohmann::json> receive(std::chrono::milliseconds timeout);
+  nlohmann::json call(const nlohmann::json& req, std::chrono::milliseconds timeout);
+
+  std::filesystem::path exe_;
+  int gpu_;
+  int pid_ = -1;
+  int to_worker_ = -1, from_worker_ = -1;
+  std::string buffer_;
+  WorkerInfo info_;
+  std::optional<ProblemSetup> problem_;
+  int restarts_ = 0;
+};
+
+}  // namespace sgt::gpu
