@@ -68,7 +68,14 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     A += BK;
     B += static_cast<long long>(BK) * N;
 
+    // Unrolling the k loop fully gives every shared-memory read an immediate offset but makes
+    // ptxas several times slower on deep tiles; SGT_K_UNROLL (an NVRTC/nvcc -D option, part of
+    // the compile-cache key) picks a partial unroll instead.
+#ifdef SGT_K_UNROLL
+#pragma unroll SGT_K_UNROLL
+#else
 #pragma unroll
+#endif
     for (int k = 0; k < BK; ++k) {
 #pragma unroll
       for (int ws = 0; ws < g.WMITER; ++ws)

@@ -18,6 +18,7 @@ void register_compile(CLI::App& app) {
   struct Opts {
     std::string space = "default", shape, arch = "sm_90", cache_dir;
     int jobs = 0;
+    std::vector<std::string> nvrtc_options;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -32,6 +33,9 @@ void register_compile(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--cache-dir", o->cache_dir,
                   "Compiled-kernel cache (default: $SGT_CACHE_DIR, else the user cache dir)");
+  sub->add_option("--nvrtc-option", o->nvrtc_options,
+                  "Extra NVRTC option, repeatable (part of the compile-cache key), e.g. "
+                  "-DSGT_K_UNROLL=4 to unroll the k loop 4x instead of fully");
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
   sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
@@ -42,7 +46,7 @@ void register_compile(CLI::App& app) {
     const auto configs = enumerate(space, problem).survivors;
     gpu::KernelCompiler compiler(
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir),
-        gpu::CompileOptions{o->arch, {}});
+        gpu::CompileOptions{o->arch, o->nvrtc_options});
     const auto t0 = std::chrono::steady_clock::now();
     const auto results = compiler.compile_all(configs, static_cast<unsigned>(o->jobs));
     const double wall =

@@ -72,6 +72,7 @@ void register_tune(CLI::App& app) {
   struct Opts {
     std::string gpu = "auto", shape = "4096x4096x4096", space = "default", db, results, cache_dir;
     int top = 5, reps = 5, final_reps = 20, jobs = 0;
+    std::vector<std::string> nvrtc_options;
     double cut_ratio = 1.25;
     std::uint64_t seed = 0;
     bool retune = false, json = false;
@@ -106,6 +107,9 @@ void register_tune(CLI::App& app) {
       ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Seed of the random inputs (default: random, logged)");
+  sub->add_option("--nvrtc-option", o->nvrtc_options,
+                  "Extra NVRTC option, repeatable (part of the compile-cache key), e.g. "
+                  "-DSGT_K_UNROLL=4 to unroll the k loop 4x instead of fully");
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
   sub->add_flag("--retune", o->retune, "Measure again even where the store has a result");
@@ -132,6 +136,7 @@ void register_tune(CLI::App& app) {
     t.cache_dir =
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir);
     t.retune = o->retune;
+    t.nvrtc_options = o->nvrtc_options;
     t.strategy = "exhaustive";
     spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space.name,
                  t.candidates.size(), e.total, t.problem.shape(), t.seed);

@@ -215,7 +215,8 @@ PtxasInfo parse_ptxas_info(std::string_view log, std::string_view entry) {
 
 struct KernelCompiler::Fresh {
   Compiled result;
-  std::string cubin;  // only when ok
+  std::string cubin;            // only when ok
+  bool missing_report = false;  // compiled, but ptxas's report is absent from the log
 };
 
 KernelCompiler::KernelCompiler(fs::path cache_dir, CompileOptions opts)
@@ -275,7 +276,7 @@ std::string KernelCompiler::load_verified_cubin(const fs::path& p, const std::st
   return bytes;
 }
 
-KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c) {
+KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c, int attempt) {
   Fresh fresh;
   Compiled& r = fresh.result;
   r.config_name = to_name(c);
@@ -288,8 +289,11 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c) 
   }
   // The main file is a template only; nvrtcAddNameExpression instantiates it, so the program
   // text is the kernel file byte for byte and error lines point into it.
-  Program prog(std::string(sources.at(0).text), std::string(sources.at(0).name), header_texts,
-               header_names);
+  std::string text(sources.at(0).text);
+  // A retry appends a comment: a different program text, in case whatever lost the report keyed
+  // on the text. Line numbers of errors are unchanged.
+  if (attempt > 0) text += fmt::format("\n// attempt {}\n", attempt + 1);
+  Program prog(std::move(text), std::string(sources.at(0).name), header_texts, header_names);
   const std::string expr = name_expression(c);
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
 
@@ -338,8 +342,12 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c) 
     r.status = TrialStatus::compile_failed;
     r.reason = compile_failure_reason(r.log);
   } else if (!info.found) {
-    throw Error(fmt::format("no ptxas report for {} in the NVRTC log (options: {}):\n{}",
-                            r.lowered_name, fmt::join(options_, " "), r.log));
+    // Seen on the GPU host: NVRTC 13.0 occasionally returns a cubin with an empty log. Without
+    // the report, spills cannot be ruled out, so the binary is not used.
+    fresh.missing_report = true;
+    r.status = TrialStatus::compile_failed;
+    r.reason = fmt::format("ptxas printed no resource report for {} (options: {})",
+                           r.lowered_name, fmt::join(options_, " "));
   } else if (info.spill_store_bytes > 0 || info.spill_load_bytes > 0 || info.stack_bytes > 0) {
     // A stack frame without spills still means local memory: the accumulators were not kept in
     // registers, which costs as much as spilling.
@@ -442,6 +450,12 @@ Compiled KernelCompiler::compile(const WarpTileConfig& c) {
   Compiled cached;
   if (load_cached(c, key, cached)) return cached;
   Fresh fresh = compile_uncached(c);
+  if (fresh.missing_report) {
+    spdlog::warn("{}: {}; compiling once more", fresh.result.config_name, fresh.result.reason);
+    fresh = compile_uncached(c, 1);
+    // A second miss is recorded for this run but not cached: it is not the config's fault.
+    if (fresh.missing_report) return std::move(fresh.result);
+  }
   store(c, key, fresh.result, fresh.cubin);
   spdlog::debug("compiled {} in {:.2f} s: {}", fresh.result.config_name,
                 fresh.result.compile_seconds, to_string(fresh.result.status));

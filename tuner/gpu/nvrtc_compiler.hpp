@@ -86,7 +86,7 @@ class KernelCompiler {
 
  private:
   struct Fresh;
-  Fresh compile_uncached(const WarpTileConfig& c);
+  Fresh compile_uncached(const WarpTileConfig& c, int attempt = 0);
   bool load_cached(const WarpTileConfig& c, const std::string& key, Compiled& out) const;
   void store(const WarpTileConfig& c, const std::string& key, Compiled& r,
              const std::string& cubin) const;

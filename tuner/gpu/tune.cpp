@@ -11,11 +11,13 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "error.hpp"
 #include "kernel_source.hpp"
 #include "nvrtc_compiler.hpp"
+#include "sha256.hpp"
 
 namespace sgt::gpu {
 
@@ -27,13 +29,20 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// What a trial's binary was built from: the kernel sources, and any extra compile options (a
+// trial measured with other options is a different kernel, never served as the default's winner).
+std::string trial_kernel_hash(const TuneOptions& o) {
+  if (o.nvrtc_options.empty()) return kernel_source_hash();
+  return sha256_hex(kernel_source_hash() + "\n" + fmt::format("{}", fmt::join(o.nvrtc_options, " ")));
+}
+
 Trial base_trial(const TuneOptions& o, const WarpTileConfig& c) {
   Trial t;
   t.config = c;
   t.config_name = to_name(c);
   t.problem = o.problem;
   t.kernel_template = std::string(kKernelTemplateName);
-  t.kernel_hash = kernel_source_hash();
+  t.kernel_hash = trial_kernel_hash(o);
   t.tuner_version = SGT_VERSION;
   t.strategy = o.strategy;
   t.seed = o.seed;
@@ -100,7 +109,7 @@ TuneReport run_tune(const TuneOptions& o, TrialStore& store, const std::filesyst
   std::vector<std::optional<Trial>> trials(o.candidates.size());
   for (size_t i = 0; i < o.candidates.size(); ++i) {
     if (!o.retune) {
-      if (auto done = store.finished(to_name(o.candidates[i]), kernel_source_hash())) {
+      if (auto done = store.finished(to_name(o.candidates[i]), trial_kernel_hash(o))) {
         trials[i] = std::move(*done);
         ++rep.resumed;
         continue;
@@ -124,7 +133,7 @@ TuneReport run_tune(const TuneOptions& o, TrialStore& store, const std::filesyst
                rep.cublas_screen.repetitions);
 
   // Compile on a pool while the GPU measures what is ready.
-  KernelCompiler compiler(o.cache_dir, CompileOptions{fp.arch(), {}});
+  KernelCompiler compiler(o.cache_dir, CompileOptions{fp.arch(), o.nvrtc_options});
   std::vector<WarpTileConfig> to_compile;
   for (size_t i : pending) to_compile.push_back(o.candidates[i]);
   std::unordered_map<std::string, size_t> slot;

@@ -29,6 +29,7 @@ struct TuneOptions {
   std::uint64_t seed = 0;
   unsigned compile_threads = 0;  // 0: all cores
   std::filesystem::path cache_dir;
+  std::vector<std::string> nvrtc_options;  // extra options, e.g. -DSGT_K_UNROLL=4
   bool retune = false;  // ignore finished trials in the store
 };
 
