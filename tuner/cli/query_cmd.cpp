@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "error.hpp"
 #include "store.hpp"
+#include "worker_client.hpp"
 
 namespace sgt::cli {
 
@@ -54,7 +55,8 @@ void register_query(CLI::App& app) {
       "nearest tuned shape, else the default config");
   sub->add_option("--gpu", o->gpu,
                   "GPU name as `sgemm-tune list` shows it (case-insensitive), its "
-                  "NAME@sm_XY/SMS key, or 'auto': the only GPU in the database")
+                  "NAME@sm_XY/SMS key, or 'auto': this machine's GPU (without one: the only GPU in "
+                  "the database)")
       ->capture_default_str();
   sub->add_option("--shape", o->shape, "Problem size MxNxK, e.g. 4096x4096x4096")->required();
   sub->add_option("--layout", o->layout, "Operand layout")
@@ -103,13 +105,21 @@ void register_query(CLI::App& app) {
       if (gpus.empty()) {
         note = fmt::format("nothing tuned in '{}' yet", path.string());
       } else if (o->gpu == "auto") {
-        // Until the device is probed here, "auto" is only unambiguous with one GPU on record.
-        if (gpus.size() != 1) {
-          throw InputError(
-              fmt::format("--gpu auto: '{}' holds results for {} GPUs; name one with --gpu:{}",
-                          path.string(), gpus.size(), known_gpus_text(gpus)));
+        // "auto" means the GPU of this machine; without one, the only GPU on record will do.
+        try {
+          gpu::WorkerClient probe(std::filesystem::read_symlink("/proc/self/exe"), -1);
+          gpu = db::GpuIdentity::of(probe.info().fingerprint);
+        } catch (const Error& e) {
+          if (gpus.size() != 1) {
+            throw InputError(fmt::format(
+                "--gpu auto: no usable GPU here ({}), and '{}' holds results for {} GPUs; name "
+                "one with --gpu:{}",
+                e.what(), path.string(), gpus.size(), known_gpus_text(gpus)));
+          }
+          gpu = gpus.front().identity();
+          note = fmt::format("no usable GPU here; answering for the only GPU on record, {}",
+                             gpu->label());
         }
-        gpu = gpus.front().identity();
       } else {
         const auto matches = store.find_gpus(o->gpu);
         if (matches.empty()) {

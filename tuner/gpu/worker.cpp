@@ -157,11 +157,6 @@ class Worker {
     SGT_CUDA_CHECK(cudaSetDevice(dev_));
     fp_ = fingerprint(dev_);
     SGT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    SGT_CUBLAS_CHECK(cublasCreate(&cublas_));
-    SGT_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-    // Plain FP32: no TF32 tensor-op shortcut in the baseline.
-    SGT_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
-    build_compare_kernel();
     return {{"ok", true}, {"protocol", kWorkerProtocol}, {"device", dev_},
             {"why", why}, {"devices", devices},          {"fingerprint", fp_}};
   }
@@ -193,6 +188,15 @@ class Worker {
 
   json problem(const json& req) {
     if (!stream_) throw Error("problem before hello");
+    // cuBLAS and the comparison kernel only once there is work: a bare hello (a device probe)
+    // stays cheap.
+    if (!cublas_) {
+      SGT_CUBLAS_CHECK(cublasCreate(&cublas_));
+      SGT_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+      // Plain FP32: no TF32 tensor-op shortcut in the baseline.
+      SGT_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+      build_compare_kernel();
+    }
     problem_ = req.at("problem").get<Problem>();
     alpha_ = req.at("alpha").get<float>();
     beta_ = req.at("beta").get<float>();
