@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvrtc_compiler.hpp"
+#include "tune.hpp"
 #include "sha256.hpp"
 #include "test_support.hpp"
 #include "worker_client.hpp"
@@ -94,18 +95,6 @@ TrialRequest request_for(const CubinFile& f, std::array<unsigned, 2> grid, unsig
   return r;
 }
 
-TrialRequest request_for(const Compiled& c, const WarpTileConfig& cfg, const Problem& p) {
-  TrialRequest r;
-  r.name = c.config_name;
-  r.cubin_path = c.cubin_path.string();
-  r.cubin_sha256 = c.cubin_sha256;
-  r.kernel = c.lowered_name;
-  r.grid = {static_cast<unsigned>(p.N / cfg.BN), static_cast<unsigned>(p.M / cfg.BM)};
-  r.block = static_cast<unsigned>(cfg.NUM_THREADS);
-  r.repetitions = 3;
-  return r;
-}
-
 class WorkerTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -130,7 +119,7 @@ class WorkerTest : public ::testing::Test {
     EXPECT_TRUE(check(cfg).empty()) << name << " is not a valid config";
     const auto c = compiler_->compile(cfg);
     EXPECT_EQ(c.status, TrialStatus::ok) << c.reason;
-    auto req = request_for(c, cfg, problem_);
+    auto req = make_trial_request(c, cfg, problem_);
     req.checksum = checksum;
     return worker_->run_trial(req, 60s);
   }
@@ -226,7 +215,7 @@ TEST_F(WorkerTest, TamperedCubinIsNotLoaded) {
   set_problem("256x256x256", 1.0f, 0.0f);
   const auto cfg = from_name(kConfigs[0]).value();
   const auto c = compiler_->compile(cfg);
-  auto req = request_for(c, cfg, problem_);
+  auto req = make_trial_request(c, cfg, problem_);
   req.cubin_sha256[0] = req.cubin_sha256[0] == '0' ? '1' : '0';
   const auto r = worker_->run_trial(req, 60s);
   EXPECT_EQ(r.status, TrialStatus::compile_failed);
@@ -240,7 +229,7 @@ TEST_F(WorkerTest, NvrtcAndNvccInstancesGiveIdenticalResults) {
   const auto cfg = from_name(kConfigs[0]).value();
   const auto c = compiler_->compile(cfg);
   ASSERT_EQ(c.status, TrialStatus::ok);
-  auto req = request_for(c, cfg, problem_);
+  auto req = make_trial_request(c, cfg, problem_);
   req.checksum = true;
   const auto nvrtc = worker_->run_trial(req, 60s);
   ASSERT_EQ(nvrtc.status, TrialStatus::ok) << nvrtc.reason;

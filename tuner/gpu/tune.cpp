@@ -60,21 +60,6 @@ void apply_compiled(Trial& t, const Compiled& c) {
   }
 }
 
-TrialRequest make_request(const TuneOptions& o, const WarpTileConfig& c, const Compiled& comp) {
-  TrialRequest r;
-  r.name = comp.config_name;
-  r.cubin_path = comp.cubin_path.string();
-  r.cubin_sha256 = comp.cubin_sha256;
-  r.kernel = comp.lowered_name;
-  r.grid = {static_cast<unsigned>(o.problem.N / c.BN), static_cast<unsigned>(o.problem.M / c.BM)};
-  r.block = static_cast<unsigned>(c.NUM_THREADS);
-  r.repetitions = o.repetitions;
-  r.cut_after = o.cut_after;
-  r.cut_ratio = o.cut_ratio;
-  r.tolerance = o.tolerance;
-  return r;
-}
-
 void apply_response(Trial& t, const TrialResponse& r, const Problem& p) {
   t.status = r.status;
   t.reason = r.reason;
@@ -90,7 +75,42 @@ std::chrono::milliseconds trial_timeout(double cublas_ms, int reps) {
   return std::chrono::milliseconds(static_cast<long long>(ms));
 }
 
+// Compiled -> verified and timed -> recorded: the one path every candidate takes, screened or final.
+Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& comp,
+              WorkerClient& worker, TrialStore& store, double best_ms, int cut_after,
+              double cublas_ms) {
+  Trial t = base_trial(o, cfg);
+  apply_compiled(t, comp);
+  if (t.status == TrialStatus::ok) {
+    auto req = make_trial_request(comp, cfg, o.problem);
+    req.repetitions = o.repetitions;
+    req.cut_after = cut_after;
+    req.cut_ratio = o.cut_ratio;
+    req.tolerance = o.tolerance;
+    req.best_ms = best_ms;
+    apply_response(t, worker.run_trial(req, trial_timeout(cublas_ms, o.repetitions)), o.problem);
+  }
+  t.cublas_median_ms = cublas_ms;
+  t.timestamp = utc_timestamp();
+  store.record(t);
+  if (t.status != TrialStatus::ok) {
+    spdlog::debug("{}: {} ({})", t.config_name, to_string(t.status), t.reason);
+  }
+  return t;
+}
+
 }  // namespace
+
+TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c, const Problem& p) {
+  TrialRequest r;
+  r.name = comp.config_name;
+  r.cubin_path = comp.cubin_path.string();
+  r.cubin_sha256 = comp.cubin_sha256;
+  r.kernel = comp.lowered_name;
+  r.grid = {static_cast<unsigned>(p.N / c.BN), static_cast<unsigned>(p.M / c.BM)};
+  r.block = static_cast<unsigned>(c.NUM_THREADS);
+  return r;
+}
 
 TuneReport run_tune(const TuneOptions& o, TrialStore& store, const std::filesystem::path& exe,
                     const std::function<void(const TuneProgress&)>& progress) {
@@ -188,21 +208,8 @@ TuneReport run_tune(const TuneOptions& o, TrialStore& store, const std::filesyst
     }
     ++(comp.from_cache ? rep.cache_hits : rep.compiled);
 
-    Trial t = base_trial(o, cfg);
-    apply_compiled(t, comp);
-    if (t.status == TrialStatus::ok) {
-      auto req = make_request(o, cfg, comp);
-      req.best_ms = best_ms;
-      const auto resp =
-          worker.run_trial(req, trial_timeout(rep.cublas_screen.median_ms, o.repetitions));
-      apply_response(t, resp, o.problem);
-    }
-    t.cublas_median_ms = rep.cublas_screen.median_ms;
-    t.timestamp = utc_timestamp();
-    store.record(t);
-    if (t.status != TrialStatus::ok) {
-      spdlog::debug("{}: {} ({})", t.config_name, to_string(t.status), t.reason);
-    }
+    Trial t = measure(o, cfg, comp, worker, store, best_ms, o.cut_after,
+                      rep.cublas_screen.median_ms);
     if (t.status == TrialStatus::ok && !t.cut_early &&
         (best_ms == 0 || t.time.median_ms < best_ms)) {
       best_ms = t.time.median_ms;
@@ -245,18 +252,9 @@ TuneReport run_tune(const TuneOptions& o, TrialStore& store, const std::filesyst
     fo.strategy = o.strategy + "/final";
     for (const Trial* screened : ranked) {
       const auto comp = compiler.compile(screened->config);  // a cache hit
-      Trial t = base_trial(fo, screened->config);
-      apply_compiled(t, comp);
-      if (t.status == TrialStatus::ok) {
-        auto req = make_request(fo, screened->config, comp);
-        req.cut_after = 0;  // finalists run every repetition
-        const auto resp =
-            worker.run_trial(req, trial_timeout(rep.cublas_final.median_ms, fo.repetitions));
-        apply_response(t, resp, o.problem);
-      }
-      t.cublas_median_ms = rep.cublas_final.median_ms;
-      t.timestamp = utc_timestamp();
-      store.record(t);
+      // Finalists run every repetition: no cut.
+      Trial t = measure(fo, screened->config, comp, worker, store, 0, 0,
+                        rep.cublas_final.median_ms);
       Finalist f{t, 0};
       if (t.status == TrialStatus::ok && t.time.median_ms > 0) {
         f.ratio_to_cublas = rep.cublas_final.median_ms / t.time.median_ms;

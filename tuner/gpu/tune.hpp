@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nvrtc_compiler.hpp"
 #include "trial.hpp"
 #include "worker_client.hpp"
 
@@ -56,6 +57,9 @@ struct TuneReport {
   size_t compiled = 0, cache_hits = 0;
   double compile_wall_s = 0, wall_s = 0;
 };
+
+// The worker request that runs a compiled config on a problem (launch geometry from the config).
+TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c, const Problem& p);
 
 // `exe` is the sgemm-tune binary that serves the worker. Trials are recorded in `store` as they
 // finish, so a killed tune loses nothing it finished.
