@@ -16,7 +16,7 @@ namespace sgt::cli {
 
 void register_compile(CLI::App& app) {
   struct Opts {
-    std::string space = "default", shape, arch = "sm_90", cache_dir;
+    std::string space = "default", shape, arch = "sm_90", cache_dir, shard;
     int jobs = 0;
     std::vector<std::string> nvrtc_options;
     bool json = false;
@@ -38,12 +38,26 @@ void register_compile(CLI::App& app) {
                   "-DSGT_K_UNROLL=4 to unroll the k loop 4x instead of fully");
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
+  sub->add_option("--shard", o->shard,
+                  "I/N: compile only every N-th survivor starting at I (0-based), to spread the "
+                  "work over processes or machines sharing one cache");
   sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
   sub->callback([o] {
     const auto space = load_space(o->space);
     std::optional<Problem> problem;
     if (!o->shape.empty()) problem = parse_shape(o->shape);
-    const auto configs = enumerate(space, problem).survivors;
+    auto configs = enumerate(space, problem).survivors;
+    if (!o->shard.empty()) {
+      unsigned index = 0, count = 0;
+      char slash = 0, extra = 0;
+      if (std::sscanf(o->shard.c_str(), "%u%c%u%c", &index, &slash, &count, &extra) != 3 ||
+          slash != '/' || count == 0 || index >= count) {
+        throw InputError(fmt::format("bad --shard '{}': expected I/N with 0 <= I < N", o->shard));
+      }
+      std::vector<WarpTileConfig> mine;
+      for (size_t i = index; i < configs.size(); i += count) mine.push_back(configs[i]);
+      configs = std::move(mine);
+    }
     gpu::KernelCompiler compiler(
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir),
         gpu::CompileOptions{o->arch, o->nvrtc_options});

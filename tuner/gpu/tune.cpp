@@ -33,7 +33,8 @@ double seconds_since(Clock::time_point t0) {
 // trial measured with other options is a different kernel, never served as the default's winner).
 std::string trial_kernel_hash(const TuneOptions& o) {
   if (o.nvrtc_options.empty()) return kernel_source_hash();
-  return sha256_hex(kernel_source_hash() + "\n" + fmt::format("{}", fmt::join(o.nvrtc_options, " ")));
+  return sha256_hex(kernel_source_hash() + "\n" +
+                    fmt::format("{}", fmt::join(o.nvrtc_options, " ")));
 }
 
 Trial base_trial(const TuneOptions& o, const WarpTileConfig& c) {
@@ -75,7 +76,8 @@ std::chrono::milliseconds trial_timeout(double cublas_ms, int reps) {
   return std::chrono::milliseconds(static_cast<long long>(ms));
 }
 
-// Compiled -> verified and timed -> recorded: the one path every candidate takes, screened or final.
+// Compiled -> verified and timed -> recorded: the one path every candidate takes, screened or
+// final.
 Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& comp,
               WorkerClient& worker, TrialStore& store, double best_ms, int cut_after,
               double cublas_ms) {
@@ -208,8 +210,8 @@ TuneReport run_tune(const TuneOptions& o, TrialStore& store, const std::filesyst
     }
     ++(comp.from_cache ? rep.cache_hits : rep.compiled);
 
-    Trial t = measure(o, cfg, comp, worker, store, best_ms, o.cut_after,
-                      rep.cublas_screen.median_ms);
+    Trial t =
+        measure(o, cfg, comp, worker, store, best_ms, o.cut_after, rep.cublas_screen.median_ms);
     if (t.status == TrialStatus::ok && !t.cut_early &&
         (best_ms == 0 || t.time.median_ms < best_ms)) {
       best_ms = t.time.median_ms;
@@ -253,8 +255,8 @@ TuneReport run_tune(const TuneOptions& o, TrialStore& store, const std::filesyst
     for (const Trial* screened : ranked) {
       const auto comp = compiler.compile(screened->config);  // a cache hit
       // Finalists run every repetition: no cut.
-      Trial t = measure(fo, screened->config, comp, worker, store, 0, 0,
-                        rep.cublas_final.median_ms);
+      Trial t =
+          measure(fo, screened->config, comp, worker, store, 0, 0, rep.cublas_final.median_ms);
       Finalist f{t, 0};
       if (t.status == TrialStatus::ok && t.time.median_ms > 0) {
         f.ratio_to_cublas = rep.cublas_final.median_ms / t.time.median_ms;

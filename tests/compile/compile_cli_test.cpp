@@ -1,0 +1,50 @@
+// `sgemm-tune compile` through the CLI: shards partition the survivors and share one cache, and a
+// second run compiles nothing.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "space.hpp"
+#include "test_support.hpp"
+
+namespace sgt {
+namespace {
+
+nlohmann::json compile_json(const std::string& args) {
+  const auto r = test::run_cli("compile --space quick --json " + args, false);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(CompileCli, ShardsPartitionTheSpaceAndShareTheCache) {
+  test::TempDir tmp;
+  const std::string cache = "--cache-dir '" + (tmp.path() / "cache").string() + "'";
+  const auto survivors = enumerate(load_space("quick")).survivors.size();
+
+  const auto a = compile_json(cache + " --shard 0/2");
+  const auto b = compile_json(cache + " --shard 1/2");
+  EXPECT_EQ(a.at("configs").get<size_t>() + b.at("configs").get<size_t>(), survivors);
+  EXPECT_EQ(a.at("compiled").get<size_t>() + b.at("compiled").get<size_t>(), survivors);
+  std::set<std::string> names;
+  for (const auto& j : {a, b}) {
+    for (const auto& r : j.at("results")) {
+      EXPECT_TRUE(names.insert(r.at("name").get<std::string>()).second) << "compiled twice";
+    }
+  }
+
+  // The whole space afterwards: everything comes from the cache.
+  const auto all = compile_json(cache);
+  EXPECT_EQ(all.at("configs").get<size_t>(), survivors);
+  EXPECT_EQ(all.at("compiled").get<size_t>(), 0u);
+  EXPECT_EQ(all.at("cache_hits").get<size_t>(), survivors);
+}
+
+TEST(CompileCli, BadShardIsRefused) {
+  for (const char* bad : {"2/2", "1", "a/b", "1/0", "0/2/3", "-1/2"}) {
+    const auto r = test::run_cli(std::string("compile --space quick --shard ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace sgt
