@@ -45,8 +45,11 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   const int bRow = b_load_row(g, tid);
   const int bCol = b_load_col(g, tid);
 
-  float acc[g.WMITER * TM * WNITER * TN] = {0.0f};
-  float regM[g.WMITER * TM];
+  // Sized for at least one sub-tile so that a rejected config fails on its static_assert alone,
+  // not also on zero-sized arrays.
+  constexpr int kWmiter = g.WMITER > 0 ? g.WMITER : 1;
+  float acc[kWmiter * TM * WNITER * TN] = {0.0f};
+  float regM[kWmiter * TM];
   float regN[WNITER * TN];
 
   for (int bk = 0; bk < K; bk += BK) {

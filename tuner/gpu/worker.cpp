@@ -126,7 +126,8 @@ class Worker {
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
       return {{"ok", false},
-              {"error", fmt::format("no usable CUDA device: {}",
+              {"error", fmt::format("no usable CUDA device: {} (is an NVIDIA driver installed and "
+                                    "a GPU visible to this process?)",
                                     e != cudaSuccess ? cudaGetErrorString(e)
                                                      : "the driver reports 0 devices")}};
     }
