@@ -13,5 +13,6 @@ void register_worker(CLI::App& app);
 void register_query(CLI::App&);
 void register_list(CLI::App&);
 void register_db(CLI::App&);
+void register_export(CLI::App& app);
 
 }  // namespace sgt::cli

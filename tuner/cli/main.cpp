@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   sgt::cli::register_query(app);
   sgt::cli::register_list(app);
   sgt::cli::register_db(app);
+  sgt::cli::register_export(app);
 
   try {
     app.parse(argc, argv);

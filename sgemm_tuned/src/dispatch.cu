@@ -1,0 +1,200 @@
+// The dispatch library: nvcc instantiates sgemm_warptile from kernel_templates/ for exactly the
+// configs of the embedded table; sgemm() launches the one select.hpp chooses, else cuBLAS.
+#include "sgemm_tuned/sgemm_tuned.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "select.hpp"
+#include "sgemm_warptile.cuh"
+
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 1,
+              "this dispatch library reads table format 1: export the table with the sgemm-tune "
+              "that ships this library");
+
+namespace sgemm_tuned {
+
+namespace {
+
+namespace table = ::sgt_tuned_table;
+using detail::strf;
+
+// A hand-edited table whose X-list disagrees with kConfigs would launch one config with another's
+// grid and block; refuse to build it.
+#define SGT_TUNED_CHECK_CONFIG(index, ...)                            \
+  static_assert(table::kConfigs[index] == table::Config{__VA_ARGS__}, \
+                "SGT_TUNED_CONFIGS disagrees with kConfigs: regenerate the table");
+SGT_TUNED_CONFIGS(SGT_TUNED_CHECK_CONFIG)
+#undef SGT_TUNED_CHECK_CONFIG
+
+using Kernel = void (*)(int, int, int, float, const float*, const float*, float, float*);
+
+// Taking each address instantiates the template for that config, and only for that config.
+#define SGT_TUNED_KERNEL(index, ...) &sgemm_warptile<__VA_ARGS__>,
+// The trailing null keeps the array non-empty for a table without configs.
+const Kernel kKernels[] = {SGT_TUNED_CONFIGS(SGT_TUNED_KERNEL) nullptr};
+#undef SGT_TUNED_KERNEL
+
+struct DeviceState {
+  detail::DeviceIdentity id;
+  std::vector<std::string> unusable;  // per config: empty when this build can launch it here
+  std::mutex cublas_mutex;            // guards the handle: its stream is shared state
+  cublasHandle_t cublas = nullptr;
+};
+
+cudaError_t probe(int dev, DeviceState& s) {
+  cudaDeviceProp p{};
+  if (const cudaError_t e = cudaGetDeviceProperties(&p, dev); e != cudaSuccess) return e;
+  s.id = {p.name, p.major, p.minor, p.multiProcessorCount};
+  s.unusable.assign(table::kConfigCount, std::string());
+  for (int i = 0; i < table::kConfigCount; ++i) {
+    cudaFuncAttributes a{};
+    const cudaError_t e = cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(kKernels[i]));
+    if (e != cudaSuccess) {
+      // The probe's failure is an answer; left in place, the caller's next cudaGetLastError() would
+      // report it as theirs.
+      (void)cudaGetLastError();
+      s.unusable[i] = strf(
+          "this build holds no kernel image of it for sm_%d%d (%s); add %d%d to "
+          "CMAKE_CUDA_ARCHITECTURES",
+          p.major, p.minor, cudaGetErrorString(e), p.major, p.minor);
+    } else if (a.maxThreadsPerBlock < table::kConfigs[i].NUM_THREADS) {
+      s.unusable[i] =
+          strf("it needs %d threads per block, and sm_%d%d fits only %d at %d registers",
+               table::kConfigs[i].NUM_THREADS, p.major, p.minor, a.maxThreadsPerBlock, a.numRegs);
+    }
+  }
+  return cudaSuccess;
+}
+
+// The current device's state, probed once. A failed probe is not kept, so a later call retries.
+cudaError_t current_device(DeviceState** out) {
+  int dev = 0;
+  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
+  // Never destroyed: another thread or an atexit handler may still call sgemm() while statics are
+  // torn down, and cuBLAS handles must not be destroyed after the CUDA runtime has unloaded.
+  static auto* mutex = new std::mutex;
+  static auto* states = new std::map<int, std::unique_ptr<DeviceState>>;
+  std::lock_guard<std::mutex> lock(*mutex);
+  auto& s = (*states)[dev];
+  if (!s) {
+    auto fresh = std::make_unique<DeviceState>();
+    if (const cudaError_t e = probe(dev, *fresh); e != cudaSuccess) return e;
+    s = std::move(fresh);
+  }
+  *out = s.get();
+  return cudaSuccess;
+}
+
+cudaError_t to_cuda_error(cublasStatus_t st) {
+  switch (st) {
+    case CUBLAS_STATUS_SUCCESS:
+      return cudaSuccess;
+    case CUBLAS_STATUS_ALLOC_FAILED:
+      return cudaErrorMemoryAllocation;
+    case CUBLAS_STATUS_INVALID_VALUE:
+      return cudaErrorInvalidValue;
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+      return cudaErrorNoKernelImageForDevice;
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+      return cudaErrorNotSupported;
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+      return cudaErrorLaunchFailure;
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+      return cudaErrorInitializationError;
+    default:
+      return cudaErrorUnknown;
+  }
+}
+
+cudaError_t run_cublas(DeviceState& s, int M, int N, int K, float alpha, const float* A, int lda,
+                       const float* B, int ldb, float beta, float* C, int ldc,
+                       cudaStream_t stream) {
+  std::lock_guard<std::mutex> lock(s.cublas_mutex);
+  if (!s.cublas) {
+    // Created on the device that is current now, which is the one `s` describes.
+    cublasHandle_t h = nullptr;
+    cublasStatus_t st = cublasCreate(&h);
+    // Pedantic: FP32 throughout, never TF32, so the fallback computes what the kernels compute.
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+      if (h) cublasDestroy(h);
+      return to_cuda_error(st);
+    }
+    s.cublas = h;
+  }
+  cublasStatus_t st = cublasSetStream(s.cublas, stream);
+  // Row-major C = A * B is column-major C^T = B^T * A^T: swap the operands, keep the strides.
+  if (st == CUBLAS_STATUS_SUCCESS) {
+    st = cublasSgemm(s.cublas, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda, &beta, C,
+                     ldc);
+  }
+  return to_cuda_error(st);
+}
+
+cudaError_t launch(int config, int M, int N, int K, float alpha, const float* A, const float* B,
+                   float beta, float* C, cudaStream_t stream) {
+  const auto& cfg = table::kConfigs[config];
+  const dim3 grid(static_cast<unsigned>(N / cfg.BN), static_cast<unsigned>(M / cfg.BM));
+  const dim3 block(static_cast<unsigned>(cfg.NUM_THREADS));
+  void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C};
+  // cudaLaunchKernel returns this launch's own error, where <<<>>> would leave it to a later
+  // cudaGetLastError() that may return an earlier, unrelated one instead.
+  return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[config]), grid, block, args, 0,
+                          stream);
+}
+
+detail::Call make_call(int M, int N, int K, int lda, int ldb, int ldc, const void* A, const void* B,
+                       const void* C) {
+  return {M,
+          N,
+          K,
+          lda,
+          ldb,
+          ldc,
+          reinterpret_cast<std::uintptr_t>(A),
+          reinterpret_cast<std::uintptr_t>(B),
+          reinterpret_cast<std::uintptr_t>(C)};
+}
+
+}  // namespace
+
+cudaError_t sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                  int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
+  DeviceState* s = nullptr;
+  if (const cudaError_t e = current_device(&s); e != cudaSuccess) return e;
+  const auto c = detail::choose(s->id, make_call(M, N, K, lda, ldb, ldc, A, B, C),
+                                [s](int i) { return s->unusable[i]; });
+  switch (c.path) {
+    case detail::Path::kernel:
+      return launch(c.config, M, N, K, alpha, A, B, beta, C, stream);
+    case detail::Path::cublas:
+      return run_cublas(*s, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+    case detail::Path::invalid:
+      break;
+  }
+  return cudaErrorInvalidValue;
+}
+
+std::string explain(int M, int N, int K, int lda, int ldb, int ldc, const void* A, const void* B,
+                    const void* C) {
+  DeviceState* s = nullptr;
+  if (const cudaError_t e = current_device(&s); e != cudaSuccess) {
+    (void)cudaGetLastError();  // explain() only asks; it leaves no error behind
+    return strf("sgemm %dx%dx%d: no usable CUDA device (%s: %s), so sgemm() returns that error. ",
+                M, N, K, cudaGetErrorName(e), cudaGetErrorString(e)) +
+           detail::table_text();
+  }
+  const auto call = make_call(M, N, K, lda, ldb, ldc, A, B, C);
+  return detail::describe(s->id, call,
+                          detail::choose(s->id, call, [s](int i) { return s->unusable[i]; }));
+}
+
+}  // namespace sgemm_tuned

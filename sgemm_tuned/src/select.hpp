@@ -1,0 +1,280 @@
+// Which path serves an SGEMM call: the device matched against the embedded table, then the exact
+// tuned shape, the nearest tuned shape whose tile fits, the GPU's default, else cuBLAS. Pure C++
+// (no CUDA), so the CPU tests run the very selection and wording that sgemm() and explain() use.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sgemm_tuned_table.hpp"
+
+namespace sgemm_tuned::detail {
+
+namespace table = ::sgt_tuned_table;
+
+enum class Path { kernel, cublas, invalid };
+enum class Source { none, exact, nearest, gpu_default };
+
+struct DeviceIdentity {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+};
+
+struct Call {
+  int M = 0, N = 0, K = 0;
+  int lda = 0, ldb = 0, ldc = 0;
+  std::uintptr_t A = 0, B = 0, C = 0;
+};
+
+struct Choice {
+  Path path = Path::cublas;
+  Source source = Source::none;
+  int gpu = -1;     // into table::kGpus; -1 when the device is not in the table
+  int shape = -1;   // into table::kShapes: the tuned shape whose winner runs
+  int config = -1;  // into table::kConfigs
+  double distance = 0;
+  std::string why;  // cuBLAS or invalid: the reason; kernel: what was passed over, if anything
+};
+
+inline std::string strf(const char* f, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, f);
+  std::vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  return buf;
+}
+
+// The tuner's sgt::db::shape_distance: sqrt(sum over M, N, K of log2(a/b)^2), so the dispatcher
+// picks the nearest shape exactly as `sgemm-tune query` does.
+inline double shape_distance(long long M, long long N, long long K, const table::Shape& s) {
+  auto d = [](long long x, long long y) {
+    const double l = std::log2(static_cast<double>(x) / static_cast<double>(y));
+    return l * l;
+  };
+  return std::sqrt(d(M, s.M) + d(N, s.N) + d(K, s.K));
+}
+
+inline std::string shape_text(long long M, long long N, long long K) {
+  return strf("%lldx%lldx%lld", M, N, K);
+}
+
+inline int find_gpu(const DeviceIdentity& d) {
+  for (int i = 0; i < table::kGpuCount; ++i) {
+    const auto& g = table::kGpus[i];
+    if (d.name == g.name && d.cc_major == g.cc_major && d.cc_minor == g.cc_minor &&
+        d.sm_count == g.sm_count) {
+      return i;
+    }
+  }
+  return -1;
+}
+
+// Empty when config `c` can compute the call; else why not. The kernel has no edge path.
+inline std::string misfit(const table::Config& c, const Call& call) {
+  if (call.M % c.BM != 0 || call.N % c.BN != 0 || call.K % c.BK != 0) {
+    return strf("%s is not a multiple of its tile %dx%dx%d",
+                shape_text(call.M, call.N, call.K).c_str(), c.BM, c.BN, c.BK);
+  }
+  if (call.M / c.BM > 65535) {
+    return strf("M/BM = %d rows of blocks exceed the grid limit of 65535", call.M / c.BM);
+  }
+  return {};
+}
+
+inline std::string not_in_table(const DeviceIdentity& d) {
+  if (table::kGpuCount == 0) {
+    return "the embedded table is empty (exported from a database with no GPUs)";
+  }
+  std::string out = strf("%s (sm_%d%d, %d SMs) is not in the embedded table, which holds ",
+                         d.name.c_str(), d.cc_major, d.cc_minor, d.sm_count);
+  constexpr int kShown = 4;
+  for (int i = 0; i < table::kGpuCount && i < kShown; ++i) {
+    const auto& g = table::kGpus[i];
+    out +=
+        strf("%s'%s' (sm_%d%d, %d SMs)", i ? ", " : "", g.name, g.cc_major, g.cc_minor, g.sm_count);
+  }
+  if (table::kGpuCount > kShown) out += strf(" and %d more", table::kGpuCount - kShown);
+  return out + "; tuning results are kept per GPU name, compute capability and SM count";
+}
+
+// `usable(config)` is empty when this build can launch that config on the device (it holds a
+// kernel image for it), else the reason it cannot.
+template <class Usable>
+Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable) {
+  Choice c;
+  auto give_up = [&](Path p, std::string why) {
+    c.path = p;
+    c.source = Source::none;
+    c.shape = c.config = -1;
+    c.why = std::move(why);
+    return c;
+  };
+  if (call.M < 0 || call.N < 0 || call.K < 0) {
+    return give_up(Path::invalid, strf("negative size %dx%dx%d", call.M, call.N, call.K));
+  }
+  if (call.lda < std::max(1, call.K) || call.ldb < std::max(1, call.N) ||
+      call.ldc < std::max(1, call.N)) {
+    return give_up(Path::invalid,
+                   strf("row-major leading dimensions need lda >= K, ldb >= N, ldc >= N (and "
+                        ">= 1); got lda %d, ldb %d, ldc %d",
+                        call.lda, call.ldb, call.ldc));
+  }
+  c.gpu = find_gpu(dev);
+  if (call.M == 0 || call.N == 0 || call.K == 0) {
+    return give_up(Path::cublas, "an empty product (M, N or K is 0) is left to cuBLAS");
+  }
+  if (c.gpu < 0) return give_up(Path::cublas, not_in_table(dev));
+  if (call.lda != call.K || call.ldb != call.N || call.ldc != call.N) {
+    return give_up(Path::cublas,
+                   strf("the tuned kernels need packed rows (lda == K, ldb == N, ldc == N); "
+                        "got lda %d, ldb %d, ldc %d",
+                        call.lda, call.ldb, call.ldc));
+  }
+  if (call.A % 16 != 0 || call.B % 16 != 0 || call.C % 16 != 0) {
+    return give_up(Path::cublas,
+                   strf("the tuned kernels need 16-byte aligned A, B and C; their addresses "
+                        "mod 16 are %d, %d, %d",
+                        static_cast<int>(call.A % 16), static_cast<int>(call.B % 16),
+                        static_cast<int>(call.C % 16)));
+  }
+
+  const auto& g = table::kGpus[c.gpu];
+  auto why_not = [&](int config) {
+    std::string why = misfit(table::kConfigs[config], call);
+    return why.empty() ? std::string(usable(config)) : why;
+  };
+  std::string passed;  // the closest candidate passed over, for explain()
+  int passed_count = 0;
+  auto pass_over = [&](const std::string& what, int config, const std::string& why) {
+    if (passed_count++ == 0) {
+      passed = strf("%s (winner %s: ", what.c_str(), table::kConfigNames[config]) + why + ")";
+    }
+  };
+
+  std::vector<int> candidates;  // NN shapes other than the exact one, nearest first
+  int exact = -1;
+  for (int i = g.first_shape; i < g.first_shape + g.shape_count; ++i) {
+    const auto& s = table::kShapes[i];
+    if (std::strcmp(s.layout, "NN") != 0) continue;
+    if (s.M == call.M && s.N == call.N && s.K == call.K) {
+      exact = i;
+    } else {
+      candidates.push_back(i);
+    }
+  }
+  if (exact >= 0) {
+    const std::string why = why_not(table::kShapes[exact].config);
+    if (why.empty()) {
+      c.path = Path::kernel;
+      c.source = Source::exact;
+      c.shape = exact;
+      c.config = table::kShapes[exact].config;
+      return c;
+    }
+    pass_over("the exact tuned shape", table::kShapes[exact].config, why);
+  }
+  // Ties go to the earlier shape of the table (ordered by M, N, K).
+  std::stable_sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+    return shape_distance(call.M, call.N, call.K, table::kShapes[a]) <
+           shape_distance(call.M, call.N, call.K, table::kShapes[b]);
+  });
+  for (const int i : candidates) {
+    const auto& s = table::kShapes[i];
+    const std::string why = why_not(s.config);
+    if (why.empty()) {
+      c.path = Path::kernel;
+      c.source = Source::nearest;
+      c.shape = i;
+      c.config = s.config;
+      c.distance = shape_distance(call.M, call.N, call.K, s);
+      if (passed_count > 0) {
+        c.why = strf("passed over %d closer tuned shape%s, the closest being ", passed_count,
+                     passed_count == 1 ? "" : "s") +
+                passed;
+      }
+      return c;
+    }
+    pass_over(strf("the tuned shape %s", shape_text(s.M, s.N, s.K).c_str()), s.config, why);
+  }
+  const std::string why = why_not(g.default_config);
+  if (why.empty()) {
+    c.path = Path::kernel;
+    c.source = Source::gpu_default;
+    c.shape = g.default_shape;
+    c.config = g.default_config;
+    if (passed_count > 0) {
+      c.why =
+          strf("no tuned shape's winner fits (%d passed over, the closest being ", passed_count) +
+          passed + ")";
+    }
+    return c;
+  }
+  std::string reason =
+      strf("no tuned kernel of this GPU can run it: the default config %s cannot (",
+           table::kConfigNames[g.default_config]) +
+      why + ")";
+  if (passed_count > 0) {
+    reason += strf(", nor can the winners of %d tuned shape%s, the closest being ", passed_count,
+                   passed_count == 1 ? "" : "s") +
+              passed;
+  }
+  return give_up(Path::cublas, reason);
+}
+
+// Where the embedded table came from.
+inline std::string table_text() {
+  return strf("Table: %d GPU%s, exported by sgemm-tune %s from database %s on %s.",
+              table::kGpuCount, table::kGpuCount == 1 ? "" : "s", table::kToolVersion,
+              table::kDatabase, table::kGeneratedUtc);
+}
+
+// One paragraph: the call, the device, the path taken and why, and where the table came from.
+inline std::string describe(const DeviceIdentity& dev, const Call& call, const Choice& c) {
+  std::string out = strf("sgemm %s (lda %d, ldb %d, ldc %d) on %s (sm_%d%d, %d SMs): ",
+                         shape_text(call.M, call.N, call.K).c_str(), call.lda, call.ldb, call.ldc,
+                         dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sm_count);
+  auto measured = [](const table::Shape& s) {
+    return s.pct_of_cublas > 0
+               ? strf("median %.4f ms, %.1f%% of cuBLAS when tuned", s.median_ms, s.pct_of_cublas)
+               : strf("median %.4f ms when tuned, cuBLAS not timed", s.median_ms);
+  };
+  switch (c.path) {
+    case Path::kernel: {
+      out += strf("tuned kernel %s, ", table::kConfigNames[c.config]);
+      if (c.source == Source::exact) {
+        out += "the winner of exactly this tuned shape (" + measured(table::kShapes[c.shape]) + ")";
+      } else if (c.source == Source::nearest) {
+        const auto& s = table::kShapes[c.shape];
+        out += strf("the winner of the nearest tuned shape %s (log2 distance %.3f; %s)",
+                    shape_text(s.M, s.N, s.K).c_str(), c.distance, measured(s).c_str());
+      } else if (c.shape >= 0) {
+        const auto& s = table::kShapes[c.shape];
+        out += strf(
+            "this GPU's default config, its winner with the best %% of cuBLAS across "
+            "its tuned shapes (on %s: %s)",
+            shape_text(s.M, s.N, s.K).c_str(), measured(s).c_str());
+      } else {
+        out += "this GPU's default config (built-in: nothing is tuned for this GPU)";
+      }
+      if (!c.why.empty()) out += "; " + c.why;
+      break;
+    }
+    case Path::cublas:
+      out += "cuBLAS (cublasSgemm, FP32 with CUBLAS_PEDANTIC_MATH, no TF32), since " + c.why;
+      break;
+    case Path::invalid:
+      out += "invalid arguments, nothing runs (cudaErrorInvalidValue): " + c.why;
+      break;
+  }
+  return out + ". " + table_text();
+}
+
+}  // namespace sgemm_tuned::detail

@@ -1,0 +1,131 @@
+# Export tests beyond the gtest suite: the fixture database and table (for the selection tests, the
+# in-tree sgemm_tuned library and the GPU dispatch test), and a ctest that installs the package and
+# builds examples/embed against it with nvcc. include()d to add them; run with -P as that ctest.
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  # -P mode. Inputs: BUILD_DIR (this build), EXAMPLE_DIR, WORK_DIR (emptied), DB and TABLE (the
+  # fixture database and the table the build exported from it), NVCC, GENERATOR, EPOCH.
+  function(run what)
+    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    message("${out}${err}")
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "${what} failed (exit ${rc})")
+    endif()
+  endfunction()
+
+  file(REMOVE_RECURSE ${WORK_DIR})
+  set(prefix ${WORK_DIR}/prefix)
+  set(build ${WORK_DIR}/build)
+  run("installing the package" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+  run("configuring examples/embed" ${CMAKE_COMMAND} -S ${EXAMPLE_DIR} -B ${build} -G ${GENERATOR}
+      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CUDA_COMPILER=${NVCC}
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DSGEMM_EMBED_DB=${DB})
+  # The same epoch as the build's own export, so the two tables must match byte for byte.
+  run("building examples/embed" ${CMAKE_COMMAND} -E env SOURCE_DATE_EPOCH=${EPOCH}
+      ${CMAKE_COMMAND} --build ${build} -j 2)
+
+  # The installed sgemm-tune, run by the example's build, exported what this build's one did.
+  set(generated ${build}/embed_example_sgemm_tuned_table/sgemm_tuned_table.hpp)
+  file(READ ${generated} got)
+  file(READ ${TABLE} want)
+  if(NOT got STREQUAL want)
+    message(FATAL_ERROR "${generated} differs from ${TABLE}")
+  endif()
+
+  # nvcc instantiated exactly the table's configs: the kernels in the binary are its X-list.
+  # Matched in the text: as list items, the rows' trailing backslashes would escape the ';'.
+  string(REGEX MATCHALL "\n  X\\([0-9]+, [0-9, ]+\\)" rows "${want}")
+  set(expected "")
+  foreach(row IN LISTS rows)
+    string(REGEX REPLACE "^\n  X\\([0-9]+, ([0-9, ]+)\\)$" "\\1" values "${row}")
+    string(REPLACE ", " ";" values "${values}")
+    set(mangled "")
+    foreach(v IN LISTS values)
+      string(APPEND mangled "Li${v}E")
+    endforeach()
+    list(APPEND expected "_Z14sgemm_warptileI${mangled}Ev")
+  endforeach()
+  file(STRINGS ${build}/embed_example found REGEX "_Z14sgemm_warptileI")
+  set(kernels "")
+  foreach(s IN LISTS found)
+    string(REGEX MATCHALL "_Z14sgemm_warptileI(Li[0-9]+E)+Ev" m "${s}")
+    list(APPEND kernels ${m})
+  endforeach()
+  list(REMOVE_DUPLICATES kernels)
+  list(SORT kernels)
+  list(SORT expected)
+  if(NOT kernels STREQUAL expected OR NOT expected)
+    message(FATAL_ERROR "kernels in the example: ${kernels}\nexpected from the table: ${expected}")
+  endif()
+
+  # Without a GPU the example says so and exits 2; with one it must match cuBLAS (exit 0).
+  execute_process(COMMAND ${build}/embed_example RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  message("${out}${err}")
+  if(NOT (rc EQUAL 0 OR (rc EQUAL 2 AND "${out}${err}" MATCHES "no CUDA device")))
+    message(FATAL_ERROR "embed_example exited ${rc}")
+  endif()
+  return()
+endif()
+
+if(NOT TARGET sgt_export_tests)
+  return()
+endif()
+
+set(_sgt_fixture_dir ${CMAKE_CURRENT_BINARY_DIR}/export_fixture)
+set(_sgt_fixture_db ${_sgt_fixture_dir}/tuning.db)
+set(_sgt_fixture_table ${_sgt_fixture_dir}/sgemm_tuned_table.hpp)
+# A fixed date keeps the fixture table reproducible, so the example's own export can be compared.
+set(_sgt_fixture_epoch 1735732800)
+
+add_executable(sgt_export_fixture_db ${CMAKE_CURRENT_SOURCE_DIR}/export/fixture/make_fixture_db.cpp)
+target_link_libraries(sgt_export_fixture_db PRIVATE sgt_db)
+add_custom_command(OUTPUT ${_sgt_fixture_db}
+  COMMAND ${CMAKE_COMMAND} -E make_directory ${_sgt_fixture_dir}
+  COMMAND sgt_export_fixture_db ${_sgt_fixture_db}
+  DEPENDS sgt_export_fixture_db
+  COMMENT "export tests: fixture tuning database"
+  VERBATIM)
+add_custom_command(OUTPUT ${_sgt_fixture_table}
+  COMMAND ${CMAKE_COMMAND} -E env SOURCE_DATE_EPOCH=${_sgt_fixture_epoch}
+          $<TARGET_FILE:sgemm-tune> export --format cpp --db ${_sgt_fixture_db}
+          -o ${_sgt_fixture_table}
+  DEPENDS ${_sgt_fixture_db} sgemm-tune
+  COMMENT "export tests: fixture table"
+  VERBATIM)
+add_custom_target(sgt_export_fixture DEPENDS ${_sgt_fixture_db} ${_sgt_fixture_table})
+
+add_dependencies(sgt_export_tests sgt_export_fixture)
+target_include_directories(sgt_export_tests PRIVATE ${_sgt_fixture_dir}
+  ${CMAKE_CURRENT_SOURCE_DIR}/export/fixture ${PROJECT_SOURCE_DIR}/sgemm_tuned/src)
+target_compile_definitions(sgt_export_tests PRIVATE
+  SGT_CXX_COMPILER="${CMAKE_CXX_COMPILER}"
+  SGT_NVCC="${CUDAToolkit_NVCC_EXECUTABLE}"
+  SGT_EXPORT_FIXTURE_DB="${_sgt_fixture_db}")
+
+# sgemm_tuned/ (configured after tests/) builds the in-tree library from this table.
+set_property(GLOBAL PROPERTY SGT_TUNED_FIXTURE_HEADER ${_sgt_fixture_table})
+set_property(GLOBAL PROPERTY SGT_TUNED_FIXTURE_TARGET sgt_export_fixture)
+
+# The library exists only once sgemm_tuned/ found nvcc; the GPU test skips its cases without it.
+if(TARGET sgt_gpu_tests)
+  target_link_libraries(sgt_gpu_tests PRIVATE $<TARGET_NAME_IF_EXISTS:sgemm_tuned>)
+  target_compile_definitions(sgt_gpu_tests PRIVATE
+    $<$<TARGET_EXISTS:sgemm_tuned>:SGT_HAVE_SGEMM_TUNED=1>)
+endif()
+
+if(CUDAToolkit_NVCC_EXECUTABLE)
+  add_test(NAME ExportEmbedExample.builds_against_installed_package
+    COMMAND ${CMAKE_COMMAND}
+      -DBUILD_DIR=${PROJECT_BINARY_DIR}
+      -DEXAMPLE_DIR=${PROJECT_SOURCE_DIR}/examples/embed
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/embed_example
+      -DDB=${_sgt_fixture_db}
+      -DTABLE=${_sgt_fixture_table}
+      -DNVCC=${CUDAToolkit_NVCC_EXECUTABLE}
+      -DGENERATOR=${CMAKE_GENERATOR}
+      -DEPOCH=${_sgt_fixture_epoch}
+      -P ${CMAKE_CURRENT_LIST_FILE})
+  set_tests_properties(ExportEmbedExample.builds_against_installed_package
+    PROPERTIES LABELS cpu TIMEOUT 900)
+endif()

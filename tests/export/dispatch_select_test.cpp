@@ -1,0 +1,215 @@
+// The dispatcher's choice and its explanation (sgemm_tuned/src/select.hpp), on the fixture table
+// the build exported: exact, nearest, passed-over and default winners, and every cuBLAS fallback.
+#include <gtest/gtest.h>
+
+#include "fixture_db.hpp"
+#include "select.hpp"
+#include "sgemm_tuned_table.hpp"
+#include "store.hpp"
+
+namespace sgemm_tuned::detail {
+namespace {
+
+const DeviceIdentity kH200{"NVIDIA H200", 9, 0, 132};
+const DeviceIdentity kA100{"NVIDIA A100-SXM4-80GB", 8, 0, 108};
+const DeviceIdentity kOdd{sgt::test::kOddGpuName, 8, 6, 84};
+
+Call packed(int M, int N, int K) {
+  return {M, N, K, K, N, N, 0x10000, 0x20000, 0x30000};
+}
+
+std::string all_usable(int) {
+  return {};
+}
+
+std::string config_name(const Choice& c) {
+  return c.config >= 0 ? table::kConfigNames[c.config] : "";
+}
+
+bool contains(const std::string& s, const std::string& needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+TEST(ExportDispatchSelect, TheFixtureTableIsTheOneTheseTestsAssume) {
+  ASSERT_EQ(table::kGpuCount, 3);
+  ASSERT_EQ(table::kConfigCount, 2);
+  EXPECT_EQ(table::kConfigNames[0], sgt::test::kConfigA);
+  EXPECT_EQ(table::kConfigNames[1], sgt::test::kConfigB);
+  EXPECT_STREQ(table::kGpus[0].name, sgt::test::kOddGpuName.c_str());
+  EXPECT_STREQ(table::kDatabase, SGT_EXPORT_FIXTURE_DB);
+}
+
+TEST(ExportDispatchSelect, ExactTunedShapeRunsItsWinner) {
+  const auto call = packed(2048, 2048, 1024);
+  const auto c = choose(kH200, call, all_usable);
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_EQ(c.source, Source::exact);
+  EXPECT_EQ(config_name(c), sgt::test::kConfigB);
+  EXPECT_TRUE(c.why.empty()) << c.why;
+  const auto text = describe(kH200, call, c);
+  EXPECT_TRUE(contains(text,
+                       "sgemm 2048x2048x1024 (lda 1024, ldb 2048, ldc 2048) on NVIDIA H200 "
+                       "(sm_90, 132 SMs): tuned kernel " +
+                           sgt::test::kConfigB +
+                           ", the winner of exactly this tuned shape (median 0.3000 ms, "
+                           "110.0% of cuBLAS when tuned)"))
+      << text;
+  EXPECT_TRUE(contains(text, "exported by sgemm-tune " SGT_VERSION)) << text;
+  EXPECT_TRUE(contains(text, "on 2025-01-01T12:00:00Z")) << text;
+}
+
+TEST(ExportDispatchSelect, UntunedShapeRunsTheNearestWinner) {
+  const auto call = packed(4096, 4096, 2048);
+  const auto c = choose(kH200, call, all_usable);
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_EQ(c.source, Source::nearest);
+  EXPECT_EQ(table::kShapes[c.shape].K, 4096);
+  EXPECT_DOUBLE_EQ(c.distance, 1.0);
+  EXPECT_EQ(config_name(c), sgt::test::kConfigB);
+  EXPECT_TRUE(contains(describe(kH200, call, c),
+                       "the winner of the nearest tuned shape 4096x4096x4096 (log2 distance 1.000"))
+      << describe(kH200, call, c);
+}
+
+TEST(ExportDispatchSelect, NearestShapeWhoseTileDoesNotDivideIsPassedOver) {
+  // 2048x2048x1024 is nearest, but its winner's BN = 128 does not divide N = 2112 (64 * 33).
+  const auto call = packed(2048, 2112, 1024);
+  const auto c = choose(kH200, call, all_usable);
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_EQ(c.source, Source::nearest);
+  EXPECT_EQ(table::kShapes[c.shape].M, 1024);
+  EXPECT_EQ(config_name(c), sgt::test::kConfigA);
+  EXPECT_TRUE(contains(c.why,
+                       "passed over 1 closer tuned shape, the closest being the tuned shape "
+                       "2048x2048x1024 (winner " +
+                           sgt::test::kConfigB +
+                           ": 2048x2112x1024 is not a multiple of its tile 128x128x16)"))
+      << c.why;
+}
+
+TEST(ExportDispatchSelect, ShapeNoTunedTileDividesGoesToCublas) {
+  const auto call = packed(1000, 1000, 1000);
+  const auto c = choose(kH200, call, all_usable);
+  EXPECT_EQ(c.path, Path::cublas);
+  EXPECT_EQ(c.config, -1);
+  const auto text = describe(kH200, call, c);
+  EXPECT_TRUE(contains(text,
+                       "cuBLAS (cublasSgemm, FP32 with CUBLAS_PEDANTIC_MATH, no TF32), "
+                       "since no tuned kernel of this GPU can run it: the default config " +
+                           sgt::test::kConfigB +
+                           " cannot (1000x1000x1000 is not a multiple of its tile "
+                           "128x128x16), nor can the winners of 3 tuned shapes"))
+      << text;
+}
+
+TEST(ExportDispatchSelect, PaddedRowsGoToCublas) {
+  auto call = packed(2048, 2048, 1024);
+  call.lda = 1028;
+  const auto c = choose(kH200, call, all_usable);
+  EXPECT_EQ(c.path, Path::cublas);
+  EXPECT_TRUE(contains(c.why, "packed rows (lda == K, ldb == N, ldc == N); got lda 1028")) << c.why;
+  call = packed(2048, 2048, 1024);
+  call.ldc = 4096;
+  EXPECT_EQ(choose(kH200, call, all_usable).path, Path::cublas);
+}
+
+TEST(ExportDispatchSelect, MisalignedPointersGoToCublas) {
+  auto call = packed(2048, 2048, 1024);
+  call.B += 4;  // one float in: 4-byte aligned, not 16
+  const auto c = choose(kH200, call, all_usable);
+  EXPECT_EQ(c.path, Path::cublas);
+  EXPECT_TRUE(contains(c.why, "16-byte aligned A, B and C; their addresses mod 16 are 0, 4, 0"))
+      << c.why;
+}
+
+TEST(ExportDispatchSelect, DeviceNotInTheTableGoesToCublas) {
+  // Same name and architecture, another SM count (a partition, another SKU): not the tuned GPU.
+  const DeviceIdentity half{"NVIDIA H200", 9, 0, 66};
+  const auto call = packed(2048, 2048, 1024);
+  const auto c = choose(half, call, all_usable);
+  EXPECT_EQ(c.path, Path::cublas);
+  EXPECT_EQ(c.gpu, -1);
+  EXPECT_TRUE(contains(c.why,
+                       "NVIDIA H200 (sm_90, 66 SMs) is not in the embedded table, which "
+                       "holds "))
+      << c.why;
+  EXPECT_TRUE(contains(c.why, "'NVIDIA H200' (sm_90, 132 SMs)")) << c.why;
+}
+
+TEST(ExportDispatchSelect, GpuWithNothingTunedRunsTheBuiltInDefault) {
+  const auto call = packed(1024, 1024, 1024);
+  const auto c = choose(kA100, call, all_usable);
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_EQ(c.source, Source::gpu_default);
+  EXPECT_EQ(c.shape, -1);
+  EXPECT_EQ(config_name(c), sgt::test::kConfigA);
+  EXPECT_TRUE(contains(describe(kA100, call, c),
+                       "this GPU's default config (built-in: nothing is tuned for this GPU)"));
+}
+
+TEST(ExportDispatchSelect, OddGpuNameMatchesByteForByte) {
+  const auto exact = choose(kOdd, packed(512, 512, 512), all_usable);
+  EXPECT_EQ(exact.source, Source::exact);
+  EXPECT_TRUE(contains(describe(kOdd, packed(512, 512, 512), exact), "cuBLAS not timed"));
+  const auto near = choose(kOdd, packed(1024, 1024, 1024), all_usable);
+  EXPECT_EQ(near.source, Source::nearest);
+  EXPECT_DOUBLE_EQ(near.distance, std::sqrt(3.0));
+  auto other = kOdd;
+  other.name.pop_back();
+  EXPECT_EQ(choose(other, packed(512, 512, 512), all_usable).path, Path::cublas);
+}
+
+TEST(ExportDispatchSelect, ConfigWithoutAKernelImageIsPassedOver) {
+  const auto no_b = [](int config) {
+    return config == 1 ? std::string("this build holds no kernel image of it for sm_90")
+                       : std::string();
+  };
+  const auto c = choose(kH200, packed(2048, 2048, 1024), no_b);
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_EQ(c.source, Source::nearest);
+  EXPECT_EQ(config_name(c), sgt::test::kConfigA);
+  EXPECT_TRUE(contains(c.why, "the exact tuned shape (winner " + sgt::test::kConfigB +
+                                  ": this build holds no kernel image of it for sm_90)"))
+      << c.why;
+
+  const auto none = [](int) { return std::string("no image"); };
+  const auto all_out = choose(kH200, packed(2048, 2048, 1024), none);
+  EXPECT_EQ(all_out.path, Path::cublas);
+  EXPECT_TRUE(contains(all_out.why, "no image")) << all_out.why;
+}
+
+TEST(ExportDispatchSelect, GridRowLimitGoesToCublas) {
+  const auto c = choose(kA100, packed(128 * 65536, 64, 16), all_usable);
+  EXPECT_EQ(c.path, Path::cublas);
+  EXPECT_TRUE(contains(c.why, "M/BM = 65536 rows of blocks exceed the grid limit of 65535"))
+      << c.why;
+}
+
+TEST(ExportDispatchSelect, EmptyProductsGoToCublasAndBadArgumentsAreInvalid) {
+  EXPECT_EQ(choose(kH200, packed(0, 2048, 1024), all_usable).path, Path::cublas);
+  auto empty_k = packed(2048, 2048, 0);
+  empty_k.lda = 1;  // BLAS: a leading dimension is at least 1
+  EXPECT_EQ(choose(kH200, empty_k, all_usable).path, Path::cublas);
+  EXPECT_EQ(choose(kH200, packed(2048, 2048, 0), all_usable).path, Path::invalid);
+  EXPECT_EQ(choose(kH200, packed(-1, 2048, 1024), all_usable).path, Path::invalid);
+  auto call = packed(2048, 2048, 1024);
+  call.ldb = 2047;
+  const auto c = choose(kH200, call, all_usable);
+  EXPECT_EQ(c.path, Path::invalid);
+  EXPECT_TRUE(contains(describe(kH200, call, c), "invalid arguments, nothing runs")) << c.why;
+}
+
+TEST(ExportDispatchSelect, DistanceIsTheTunersShapeDistance) {
+  for (const auto& [M, N, K] :
+       {std::tuple{1000, 3000, 77}, std::tuple{4096, 4096, 2048}, std::tuple{1, 65536, 7}}) {
+    for (int i = 0; i < table::kShapeCount; ++i) {
+      const auto& s = table::kShapes[i];
+      EXPECT_DOUBLE_EQ(shape_distance(M, N, K, s),
+                       sgt::db::shape_distance(sgt::test::fixture_shape(M, N, K),
+                                               sgt::test::fixture_shape(s.M, s.N, s.K)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sgemm_tuned::detail

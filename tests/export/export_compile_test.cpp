@@ -1,0 +1,169 @@
+// Generated headers through the system C++ compiler (plain C++17, no CUDA): they compile, their
+// constexpr tables hold what the database held, and escaped names come back byte for byte.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "export_test_util.hpp"
+#include "fixture_db.hpp"
+#include "store.hpp"
+#include "test_support.hpp"
+
+namespace sgt {
+namespace {
+
+using test::contains;
+using test::sh_quote;
+
+// Exports `db` as <dir>/sgemm_tuned_table.hpp, the name the dispatch library includes.
+std::filesystem::path export_header(const std::filesystem::path& db,
+                                    const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  const auto header = dir / "sgemm_tuned_table.hpp";
+  const auto r =
+      test::run_cli("export --format cpp --db " + sh_quote(db) + " -o " + sh_quote(header));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return header;
+}
+
+test::ShellResult compile(const std::filesystem::path& include_dir, const std::filesystem::path& tu,
+                          const std::string& flags) {
+  return test::shell(test::cxx() + " -std=c++17 -Wall -Wextra -Werror -pedantic " + flags + " -I " +
+                     sh_quote(include_dir) + " " + sh_quote(tu));
+}
+
+TEST(ExportHeaderCompile, FixtureTableIsValidCxx17WithTheDatabasesValues) {
+  test::TempDir dir;
+  // Quotes and backslashes in the database path end up in a string literal and in comments.
+  const auto db_dir = dir.path() / "odd \"db\" \\ dir";
+  std::filesystem::create_directories(db_dir);
+  const auto db = db_dir / "tuning.db";
+  test::write_fixture_db(db);
+  const auto inc = dir.path() / "include";
+  export_header(db, inc);
+
+  // Included twice: #pragma once must hold.
+  const auto syntax = dir.path() / "syntax.cpp";
+  test::write_file(syntax,
+                   "#include \"sgemm_tuned_table.hpp\"\n#include \"sgemm_tuned_table.hpp\"\n");
+  const auto s = compile(inc, syntax, "-fsyntax-only");
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+
+  const auto tu = dir.path() / "table.cpp";
+  test::write_file(tu, R"(#include "sgemm_tuned_table.hpp"
+#include <cstdio>
+namespace t = sgt_tuned_table;
+static_assert(t::kFormatVersion == SGT_TUNED_TABLE_FORMAT_VERSION, "");
+static_assert(t::kGpuCount == 3 && t::kShapeCount == 4 && t::kConfigCount == 2, "");
+static_assert(t::kFieldCount == 10, "");
+static_assert(t::kConfigs[0] == t::Config{128, 64, 16, 64, 32, 2, 4, 4, 128, 1}, "A");
+static_assert(t::kConfigs[1].BN == 128 && t::kConfigs[1].TM == 8 && t::kConfigs[1].MIN_BLOCKS == 1,
+              "B");
+constexpr const t::Gpu& h200 = t::kGpus[2];
+static_assert(h200.cc_major == 9 && h200.sm_count == 132 && h200.shape_count == 3, "");
+static_assert(t::kShapes[h200.default_shape].M == 2048 && h200.default_config == 1, "");
+static_assert(t::kShapes[h200.first_shape + 2].K == 4096, "");
+static_assert(t::kGpus[1].shape_count == 0 && t::kGpus[1].default_shape == -1, "");
+#define SGT_COUNT(index, ...) +1
+static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT) == t::kConfigCount, "");
+static void hex(const char* s) {
+  for (; *s; ++s) std::printf("%02x", static_cast<unsigned>(static_cast<unsigned char>(*s)));
+  std::printf("\n");
+}
+int main() {
+  for (int i = 0; i < t::kGpuCount; ++i) hex(t::kGpus[i].name);
+  hex(t::kDatabase);
+  std::printf("%s %s\n", t::kConfigNames[0], t::kConfigNames[1]);
+}
+)");
+  const auto exe = dir.path() / "table";
+  const auto c = compile(inc, tu, "-o " + sh_quote(exe));
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  const auto run = test::shell(sh_quote(exe));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::istringstream lines(run.out);
+  std::string line;
+  for (const auto& want : {test::kOddGpuName, std::string("NVIDIA A100-SXM4-80GB"),
+                           std::string("NVIDIA H200"), db.string()}) {
+    ASSERT_TRUE(std::getline(lines, line)) << run.out;
+    EXPECT_EQ(line, test::hex(want)) << "expected the bytes of '" << want << "'";
+  }
+  ASSERT_TRUE(std::getline(lines, line));
+  EXPECT_EQ(line, test::kConfigA + " " + test::kConfigB);
+}
+
+TEST(ExportHeaderCompile, EmptyTableIsValidCxx17) {
+  test::TempDir dir;
+  const auto db = dir.path() / "empty.db";
+  { db::SqliteStore::open(db, db::OpenMode::read_write); }
+  const auto inc = dir.path() / "include";
+  export_header(db, inc);
+  const auto tu = dir.path() / "empty.cpp";
+  test::write_file(tu, R"(#include "sgemm_tuned_table.hpp"
+namespace t = sgt_tuned_table;
+static_assert(t::kGpuCount == 0 && t::kShapeCount == 0 && t::kConfigCount == 0, "");
+#define SGT_COUNT(index, ...) +1
+static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT) == 0, "");
+int main() {
+  int n = 0;
+  for (int i = 0; i < t::kGpuCount; ++i) n += t::kGpus[i].shape_count;
+  return n;
+}
+)");
+  const auto c = compile(inc, tu, "-o " + sh_quote(dir.path() / "empty"));
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_EQ(test::shell(sh_quote(dir.path() / "empty")).exit_code, 0);
+}
+
+TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForAnEmptyTable) {
+  // The build compiles dispatch.cu for the fixture table; an empty table (no kernels at all) is the
+  // other extreme, and the one a fresh database gives.
+  const std::string nvcc = SGT_NVCC;
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc in this build";
+  test::TempDir dir;
+  const auto db = dir.path() / "empty.db";
+  { db::SqliteStore::open(db, db::OpenMode::read_write); }
+  const auto inc = dir.path() / "include";
+  export_header(db, inc);
+  const std::filesystem::path src(SGT_TEST_SOURCE_DIR);
+  const auto r = test::shell(
+      sh_quote(nvcc) + " -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler=-Wall,-Wextra -c" +
+      " -I " + sh_quote(inc) + " -I " + sh_quote(src / "sgemm_tuned" / "include") + " -I " +
+      sh_quote(src / "sgemm_tuned" / "src") + " -I " + sh_quote(src / "kernel_templates") + " " +
+      sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " +
+      sh_quote(dir.path() / "dispatch.o"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+TEST(ExportHeaderCompile, SelectionCodeCompilesAgainstATableAsPlainCxx17) {
+  // select.hpp is what dispatch.cu runs; it must stay free of CUDA and of C++20.
+  test::TempDir dir;
+  const auto db = dir.path() / "tuning.db";
+  test::write_fixture_db(db);
+  const auto inc = dir.path() / "include";
+  export_header(db, inc);
+  const auto tu = dir.path() / "select.cpp";
+  test::write_file(tu, R"(#include "select.hpp"
+#include <cstdio>
+using namespace sgemm_tuned::detail;
+int main() {
+  const DeviceIdentity h200{"NVIDIA H200", 9, 0, 132};
+  const Call call{2048, 2048, 1024, 1024, 2048, 2048, 0, 0, 0};
+  const auto c = choose(h200, call, [](int) { return std::string(); });
+  std::puts(describe(h200, call, c).c_str());
+  return c.path == Path::kernel && c.source == Source::exact ? 0 : 1;
+}
+)");
+  const auto exe = dir.path() / "select";
+  const auto c =
+      compile(inc, tu,
+              "-I " + sh_quote(std::filesystem::path(SGT_TEST_SOURCE_DIR) / "sgemm_tuned" / "src") +
+                  " -o " + sh_quote(exe));
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  const auto run = test::shell(sh_quote(exe));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(contains(run.out, "tuned kernel " + test::kConfigB)) << run.out;
+}
+
+}  // namespace
+}  // namespace sgt

@@ -1,0 +1,85 @@
+// Helpers of the export tests: files, shell commands (the system C++ compiler), hex dumps for
+// byte-exact comparisons, and a Table built by hand for the rendering tests.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <sys/wait.h>
+
+#include "export.hpp"
+
+namespace sgt::test {
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+inline void write_file(const std::filesystem::path& p, std::string_view text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// Single-quoted for sh; the test paths hold no single quote.
+inline std::string sh_quote(const std::filesystem::path& p) {
+  return "'" + p.string() + "'";
+}
+
+inline bool contains(std::string_view s, std::string_view needle) {
+  return s.find(needle) != std::string_view::npos;
+}
+
+struct ShellResult {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr
+};
+
+inline ShellResult shell(const std::string& cmd) {
+  ShellResult r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The C++ compiler this build uses (a plain C++ compiler, not nvcc).
+inline std::string cxx() {
+  return SGT_CXX_COMPILER;
+}
+
+inline std::string hex(std::string_view s) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (const char ch : s) {
+    const auto b = static_cast<unsigned char>(ch);
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+inline TableShape table_shape(long long M, long long N, long long K, const std::string& config,
+                              double median_ms, double cublas_ms,
+                              const std::string& layout = "NN") {
+  TableShape s;
+  s.problem.M = M;
+  s.problem.N = N;
+  s.problem.K = K;
+  s.problem.layout = layout;
+  s.config = *from_name(config);
+  s.config_name = config;
+  s.median_ms = median_ms;
+  s.cublas_median_ms = cublas_ms;
+  return s;
+}
+
+}  // namespace sgt::test

@@ -1,0 +1,268 @@
+// GPU tests of the sgemm_tuned dispatch library (label gpu): sgemm() matches cuBLAS on tuned,
+// nearest and fallback shapes, beta = 0 never reads C (NaN-filled), explain() names the path taken.
+// Every test skips without a CUDA device, or when the build had no nvcc for the library.
+#include <gtest/gtest.h>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifdef SGT_HAVE_SGEMM_TUNED
+#include <sgemm_tuned/sgemm_tuned.hpp>
+
+#include "sgemm_tuned_table.hpp"
+#endif
+
+namespace {
+
+bool have_gpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+#ifdef SGT_HAVE_SGEMM_TUNED
+
+#define SKIP_WITHOUT_GPU() \
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device"
+
+bool contains(const std::string& s, const std::string& needle) {
+  return s.find(needle) != std::string::npos;
+}
+
+struct Case {
+  int M, N, K;
+  int lda = 0, ldb = 0, ldc = 0;  // 0: packed
+  float alpha = 1.0f, beta = 0.0f;
+  int a_offset = 0;  // floats: 1 makes A only 4-byte aligned
+  cudaStream_t stream = nullptr;
+};
+
+struct Outcome {
+  cudaError_t status = cudaErrorUnknown;
+  double rel_error = INFINITY;  // max |sgemm - cuBLAS| / max |cuBLAS| over C's M x N elements
+  std::string explain;
+};
+
+// sgemm() and cuBLAS (FP32, pedantic) on the same random A, B and initial C. With beta == 0, C
+// starts as NaN for both, so any read of it shows up as NaN in the result.
+Outcome run_against_cublas(Case c) {
+  if (!c.lda) c.lda = c.K;
+  if (!c.ldb) c.ldb = c.N;
+  if (!c.ldc) c.ldc = c.N;
+  const size_t a_n = size_t(c.M) * c.lda + c.a_offset, b_n = size_t(c.K) * c.ldb,
+               c_n = size_t(c.M) * c.ldc;
+  std::mt19937 rng(1234);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> a(a_n), b(b_n), c0(c_n, NAN);
+  for (float& v : a) v = dist(rng);
+  for (float& v : b) v = dist(rng);
+  if (c.beta != 0.0f) {
+    for (float& v : c0) v = dist(rng);
+  }
+  float *dA = nullptr, *dB = nullptr, *dC = nullptr, *dRef = nullptr;
+  Outcome out;
+  EXPECT_EQ(cudaMalloc(&dA, a_n * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&dB, b_n * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&dC, c_n * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&dRef, c_n * sizeof(float)), cudaSuccess);
+  cudaMemcpy(dA, a.data(), a_n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(dB, b.data(), b_n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(dC, c0.data(), c_n * sizeof(float), cudaMemcpyHostToDevice);
+  cudaMemcpy(dRef, c0.data(), c_n * sizeof(float), cudaMemcpyHostToDevice);
+  const float* A = dA + c.a_offset;
+
+  out.explain = sgemm_tuned::explain(c.M, c.N, c.K, c.lda, c.ldb, c.ldc, A, dB, dC);
+  out.status =
+      sgemm_tuned::sgemm(c.M, c.N, c.K, c.alpha, A, c.lda, dB, c.ldb, c.beta, dC, c.ldc, c.stream);
+
+  cublasHandle_t h = nullptr;
+  EXPECT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
+  cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
+  cublasSetStream(h, c.stream);
+  EXPECT_EQ(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, c.N, c.M, c.K, &c.alpha, dB, c.ldb, A, c.lda,
+                        &c.beta, dRef, c.ldc),
+            CUBLAS_STATUS_SUCCESS);
+  EXPECT_EQ(cudaStreamSynchronize(c.stream), cudaSuccess);
+  cublasDestroy(h);
+
+  std::vector<float> got(c_n), want(c_n);
+  cudaMemcpy(got.data(), dC, c_n * sizeof(float), cudaMemcpyDeviceToHost);
+  cudaMemcpy(want.data(), dRef, c_n * sizeof(float), cudaMemcpyDeviceToHost);
+  double max_err = 0, max_ref = 0;
+  for (int i = 0; i < c.M; ++i) {
+    for (int j = 0; j < c.N; ++j) {
+      const size_t k = size_t(i) * c.ldc + j;
+      const double d = std::fabs(double(got[k]) - double(want[k]));
+      max_err = std::max(max_err, std::isnan(d) ? INFINITY : d);
+      max_ref = std::max(max_ref, std::fabs(double(want[k])));
+    }
+  }
+  out.rel_error = max_ref > 0 ? max_err / max_ref : max_err;
+  cudaFree(dA);
+  cudaFree(dB);
+  cudaFree(dC);
+  cudaFree(dRef);
+  return out;
+}
+
+// The smallest tuned NN shape of the current device in the embedded table, with its config name.
+struct Tuned {
+  int M, N, K;
+  std::string config;
+};
+std::optional<Tuned> smallest_tuned_shape() {
+  namespace t = sgt_tuned_table;
+  int dev = 0;
+  cudaDeviceProp p{};
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+    return std::nullopt;
+  }
+  std::optional<Tuned> best;
+  for (int g = 0; g < t::kGpuCount; ++g) {
+    const auto& gpu = t::kGpus[g];
+    if (std::strcmp(gpu.name, p.name) != 0 || gpu.cc_major != p.major || gpu.cc_minor != p.minor ||
+        gpu.sm_count != p.multiProcessorCount) {
+      continue;
+    }
+    for (int i = gpu.first_shape; i < gpu.first_shape + gpu.shape_count; ++i) {
+      const auto& s = t::kShapes[i];
+      if (std::strcmp(s.layout, "NN") != 0) continue;
+      if (!best || double(s.M) * s.N * s.K < double(best->M) * best->N * best->K) {
+        best = Tuned{int(s.M), int(s.N), int(s.K), t::kConfigNames[s.config]};
+      }
+    }
+  }
+  return best;
+}
+
+std::string device_name() {
+  cudaDeviceProp p{};
+  int dev = 0;
+  cudaGetDevice(&dev);
+  cudaGetDeviceProperties(&p, dev);
+  return p.name;
+}
+
+constexpr double kTolerance = 1e-5;
+
+TEST(DispatchGpu, TunedShapeRunsItsWinnerAndMatchesCublas) {
+  SKIP_WITHOUT_GPU();
+  const auto tuned = smallest_tuned_shape();
+  if (!tuned) {
+    GTEST_SKIP() << "nothing tuned for this device in the embedded table: "
+                 << sgemm_tuned::explain(2048, 2048, 1024, 1024, 2048, 2048);
+  }
+  // beta = 0 over a NaN-filled C, then an update of a random C.
+  for (const auto& [alpha, beta] : {std::pair{1.0f, 0.0f}, std::pair{1.5f, -0.75f}}) {
+    const auto r = run_against_cublas({tuned->M, tuned->N, tuned->K, 0, 0, 0, alpha, beta});
+    EXPECT_EQ(r.status, cudaSuccess);
+    EXPECT_LT(r.rel_error, kTolerance) << "alpha " << alpha << " beta " << beta << "\n"
+                                       << r.explain;
+    EXPECT_TRUE(contains(r.explain, "tuned kernel " + tuned->config)) << r.explain;
+    EXPECT_TRUE(contains(r.explain, "the winner of exactly this tuned shape")) << r.explain;
+  }
+}
+
+TEST(DispatchGpu, UntunedShapeRunsTheNearestWinnerAndMatchesCublas) {
+  SKIP_WITHOUT_GPU();
+  const auto tuned = smallest_tuned_shape();
+  if (!tuned) GTEST_SKIP() << "nothing tuned for this device in the embedded table";
+  // Twice K: not tuned, and the tuned shape's own winner divides it, so some winner fits.
+  const auto r = run_against_cublas({tuned->M, tuned->N, 2 * tuned->K});
+  EXPECT_EQ(r.status, cudaSuccess);
+  EXPECT_LT(r.rel_error, kTolerance) << r.explain;
+  EXPECT_TRUE(contains(r.explain, "tuned kernel wt_")) << r.explain;
+  EXPECT_TRUE(contains(r.explain, "the winner of the nearest tuned shape")) << r.explain;
+}
+
+TEST(DispatchGpu, ShapeNoTileDividesFallsBackToCublas) {
+  SKIP_WITHOUT_GPU();
+  // N = 999 is odd: every tile's BN is a multiple of 4.
+  for (const float beta : {0.0f, 0.5f}) {
+    const auto r = run_against_cublas({1001, 999, 1003, 0, 0, 0, 1.0f, beta});
+    EXPECT_EQ(r.status, cudaSuccess);
+    EXPECT_LT(r.rel_error, kTolerance) << r.explain;
+    EXPECT_TRUE(contains(r.explain, "cuBLAS (cublasSgemm, FP32 with CUBLAS_PEDANTIC_MATH"))
+        << r.explain;
+  }
+}
+
+TEST(DispatchGpu, PaddedOrMisalignedOperandsFallBackToCublas) {
+  SKIP_WITHOUT_GPU();
+  const auto tuned = smallest_tuned_shape();
+  const int M = tuned ? tuned->M : 1024, N = tuned ? tuned->N : 1024, K = tuned ? tuned->K : 1024;
+  const auto padded = run_against_cublas({M, N, K, K + 4, N + 8, N + 4});
+  EXPECT_EQ(padded.status, cudaSuccess);
+  EXPECT_LT(padded.rel_error, kTolerance) << padded.explain;
+  EXPECT_TRUE(contains(padded.explain, "packed rows")) << padded.explain;
+
+  Case misaligned{M, N, K};
+  misaligned.a_offset = 1;
+  const auto r = run_against_cublas(misaligned);
+  EXPECT_EQ(r.status, cudaSuccess);
+  EXPECT_LT(r.rel_error, kTolerance) << r.explain;
+  EXPECT_TRUE(contains(r.explain, "16-byte aligned")) << r.explain;
+}
+
+TEST(DispatchGpu, ConcurrentCallsOnOwnStreamsAllMatch) {
+  SKIP_WITHOUT_GPU();
+  const auto tuned = smallest_tuned_shape();
+  std::vector<std::thread> threads;
+  std::vector<Outcome> results(4);
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      cudaStream_t s = nullptr;
+      cudaStreamCreate(&s);
+      // Alternate the kernel and cuBLAS paths, so the shared cuBLAS handle is contended.
+      Case c = (i % 2 == 0 && tuned) ? Case{tuned->M, tuned->N, tuned->K} : Case{515, 517, 519};
+      c.stream = s;
+      results[i] = run_against_cublas(c);
+      cudaStreamDestroy(s);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, cudaSuccess);
+    EXPECT_LT(r.rel_error, kTolerance) << r.explain;
+  }
+}
+
+TEST(DispatchGpu, BadArgumentsReturnInvalidValueAndLeaveNoError) {
+  SKIP_WITHOUT_GPU();
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 64 * 64 * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(sgemm_tuned::sgemm(64, 64, 64, 1.0f, d, 64, d, 63, 0.0f, d, 64, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(sgemm_tuned::sgemm(-1, 64, 64, 1.0f, d, 64, d, 64, 0.0f, d, 64, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  cudaFree(d);
+}
+
+TEST(DispatchGpu, ExplainNamesTheDeviceAndTheTable) {
+  SKIP_WITHOUT_GPU();
+  const auto text = sgemm_tuned::explain(1000, 1000, 1000, 1000, 1000, 1000);
+  EXPECT_TRUE(contains(text, "on " + device_name() + " (sm_")) << text;
+  EXPECT_TRUE(
+      contains(text, std::string("exported by sgemm-tune ") + sgt_tuned_table::kToolVersion))
+      << text;
+}
+
+#else
+
+TEST(DispatchGpu, Skipped) {
+  GTEST_SKIP() << "the sgemm_tuned library was not built (no CUDA compiler at configure time)";
+}
+
+#endif
+
+}  // namespace

@@ -1,0 +1,197 @@
+// `sgemm-tune export`: the winners of a tuning database as a generated C++ header (or JSON) that a
+// build embeds, so an application dispatches to its tuned kernels without the database.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "error.hpp"
+#include "export.hpp"
+#include "kernel_source.hpp"
+#include "store.hpp"
+
+namespace sgt::cli {
+
+namespace {
+
+std::string known_gpus_text(const std::vector<db::GpuRecord>& gpus) {
+  if (gpus.empty()) return " (none)";
+  std::string out;
+  for (const auto& g : gpus) {
+    out += fmt::format("\n  {}  (--gpu '{}')", g.identity().label(), g.identity().key());
+  }
+  return out;
+}
+
+// nvcc's static_asserts refuse a config that breaks a structural rule, so one such winner (only
+// an imported or hand-edited database can hold it) would break every build that embeds the table.
+std::vector<RuleViolation> structural_violations(const WarpTileConfig& c) {
+  std::set<std::string_view> structural;
+  for (const auto& r : rules()) {
+    if (r.structural) structural.insert(r.name);
+  }
+  auto v = check(c);
+  std::erase_if(v, [&](const RuleViolation& r) { return !structural.count(r.rule); });
+  return v;
+}
+
+std::vector<db::GpuIdentity> select_gpus(const db::SqliteStore& store,
+                                         const std::vector<std::string>& wanted,
+                                         const std::filesystem::path& path) {
+  const auto all = store.gpus();
+  std::vector<db::GpuIdentity> out;
+  auto add = [&](const db::GpuIdentity& id) {
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  };
+  if (wanted.empty()) {
+    for (const auto& g : all) add(g.identity());
+    return out;
+  }
+  for (const auto& name : wanted) {
+    const auto matches = store.find_gpus(name);
+    if (matches.empty()) {
+      throw InputError(fmt::format("unknown GPU '{}' in '{}'; known GPUs:{}", name, path.string(),
+                                   known_gpus_text(all)));
+    }
+    // A name shared by several identities (say, a full GPU and a partition) exports them all.
+    for (const auto& g : matches) add(g.identity());
+  }
+  return out;
+}
+
+}  // namespace
+
+void register_export(CLI::App& app) {
+  struct Opts {
+    std::string db, format = "cpp", output;
+    std::vector<std::string> gpus;
+    bool allow_stale = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand(
+      "export",
+      "Write the tuned winners of a database as a generated C++ header (or JSON) that builds "
+      "embed: per GPU, the winning config of every tuned shape and a default config");
+  sub->add_option("--format", o->format,
+                  "cpp: a header for the sgemm_tuned dispatch library and any C++ code; json: "
+                  "the same table for scripts")
+      ->check(CLI::IsMember({"cpp", "json"}))
+      ->capture_default_str();
+  sub->add_option("--db", o->db,
+                  "Tuning database (default: $SGT_DB, else $XDG_CACHE_HOME/sgemm-tune/tuning.db, "
+                  "else ~/.cache/sgemm-tune/tuning.db). Opened read-only, never created");
+  sub->add_option("--gpu", o->gpus,
+                  "Only these GPUs (repeatable): a name as `sgemm-tune list` shows it "
+                  "(case-insensitive) or its NAME@sm_XY/SMS key. Default: every GPU");
+  sub->add_flag("--allow-stale", o->allow_stale,
+                "Also export winners measured with another kernel source, driver major or NVRTC "
+                "major (skipped by default)");
+  sub->add_option("-o,--output", o->output, "Output file ('-' for stdout); replaced atomically")
+      ->required();
+  sub->footer(fmt::format(
+      "The default config of a GPU is its winner with the best % of cuBLAS across its NN "
+      "shapes, or {} when nothing is tuned for it.\n"
+      "Set SOURCE_DATE_EPOCH for a reproducible header. Exit codes: 0 written, 1 database or "
+      "I/O error, 2 bad input (unknown GPU).",
+      db::kDefaultConfigName));
+
+  sub->callback([o] {
+    const std::filesystem::path path =
+        o->db.empty() ? db::default_db_path() : std::filesystem::path(o->db);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
+      throw Error(fmt::format(
+          "no tuning database at '{}' (nothing tuned yet? run `sgemm-tune tune`, or point --db "
+          "at one)",
+          path.string()));
+    }
+    const auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
+    const auto gpus = select_gpus(store, o->gpus, path);
+    const auto winners = store.winners(o->allow_stale);
+    const auto fallback = *from_name(db::kDefaultConfigName);
+    // The diagnostics go to stderr; stdout carries the table when writing to '-'.
+    std::FILE* info = o->output == "-" ? stderr : stdout;
+
+    Table t;
+    t.tool_version = SGT_VERSION;
+    t.database = path.string();
+    t.generated_utc = export_timestamp();
+    t.kernel_template = std::string(kKernelTemplateName);
+    t.kernel_hash = kernel_source_hash();
+    t.allow_stale = o->allow_stale;
+    std::size_t shapes = 0;
+    for (const auto& id : gpus) {
+      TableGpu g;
+      g.name = id.name;
+      g.cc_major = id.cc_major;
+      g.cc_minor = id.cc_minor;
+      g.sm_count = id.sm_count;
+      for (const auto& w : winners) {
+        const auto& tr = w.best.trial;
+        // The dispatch library instantiates this template for f32 only.
+        if (!(w.best.gpu == id) || tr.kernel_template != kKernelTemplateName ||
+            tr.problem.dtype != "f32") {
+          continue;
+        }
+        if (const auto bad = structural_violations(tr.config); !bad.empty()) {
+          std::fprintf(stderr, "warning: skipping the winner %s of %s on %s: %s\n",
+                       tr.config_name.c_str(), tr.problem.shape().c_str(), id.label().c_str(),
+                       bad.front().reason.c_str());
+          continue;
+        }
+        TableShape s;
+        s.problem = tr.problem;
+        s.config = tr.config;
+        s.config_name = to_name(tr.config);
+        s.median_ms = tr.time.median_ms;
+        s.cublas_median_ms = tr.cublas_median_ms;
+        s.gflops = tr.gflops;
+        s.ok_trials = w.ok_trials;
+        s.stale = w.stale;
+        s.measured = tr.timestamp;
+        s.tuner_version = tr.tuner_version;
+        g.shapes.push_back(std::move(s));
+      }
+      std::sort(g.shapes.begin(), g.shapes.end(), [](const TableShape& a, const TableShape& b) {
+        return std::tie(a.problem.M, a.problem.N, a.problem.K, a.problem.layout, a.problem.dtype) <
+               std::tie(b.problem.M, b.problem.N, b.problem.K, b.problem.layout, b.problem.dtype);
+      });
+      choose_default(g, fallback, db::kDefaultConfigName);
+      if (g.shapes.empty()) {
+        std::fprintf(stderr, "note: nothing tuned for %s: it gets the default config %s\n",
+                     id.label().c_str(), g.default_name.c_str());
+      }
+      if (!o->allow_stale) {
+        if (const auto stale = store.stale_trials(id, std::nullopt); stale.total > 0) {
+          std::fprintf(stderr,
+                       "note: skipped %lld stale trial%s of %s; --allow-stale exports them\n",
+                       stale.total, stale.total == 1 ? "" : "s", id.label().c_str());
+        }
+      }
+      shapes += g.shapes.size();
+      t.gpus.push_back(std::move(g));
+    }
+    if (t.gpus.empty()) {
+      std::fprintf(stderr,
+                   "note: '%s' holds no GPUs: the table is empty (still a valid %s), and the "
+                   "dispatch library will call cuBLAS for everything\n",
+                   path.string().c_str(), o->format == "cpp" ? "header" : "JSON table");
+    }
+
+    const std::string text = o->format == "cpp" ? render_cpp(t) : render_json(t);
+    if (o->output == "-") {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      write_file_atomically(o->output, text);
+    }
+    const auto configs = table_configs(t).size();
+    fmt::print(info, "exported {} GPU{}, {} tuned shape{}, {} config{} from {} to {}\n",
+               t.gpus.size(), t.gpus.size() == 1 ? "" : "s", shapes, shapes == 1 ? "" : "s",
+               configs, configs == 1 ? "" : "s", path.string(), o->output);
+  });
+}
+
+}  // namespace sgt::cli

@@ -1,0 +1,88 @@
+// The tuned-kernel table that `sgemm-tune export` embeds into builds: its model (per GPU, the
+// winner of every tuned shape and a default config) and its two renderings, a C++ header and JSON.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "config.hpp"
+#include "problem.hpp"
+
+namespace sgt {
+
+// Version of the generated header's layout and of the JSON table (format "sgemm-tune-table").
+constexpr int kTableFormatVersion = 1;
+
+// The winner of one tuned shape, as measured.
+struct TableShape {
+  Problem problem;
+  WarpTileConfig config;
+  std::string config_name;
+  double median_ms = 0;
+  double cublas_median_ms = 0;  // 0 when cuBLAS was not timed
+  double gflops = 0;
+  long long ok_trials = 0;  // ok trials the winner was chosen from
+  bool stale = false;       // only with --allow-stale
+  std::string measured;     // ISO 8601 UTC of the winning trial
+  std::string tuner_version;
+
+  // cuBLAS median / winner median in percent; 0 when unknown.
+  double pct_of_cublas() const;
+};
+
+struct TableGpu {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  std::vector<TableShape> shapes;  // ordered by M, N, K, layout, dtype
+  // What the dispatcher runs when no tuned shape's winner fits a call; set by choose_default().
+  WarpTileConfig default_config;
+  std::string default_name;
+  std::optional<std::size_t> default_shape;  // the shape it won; empty: the built-in fallback
+};
+
+struct Table {
+  std::string tool_version;   // sgemm-tune's SGT_VERSION
+  std::string database;       // the database it was exported from, as given
+  std::string generated_utc;  // ISO 8601 UTC
+  std::string kernel_template;
+  std::string kernel_hash;  // of the kernel sources this sgemm-tune carries
+  bool allow_stale = false;
+  std::vector<TableGpu> gpus;
+};
+
+// The default is the winner with the best % of cuBLAS across the GPU's NN shapes (ties to the
+// earlier shape), since it is the config that held up best against the baseline; a GPU with no
+// NN shape gets `fallback`. Only NN shapes count: the dispatcher serves no other layout.
+void choose_default(TableGpu& gpu, const WarpTileConfig& fallback, std::string_view fallback_name);
+
+// Every config the table serves (shape winners and defaults), deduplicated, in order of first use:
+// the dispatch library instantiates exactly these.
+std::vector<WarpTileConfig> table_configs(const Table& t);
+
+// `text` as a C++ string literal, quotes included. Quotes, backslashes, '?' (trigraphs) and every
+// byte outside printable ASCII are escaped (the latter as three-digit octal, which cannot run into
+// a following digit the way \x can), so any byte string round-trips through any C++ compiler.
+std::string cpp_string_literal(std::string_view text);
+
+// The C++17 header (plain constexpr structs and arrays plus an X-macro list of configs) that the
+// dispatch library and user code include; usable from nvcc and from any C++ compiler.
+std::string render_cpp(const Table& t);
+
+nlohmann::json table_json(const Table& t);
+std::string render_json(const Table& t);
+
+// $SOURCE_DATE_EPOCH as ISO 8601 UTC when set (reproducible builds), else the current time.
+// Throws InputError on a value that is not a non-negative integer.
+std::string export_timestamp();
+
+// Writes `content` to a temporary file beside `path`, then renames it over `path`: readers see the
+// old file or the new one, never half of one. Throws sgt::Error naming the file.
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+}  // namespace sgt
