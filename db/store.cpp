@@ -142,6 +142,15 @@ std::string GpuIdentity::label() const {
   return fmt::format("{} (sm_{}{}, {} SMs)", name, cc_major, cc_minor, sm_count);
 }
 
+std::string describe_gpus(const std::vector<GpuRecord>& gpus) {
+  if (gpus.empty()) return " (none)";
+  std::string out;
+  for (const auto& g : gpus) {
+    out += fmt::format("\n  {}  (--gpu '{}')", g.identity().label(), g.identity().key());
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Impl: rows
 

@@ -55,6 +55,10 @@ struct GpuRecord {
   GpuIdentity identity() const { return GpuIdentity::of(fingerprint); }
 };
 
+// For error messages after "known GPUs:": each GPU on a line of its own (every line begins with
+// the newline), "\n  <label>  (--gpu '<key>')"; " (none)" when `gpus` is empty.
+std::string describe_gpus(const std::vector<GpuRecord>& gpus);
+
 struct ShapeRecord {
   Problem problem;
   long long trials = 0;

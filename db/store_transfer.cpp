@@ -4,12 +4,12 @@
 #include <limits>
 #include <map>
 #include <sstream>
-#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "file_util.hpp"
 #include "schema.hpp"
 #include "store.hpp"
 #include "store_internal.hpp"
@@ -98,26 +98,8 @@ nlohmann::json SqliteStore::export_json() const {
 
 long long SqliteStore::export_json(const std::filesystem::path& file) const {
   const auto j = export_json();
-  const std::string text = j.dump(2) + "\n";
-  // Write beside the target and rename: a failed export never leaves half a file in its place.
-  auto tmp = file;
-  tmp += fmt::format(".tmp-{}", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw Error(fmt::format("cannot write export file '{}'", file.string()));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(fmt::format("cannot write export file '{}': {}", file.string(), ec.message()));
-  }
+  // Atomic: a failed export never leaves half a file in its place.
+  write_file_atomically(file, j.dump(2) + "\n");
   return static_cast<long long>(j.at("trials").size());
 }
 

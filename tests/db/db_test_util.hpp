@@ -1,12 +1,11 @@
 // Builders for the DB tests: a plausible GPU fingerprint, distinct configs and fully populated
-// trials, plus file and environment helpers.
+// trials, plus file helpers.
 #pragma once
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -114,30 +113,6 @@ inline void write_bytes(const std::filesystem::path& p, const std::string& bytes
 inline std::string q(const std::filesystem::path& p) {
   return "'" + p.string() + "'";
 }
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      setenv(name, value->c_str(), 1);
-    } else {
-      unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 // A raw connection for what the store must never do itself: lock, damage, or rewrite the header.
 inline long long count_rows(const std::filesystem::path& db, const char* sql) {

@@ -2,9 +2,6 @@
 // GPU selection, stale trials, atomic output, and the errors (missing DB, unknown GPU, empty DB).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <optional>
-
 #include <nlohmann/json.hpp>
 
 #include "export_test_util.hpp"
@@ -20,26 +17,6 @@ using test::kConfigA;
 using test::kConfigB;
 using test::kConfigStale;
 using test::sh_quote;
-
-// Sets an environment variable for one scope; the CLI inherits it.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 class ExportCli : public ::testing::Test {
  protected:
@@ -191,7 +168,7 @@ TEST_F(ExportCli, OutputIsReplacedAtomically) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(test::read_file(out("t.hpp")).starts_with("// Tuned SGEMM kernel table"));
   for (const auto& e : std::filesystem::directory_iterator(dir_.path())) {
-    EXPECT_FALSE(contains(e.path().filename().string(), ".tmp-")) << e.path();
+    EXPECT_FALSE(contains(e.path().filename().string(), ".tmp")) << e.path();
   }
   const auto bad = cli("export -o " + sh_quote(dir_.path() / "no" / "dir" / "t.hpp"));
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
@@ -206,7 +183,7 @@ TEST_F(ExportCli, DashWritesTheTableToStdoutAndTheSummaryToStderr) {
 }
 
 TEST_F(ExportCli, SourceDateEpochMakesTheHeaderReproducible) {
-  ScopedEnv epoch("SOURCE_DATE_EPOCH", "86400");
+  test::ScopedEnv epoch("SOURCE_DATE_EPOCH", "86400");
   ASSERT_EQ(cli("export -o " + sh_quote(out("a.hpp"))).exit_code, 0);
   ASSERT_EQ(cli("export -o " + sh_quote(out("b.hpp"))).exit_code, 0);
   const auto a = test::read_file(out("a.hpp"));

@@ -26,10 +26,10 @@ std::filesystem::path export_header(const std::filesystem::path& db,
   return header;
 }
 
-test::ShellResult compile(const std::filesystem::path& include_dir, const std::filesystem::path& tu,
-                          const std::string& flags) {
-  return test::shell(test::cxx() + " -std=c++17 -Wall -Wextra -Werror -pedantic " + flags + " -I " +
-                     sh_quote(include_dir) + " " + sh_quote(tu));
+test::RunResult compile(const std::filesystem::path& include_dir, const std::filesystem::path& tu,
+                        const std::string& flags) {
+  return test::run_shell(test::cxx() + " -std=c++17 -Wall -Wextra -Werror -pedantic " + flags +
+                         " -I " + sh_quote(include_dir) + " " + sh_quote(tu));
 }
 
 TEST(ExportHeaderCompile, FixtureTableIsValidCxx17WithTheDatabasesValues) {
@@ -79,7 +79,7 @@ int main() {
   const auto exe = dir.path() / "table";
   const auto c = compile(inc, tu, "-o " + sh_quote(exe));
   ASSERT_EQ(c.exit_code, 0) << c.out;
-  const auto run = test::shell(sh_quote(exe));
+  const auto run = test::run_shell(sh_quote(exe));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   std::istringstream lines(run.out);
   std::string line;
@@ -112,7 +112,7 @@ int main() {
 )");
   const auto c = compile(inc, tu, "-o " + sh_quote(dir.path() / "empty"));
   ASSERT_EQ(c.exit_code, 0) << c.out;
-  EXPECT_EQ(test::shell(sh_quote(dir.path() / "empty")).exit_code, 0);
+  EXPECT_EQ(test::run_shell(sh_quote(dir.path() / "empty")).exit_code, 0);
 }
 
 TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForAnEmptyTable) {
@@ -126,7 +126,7 @@ TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForAnEmptyTable) {
   const auto inc = dir.path() / "include";
   export_header(db, inc);
   const std::filesystem::path src(SGT_TEST_SOURCE_DIR);
-  const auto r = test::shell(
+  const auto r = test::run_shell(
       sh_quote(nvcc) + " -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler=-Wall,-Wextra -c" +
       " -I " + sh_quote(inc) + " -I " + sh_quote(src / "sgemm_tuned" / "include") + " -I " +
       sh_quote(src / "sgemm_tuned" / "src") + " -I " + sh_quote(src / "kernel_templates") + " " +
@@ -160,7 +160,7 @@ int main() {
               "-I " + sh_quote(std::filesystem::path(SGT_TEST_SOURCE_DIR) / "sgemm_tuned" / "src") +
                   " -o " + sh_quote(exe));
   ASSERT_EQ(c.exit_code, 0) << c.out;
-  const auto run = test::shell(sh_quote(exe));
+  const auto run = test::run_shell(sh_quote(exe));
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_TRUE(contains(run.out, "tuned kernel " + test::kConfigB)) << run.out;
 }

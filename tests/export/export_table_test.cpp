@@ -11,6 +11,7 @@
 #include "error.hpp"
 #include "export.hpp"
 #include "export_test_util.hpp"
+#include "file_util.hpp"
 #include "fixture_db.hpp"
 #include "test_support.hpp"
 

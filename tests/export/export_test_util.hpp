@@ -1,15 +1,13 @@
-// Helpers of the export tests: files, shell commands (the system C++ compiler), hex dumps for
-// byte-exact comparisons, and a Table built by hand for the rendering tests.
+// Helpers of the export tests: files, shell quoting and the system C++ compiler (run_shell is in
+// test_support.hpp), hex dumps for byte-exact comparisons, and a Table built by hand for the
+// rendering tests.
 #pragma once
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <string_view>
-#include <sys/wait.h>
 
 #include "export.hpp"
 
@@ -32,23 +30,6 @@ inline std::string sh_quote(const std::filesystem::path& p) {
 
 inline bool contains(std::string_view s, std::string_view needle) {
   return s.find(needle) != std::string_view::npos;
-}
-
-struct ShellResult {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr
-};
-
-inline ShellResult shell(const std::string& cmd) {
-  ShellResult r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
 }
 
 // The C++ compiler this build uses (a plain C++ compiler, not nvcc).

@@ -1,9 +1,12 @@
-// Helpers shared by the test suites: locate the CLI beside the test binary and run it.
+// Helpers shared by the test suites: run shell commands and the CLI built beside the test binary,
+// temporary directories and scoped environment variables.
 #pragma once
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,13 +23,11 @@ struct RunResult {
   std::string out;
 };
 
-// Runs `sgemm-tune <args>` through the shell; args are passed verbatim. With merge_stderr the
-// output holds stdout and stderr; without, stdout alone (stderr is discarded), e.g. for --json.
-inline RunResult run_cli(const std::string& args, bool merge_stderr = true) {
-  const std::string cmd =
-      "'" + cli_path().string() + "' " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+// Runs `cmd` through the shell. With merge_stderr the output holds stdout and stderr; without,
+// stdout alone (stderr goes to the test's own stderr).
+inline RunResult run_shell(const std::string& cmd, bool merge_stderr = true) {
   RunResult r;
-  FILE* p = popen(cmd.c_str(), "r");
+  FILE* p = popen((merge_stderr ? cmd + " 2>&1" : cmd).c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf{};
   size_t n;
@@ -34,6 +35,13 @@ inline RunResult run_cli(const std::string& args, bool merge_stderr = true) {
   const int status = pclose(p);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `sgemm-tune <args>` through the shell; args are passed verbatim. With merge_stderr the
+// output holds stdout and stderr; without, stdout alone (stderr is discarded), e.g. for --json.
+inline RunResult run_cli(const std::string& args, bool merge_stderr = true) {
+  const std::string cmd = "'" + cli_path().string() + "' " + args;
+  return merge_stderr ? run_shell(cmd) : run_shell(cmd + " 2>/dev/null", false);
 }
 
 // A fresh temporary directory, removed when the object goes.
@@ -51,6 +59,31 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+// Sets an environment variable (or, with std::nullopt, unsets it) for one scope; a CLI run
+// meanwhile inherits it.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      setenv(name, value->c_str(), 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
 };
 
 }  // namespace sgt::test

@@ -10,21 +10,13 @@
 #include "commands.hpp"
 #include "error.hpp"
 #include "export.hpp"
+#include "file_util.hpp"
 #include "kernel_source.hpp"
 #include "store.hpp"
 
 namespace sgt::cli {
 
 namespace {
-
-std::string known_gpus_text(const std::vector<db::GpuRecord>& gpus) {
-  if (gpus.empty()) return " (none)";
-  std::string out;
-  for (const auto& g : gpus) {
-    out += fmt::format("\n  {}  (--gpu '{}')", g.identity().label(), g.identity().key());
-  }
-  return out;
-}
 
 // nvcc's static_asserts refuse a config that breaks a structural rule, so one such winner (only
 // an imported or hand-edited database can hold it) would break every build that embeds the table.
@@ -54,7 +46,7 @@ std::vector<db::GpuIdentity> select_gpus(const db::SqliteStore& store,
     const auto matches = store.find_gpus(name);
     if (matches.empty()) {
       throw InputError(fmt::format("unknown GPU '{}' in '{}'; known GPUs:{}", name, path.string(),
-                                   known_gpus_text(all)));
+                                   db::describe_gpus(all)));
     }
     // A name shared by several identities (say, a full GPU and a partition) exports them all.
     for (const auto& g : matches) add(g.identity());

@@ -19,15 +19,6 @@ namespace {
 constexpr int kExitNearest = 3;
 constexpr int kExitDefault = 4;
 
-std::string known_gpus_text(const std::vector<db::GpuRecord>& gpus) {
-  if (gpus.empty()) return "(none)";
-  std::string out;
-  for (const auto& g : gpus) {
-    out += fmt::format("\n  {}  (--gpu '{}')", g.identity().label(), g.identity().key());
-  }
-  return out;
-}
-
 std::string stale_text(const db::StaleCounts& s) {
   std::vector<std::string> why;
   if (s.kernel_hash) why.push_back(fmt::format("{} from another kernel source", s.kernel_hash));
@@ -114,7 +105,7 @@ void register_query(CLI::App& app) {
             throw InputError(fmt::format(
                 "--gpu auto: no usable GPU here ({}), and '{}' holds results for {} GPUs; name "
                 "one with --gpu:{}",
-                e.what(), path.string(), gpus.size(), known_gpus_text(gpus)));
+                e.what(), path.string(), gpus.size(), db::describe_gpus(gpus)));
           }
           gpu = gpus.front().identity();
           note = fmt::format("no usable GPU here; answering for the only GPU on record, {}",
@@ -124,11 +115,11 @@ void register_query(CLI::App& app) {
         const auto matches = store.find_gpus(o->gpu);
         if (matches.empty()) {
           throw InputError(fmt::format("unknown GPU '{}' in '{}'; known GPUs:{}", o->gpu,
-                                       path.string(), known_gpus_text(gpus)));
+                                       path.string(), db::describe_gpus(gpus)));
         }
         if (matches.size() > 1) {
           throw InputError(fmt::format("several GPUs are named '{}' in '{}'; pass one key:{}",
-                                       o->gpu, path.string(), known_gpus_text(matches)));
+                                       o->gpu, path.string(), db::describe_gpus(matches)));
         }
         gpu = matches.front().identity();
       }

@@ -1,5 +1,5 @@
 // The embedded tuned-kernel table: default choice, config deduplication and the two renderings
-// (C++ header for nvcc and plain C++, JSON for scripts), written atomically.
+// (C++ header for nvcc and plain C++, JSON for scripts).
 #include "export.hpp"
 
 #include <algorithm>
@@ -7,9 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <system_error>
-#include <unistd.h>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -337,28 +335,6 @@ std::string export_timestamp() {
         fmt::format("SOURCE_DATE_EPOCH='{}' is not a number of seconds since 1970", s));
   }
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", std::chrono::sys_seconds{std::chrono::seconds{v}});
-}
-
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  auto tmp = path;
-  tmp += fmt::format(".tmp-{}", ::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      throw Error(fmt::format("cannot write '{}'", path.string()));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignore;
-    std::filesystem::remove(tmp, ignore);
-    throw Error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
-  }
 }
 
 }  // namespace sgt

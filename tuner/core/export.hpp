@@ -2,7 +2,6 @@
 // winner of every tuned shape and a default config) and its two renderings, a C++ header and JSON.
 #pragma once
 
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -80,9 +79,5 @@ std::string render_json(const Table& t);
 // $SOURCE_DATE_EPOCH as ISO 8601 UTC when set (reproducible builds), else the current time.
 // Throws InputError on a value that is not a non-negative integer.
 std::string export_timestamp();
-
-// Writes `content` to a temporary file beside `path`, then renames it over `path`: readers see the
-// old file or the new one, never half of one. Throws sgt::Error naming the file.
-void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
 }  // namespace sgt

@@ -23,6 +23,7 @@
 
 #include "check.hpp"
 #include "error.hpp"
+#include "file_util.hpp"
 #include "kernel_source.hpp"
 #include "sha256.hpp"
 
@@ -95,32 +96,6 @@ std::string compile_failure_reason(const std::string& log) {
   std::string out;
   for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
   return out;
-}
-
-void write_atomically(const fs::path& target, std::string_view bytes) {
-  // Unique per process and thread, so concurrent writers never share a temp file; rename() then
-  // publishes whole files only. No fsync: a file torn by a crash fails its hash or parse check.
-  static std::atomic<unsigned long> counter{0};
-  fs::path tmp = target;
-  tmp += fmt::format(".tmp.{}.{}", ::getpid(), counter++);
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    f.close();
-    if (!f) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw Error(fmt::format("kernel cache: cannot write {}", tmp.string()));
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw Error(fmt::format("kernel cache: cannot rename {} to {}: {}", tmp.string(),
-                            target.string(), ec.message()));
-  }
 }
 
 std::string read_file(const fs::path& p) {
@@ -346,8 +321,8 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c, 
     // the report, spills cannot be ruled out, so the binary is not used.
     fresh.missing_report = true;
     r.status = TrialStatus::compile_failed;
-    r.reason = fmt::format("ptxas printed no resource report for {} (options: {})",
-                           r.lowered_name, fmt::join(options_, " "));
+    r.reason = fmt::format("ptxas printed no resource report for {} (options: {})", r.lowered_name,
+                           fmt::join(options_, " "));
   } else if (info.spill_store_bytes > 0 || info.spill_load_bytes > 0 || info.stack_bytes > 0) {
     // A stack frame without spills still means local memory: the accumulators were not kept in
     // registers, which costs as much as spilling.
@@ -414,7 +389,7 @@ void KernelCompiler::store(const WarpTileConfig& c, const std::string& key, Comp
     r.cubin_path = cache_dir_ / (key + ".cubin");
     r.cubin_sha256 = sha256_hex(cubin);
     // The cubin goes first: a reader that sees the json finds its cubin already in place.
-    write_atomically(r.cubin_path, cubin);
+    write_file_atomically(r.cubin_path, cubin);
   }
   json inputs = {{"kernel_source_hash", kernel_source_hash()},
                  {"kernel_template", kKernelTemplateName},
@@ -441,7 +416,7 @@ void KernelCompiler::store(const WarpTileConfig& c, const std::string& key, Comp
                   {"shared_bytes", r.shared_bytes},
                   {"compile_seconds", r.compile_seconds},
                   {"created", utc_timestamp()}};
-  write_atomically(cache_dir_ / (key + ".json"), j.dump(2) + "\n");
+  write_file_atomically(cache_dir_ / (key + ".json"), j.dump(2) + "\n");
 }
 
 Compiled KernelCompiler::compile(const WarpTileConfig& c) {
