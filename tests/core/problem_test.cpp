@@ -6,6 +6,9 @@
 
 #include "error.hpp"
 #include "problem.hpp"
+#include "test_support.hpp"
+
+#include <fstream>
 
 namespace sgt {
 namespace {
@@ -106,6 +109,73 @@ TEST(CheckShape, LeavesDegenerateTilesToCheck) {
   c.BK = 0;  // a modulo by zero if check_shape did not step aside
   EXPECT_TRUE(check_shape(c, parse_shape("4096x4096x4096")).empty());
   EXPECT_FALSE(check(c).empty());
+}
+
+}  // namespace
+}  // namespace sgt
+
+namespace sgt {
+namespace {
+
+std::string write_temp(const test::TempDir& dir, const std::string& text) {
+  const auto path = (dir.path() / "shapes.json").string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(ShapeList, AcceptsAListOrAnObjectOfStringsAndObjects) {
+  test::TempDir dir;
+  auto ps =
+      load_shape_list(write_temp(dir, R"(["64x128x256", {"shape": "1x2x3", "layout": "NN"}])"));
+  ASSERT_EQ(ps.size(), 2u);
+  EXPECT_EQ(ps[0].shape(), "64x128x256");
+  EXPECT_EQ(ps[1].M, 1);
+  EXPECT_EQ(ps[1].K, 3);
+  ps = load_shape_list(write_temp(dir, R"({"shapes": ["8x8x8"]})"));
+  ASSERT_EQ(ps.size(), 1u);
+  EXPECT_EQ(ps[0].layout, "NN");
+}
+
+TEST(ShapeList, TheShippedBenchSuiteLoads) {
+  const auto ps = load_shape_list(std::string(SGT_TEST_SOURCE_DIR) + "/bench/shapes.json");
+  EXPECT_GE(ps.size(), 8u);
+}
+
+TEST(ShapeList, BadFilesNameTheFileAndTheEntry) {
+  test::TempDir dir;
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"[", "invalid JSON"},
+      {"[]", "non-empty list"},
+      {"{}", "'shapes'"},
+      {R"({"shapes": ["8x8x8"], "extra": 1})", "'shapes'"},
+      {R"(["8x8x8", "0x1x1"])", "shape #1"},
+      {R"(["8x8x8", 5])", "shape #1"},
+      {R"([{"shape": "8x8x8", "layout": "TT"}])", "layout"},
+      {R"([{"shape": "8x8x8", "lda": 9}])", "unknown key 'lda'"},
+      {R"(["8x8x8", "8x8x8"])", "listed twice"},
+  };
+  for (const auto& [text, needle] : cases) {
+    const auto path = write_temp(dir, text);
+    try {
+      load_shape_list(path);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(path), std::string::npos) << msg;
+      EXPECT_NE(msg.find(needle), std::string::npos) << text << " -> " << msg;
+    }
+  }
+  EXPECT_THROW(load_shape_list((dir.path() / "missing.json").string()), InputError);
+}
+
+TEST(ShapeList, TuneRefusesABadListBeforeLookingForAGpu) {
+  test::TempDir dir;
+  const auto path = write_temp(dir, R"(["8x8x8", "abc"])");
+  const auto r = test::run_cli("tune --shapes '" + path + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("shape #1"), std::string::npos) << r.out;
+  // --shape and --shapes together is a usage error, also exit 2.
+  EXPECT_EQ(test::run_cli("tune --shape 8x8x8 --shapes '" + path + "'").exit_code, 2);
 }
 
 }  // namespace

@@ -37,8 +37,12 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    // A subcommand's own documented exit code (query: 3 nearest shape, 4 default config).
+    return e.get_exit_code();
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every other parse error is bad input, exit code 2.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const sgt::InputError& e) {
     std::fprintf(stderr, "sgemm-tune: error: %s\n", e.what());
     return 2;

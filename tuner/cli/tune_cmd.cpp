@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -13,6 +14,7 @@
 
 #include "commands.hpp"
 #include "error.hpp"
+#include "file_util.hpp"
 #include "jsonl_store.hpp"
 #include "nvrtc_compiler.hpp"
 #include "space.hpp"
@@ -66,11 +68,117 @@ int parse_gpu(const std::string& s) {
   throw InputError(fmt::format("bad --gpu '{}': expected 'auto' or a device index", s));
 }
 
+// One line of the multi-shape summary; an empty winner means no config served the shape.
+struct ShapeSummary {
+  Problem problem;
+  std::string winner;
+  double median_ms = 0, cublas_ms = 0, ratio = 0, gflops = 0, wall_s = 0;
+};
+
+ShapeSummary summarize(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
+  ShapeSummary s{t.problem, "", 0, r.cublas_final.median_ms, 0, 0, r.wall_s};
+  if (!r.finalists.empty() && r.finalists.front().trial.status == TrialStatus::ok) {
+    const auto& f = r.finalists.front();
+    s.winner = f.trial.config_name;
+    s.median_ms = f.trial.time.median_ms;
+    s.ratio = f.ratio_to_cublas;
+    s.gflops = f.trial.gflops;
+  }
+  return s;
+}
+
+double geomean_ratio(const std::vector<ShapeSummary>& all) {
+  double log_sum = 0;
+  int n = 0;
+  for (const auto& s : all) {
+    if (s.ratio > 0) log_sum += std::log(s.ratio), ++n;
+  }
+  return n ? std::exp(log_sum / n) : 0;
+}
+
+nlohmann::json summary_json(const ShapeSummary& s) {
+  return {{"shape", s.problem.shape()}, {"layout", s.problem.layout}, {"winner", s.winner},
+          {"median_ms", s.median_ms},   {"cublas_ms", s.cublas_ms},   {"ratio_to_cublas", s.ratio},
+          {"gflops", s.gflops},         {"wall_s", s.wall_s}};
+}
+
+void write_summary_csv(const std::string& path, const std::vector<ShapeSummary>& all) {
+  std::string csv = "shape,M,N,K,layout,winner,median_ms,cublas_ms,ratio_to_cublas,gflops,wall_s\n";
+  for (const auto& s : all) {
+    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.1f}\n", s.problem.shape(),
+                       s.problem.M, s.problem.N, s.problem.K, s.problem.layout, s.winner,
+                       s.median_ms, s.cublas_ms, s.ratio, s.gflops, s.wall_s);
+  }
+  write_file_atomically(path, csv);
+}
+
+nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
+                        const gpu::TuneReport& r) {
+  nlohmann::json j = {{"gpu", r.worker.fingerprint},
+                      {"device", r.worker.device},
+                      {"shape", t.problem.shape()},
+                      {"space", space},
+                      {"candidates", t.candidates.size()},
+                      {"statuses", r.status_counts},
+                      {"resumed", r.resumed},
+                      {"cut_early", r.cut_early},
+                      {"compiled", r.compiled},
+                      {"compile_cache_hits", r.cache_hits},
+                      {"compile_wall_s", r.compile_wall_s},
+                      {"worker_restarts", r.worker_restarts},
+                      {"wall_s", r.wall_s},
+                      {"seed", t.seed},
+                      {"cublas_screen", r.cublas_screen},
+                      {"cublas_final", r.cublas_final}};
+  auto& fj = j["finalists"] = nlohmann::json::array();
+  for (const auto& f : r.finalists) {
+    fj.push_back({{"trial", f.trial}, {"ratio_to_cublas", f.ratio_to_cublas}});
+  }
+  return j;
+}
+
+void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
+  std::string statuses;
+  for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
+  fmt::print(
+      "\nTuned {} on {} in {} ({} candidates:{}; {} resumed, {} cut early, {} compiled, "
+      "{} compile-cache hits, {} worker restarts)\n",
+      t.problem.shape(), r.worker.fingerprint.name, duration(r.wall_s), t.candidates.size(),
+      statuses, r.resumed, r.cut_early, r.compiled, r.cache_hits, r.worker_restarts);
+  fmt::print("cuBLAS FP32 (same run, {} reps): {:.3f} ms, {:.1f} GFLOP/s\n\n",
+             r.cublas_final.repetitions, r.cublas_final.median_ms,
+             t.problem.flops() / (r.cublas_final.median_ms * 1e6));
+  fmt::print("{:<4} {:<40} {:>9} {:>9} {:>9} {:>6} {:>7}\n", "rank", "config", "ms", "GFLOP/s",
+             "%cuBLAS", "regs", "spread");
+  int rank = 0;
+  for (const auto& f : r.finalists) {
+    const auto& tr = f.trial;
+    fmt::print("{:<4} {:<40} {:>9.3f} {:>9.1f} {:>8.1f}% {:>6} {:>6.1f}%\n", ++rank, tr.config_name,
+               tr.time.median_ms, tr.gflops, 100.0 * f.ratio_to_cublas, tr.registers,
+               100.0 * tr.time.spread);
+  }
+}
+
+void print_summary(const std::vector<ShapeSummary>& all, double geomean) {
+  fmt::print("\n{:<18} {:<40} {:>10} {:>10} {:>9}\n", "shape", "winner", "ms", "cuBLAS ms",
+             "%cuBLAS");
+  for (const auto& s : all) {
+    if (s.winner.empty()) {
+      fmt::print("{:<18} {:<40}\n", s.problem.shape(), "(no valid config in the space)");
+      continue;
+    }
+    fmt::print("{:<18} {:<40} {:>10.4f} {:>10.4f} {:>8.1f}%\n", s.problem.shape(), s.winner,
+               s.median_ms, s.cublas_ms, 100.0 * s.ratio);
+  }
+  fmt::print("geometric mean of tuned/cuBLAS speed: {:.3f}\n", geomean);
+}
+
 }  // namespace
 
 void register_tune(CLI::App& app) {
   struct Opts {
-    std::string gpu = "auto", shape = "4096x4096x4096", space = "default", db, results, cache_dir;
+    std::string gpu = "auto", shape = "4096x4096x4096", shapes, csv, space = "default", db, results,
+                cache_dir;
     int top = 5, reps = 5, final_reps = 20, jobs = 0;
     std::vector<std::string> nvrtc_options;
     double cut_ratio = 1.25;
@@ -85,7 +193,15 @@ void register_tune(CLI::App& app) {
       "complete, so an interrupted tune resumes where it stopped.");
   sub->add_option("--gpu", o->gpu, "'auto' (most SMs x clock) or a device index")
       ->capture_default_str();
-  sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")->capture_default_str();
+  auto* shape_opt = sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")
+                        ->capture_default_str();
+  sub->add_option("--shapes", o->shapes,
+                  "Tune several problems in one run, sharing the compile cache: a JSON list of "
+                  "\"MxNxK\" (or {\"shape\": ..., \"layout\": \"NN\"}), e.g. bench/shapes.json")
+      ->excludes(shape_opt);
+  sub->add_option(
+      "--csv", o->csv,
+      "Write one summary row per shape (winner, its time, cuBLAS's, ratio) to this CSV");
   sub->add_option("--space", o->space, "Search space: a JSON file, or a built-in name")
       ->capture_default_str();
   add_db_option(*sub, o->db);
@@ -115,31 +231,16 @@ void register_tune(CLI::App& app) {
   sub->add_flag("--retune", o->retune, "Measure again even where the store has a result");
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
   sub->callback([o] {
-    gpu::TuneOptions t;
-    t.gpu = parse_gpu(o->gpu);
-    t.problem = parse_shape(o->shape);
-    const auto space = load_space(o->space);
-    const auto e = enumerate(space, t.problem);
-    t.candidates = e.survivors;
-    if (t.candidates.empty()) {
-      throw InputError(
-          fmt::format("space '{}' has no valid config for shape {} (see `sgemm-tune "
-                      "space --space {} --shape {} --explain`)",
-                      space.name, t.problem.shape(), o->space, o->shape));
+    std::vector<Problem> problems;
+    if (!o->shapes.empty()) {
+      problems = load_shape_list(o->shapes);
+    } else {
+      problems.push_back(parse_shape(o->shape));
     }
-    t.top_k = o->top;
-    t.repetitions = o->reps;
-    t.final_repetitions = o->final_reps;
-    t.cut_ratio = o->cut_ratio;
-    t.seed = o->seed ? o->seed : std::random_device{}();
-    t.compile_threads = static_cast<unsigned>(o->jobs);
-    t.cache_dir =
+    const auto space = load_space(o->space);
+    const auto cache_dir =
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir);
-    t.retune = o->retune;
-    t.nvrtc_options = o->nvrtc_options;
-    t.strategy = "exhaustive";
-    spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space.name,
-                 t.candidates.size(), e.total, t.problem.shape(), t.seed);
+    const std::uint64_t seed = o->seed ? o->seed : std::random_device{}();
 
     auto db = open_tune_store(o->db);
     std::unique_ptr<JsonLinesStore> results;
@@ -149,55 +250,64 @@ void register_tune(CLI::App& app) {
       stores.push_back(results.get());
     }
     TeeStore store(stores);
-
-    ProgressView view;
     const auto exe = std::filesystem::read_symlink("/proc/self/exe");
-    const auto r = gpu::run_tune(t, store, exe, [&](const gpu::TuneProgress& p) { view(p); });
 
-    if (o->json) {
-      nlohmann::json j = {{"gpu", r.worker.fingerprint},
-                          {"device", r.worker.device},
-                          {"shape", t.problem.shape()},
-                          {"space", space.name},
-                          {"candidates", t.candidates.size()},
-                          {"statuses", r.status_counts},
-                          {"resumed", r.resumed},
-                          {"cut_early", r.cut_early},
-                          {"compiled", r.compiled},
-                          {"compile_cache_hits", r.cache_hits},
-                          {"compile_wall_s", r.compile_wall_s},
-                          {"worker_restarts", r.worker_restarts},
-                          {"wall_s", r.wall_s},
-                          {"seed", t.seed},
-                          {"cublas_screen", r.cublas_screen},
-                          {"cublas_final", r.cublas_final}};
-      auto& fj = j["finalists"] = nlohmann::json::array();
-      for (const auto& f : r.finalists) {
-        fj.push_back({{"trial", f.trial}, {"ratio_to_cublas", f.ratio_to_cublas}});
+    std::vector<ShapeSummary> summaries;
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& problem : problems) {
+      gpu::TuneOptions t;
+      t.gpu = parse_gpu(o->gpu);
+      t.problem = problem;
+      const auto e = enumerate(space, t.problem);
+      t.candidates = e.survivors;
+      if (t.candidates.empty()) {
+        const auto why = fmt::format(
+            "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "
+            "--shape {} --explain`)",
+            space.name, t.problem.shape(), o->space, t.problem.shape());
+        // One shape: that is the user's mistake. Several: report it and tune the others.
+        if (problems.size() == 1) throw InputError(why);
+        spdlog::warn("{}", why);
+        summaries.push_back({problem, "", 0, 0, 0, 0, 0});
+        continue;
       }
-      std::puts(j.dump(2).c_str());
+      t.top_k = o->top;
+      t.repetitions = o->reps;
+      t.final_repetitions = o->final_reps;
+      t.cut_ratio = o->cut_ratio;
+      t.seed = seed;
+      t.compile_threads = static_cast<unsigned>(o->jobs);
+      t.cache_dir = cache_dir;
+      t.retune = o->retune;
+      t.nvrtc_options = o->nvrtc_options;
+      t.strategy = "exhaustive";
+      spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space.name,
+                   t.candidates.size(), e.total, t.problem.shape(), t.seed);
+
+      ProgressView view;
+      const auto r = gpu::run_tune(t, store, exe, [&](const gpu::TuneProgress& p) { view(p); });
+      summaries.push_back(summarize(t, r));
+      if (o->json) {
+        runs.push_back(run_json(t, space.name, r));
+      } else {
+        print_run(t, r);
+      }
+    }
+
+    if (!o->csv.empty()) write_summary_csv(o->csv, summaries);
+    const double geomean = geomean_ratio(summaries);
+    if (o->json) {
+      if (problems.size() == 1 && runs.size() == 1) {
+        std::puts(runs.front().dump(2).c_str());
+      } else {
+        nlohmann::json j = {{"runs", runs}, {"summary", nlohmann::json::array()}};
+        for (const auto& s : summaries) j["summary"].push_back(summary_json(s));
+        j["geomean_ratio_to_cublas"] = geomean;
+        std::puts(j.dump(2).c_str());
+      }
       return;
     }
-
-    std::string statuses;
-    for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
-    fmt::print(
-        "\nTuned {} on {} in {} ({} candidates:{}; {} resumed, {} cut early, {} compiled, "
-        "{} compile-cache hits, {} worker restarts)\n",
-        t.problem.shape(), r.worker.fingerprint.name, duration(r.wall_s), t.candidates.size(),
-        statuses, r.resumed, r.cut_early, r.compiled, r.cache_hits, r.worker_restarts);
-    fmt::print("cuBLAS FP32 (same run, {} reps): {:.3f} ms, {:.1f} GFLOP/s\n\n",
-               r.cublas_final.repetitions, r.cublas_final.median_ms,
-               t.problem.flops() / (r.cublas_final.median_ms * 1e6));
-    fmt::print("{:<4} {:<40} {:>9} {:>9} {:>9} {:>6} {:>7}\n", "rank", "config", "ms", "GFLOP/s",
-               "%cuBLAS", "regs", "spread");
-    int rank = 0;
-    for (const auto& f : r.finalists) {
-      const auto& tr = f.trial;
-      fmt::print("{:<4} {:<40} {:>9.3f} {:>9.1f} {:>8.1f}% {:>6} {:>6.1f}%\n", ++rank,
-                 tr.config_name, tr.time.median_ms, tr.gflops, 100.0 * f.ratio_to_cublas,
-                 tr.registers, 100.0 * tr.time.spread);
-    }
+    if (problems.size() > 1) print_summary(summaries, geomean);
   });
 }
 

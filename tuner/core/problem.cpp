@@ -5,6 +5,12 @@
 #include <climits>
 #include <fmt/format.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
 #include "error.hpp"
 
 namespace sgt {
@@ -44,6 +50,68 @@ Problem parse_shape(std::string_view text) {
   p.N = dims[1];
   p.K = dims[2];
   return p;
+}
+
+std::vector<Problem> load_shape_list(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(fmt::format("cannot read shape list '{}'", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ss.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: invalid JSON: {}", path, e.what()));
+  }
+  if (j.is_object()) {
+    if (!j.contains("shapes") || j.size() != 1) {
+      throw InputError(
+          fmt::format("{}: expected a list of shapes, or an object with only the key "
+                      "'shapes'",
+                      path));
+    }
+    j = j.at("shapes");
+  }
+  if (!j.is_array() || j.empty()) {
+    throw InputError(fmt::format("{}: expected a non-empty list of shapes", path));
+  }
+  static const std::set<std::string> kLayouts = {"NN"};
+  std::vector<Problem> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const auto& e = j[i];
+    auto where = [&](const std::string& what) {
+      return InputError(fmt::format("{}: shape #{} {}: {}", path, i, e.dump(), what));
+    };
+    auto parse = [&](const std::string& text) {
+      try {
+        return parse_shape(text);
+      } catch (const InputError& err) {
+        throw InputError(fmt::format("{}: shape #{}: {}", path, i, err.what()));
+      }
+    };
+    Problem p;
+    if (e.is_string()) {
+      p = parse(e.get<std::string>());
+    } else if (e.is_object() && e.contains("shape") && e.at("shape").is_string()) {
+      for (const auto& [k, v] : e.items()) {
+        if (k != "shape" && k != "layout") throw where("unknown key '" + k + "'");
+      }
+      p = parse(e.at("shape").get<std::string>());
+      if (e.contains("layout")) {
+        if (!e.at("layout").is_string() || !kLayouts.contains(e.at("layout").get<std::string>())) {
+          throw where("layout must be \"NN\" (the only layout the kernel serves so far)");
+        }
+        p.layout = e.at("layout").get<std::string>();
+      }
+    } else {
+      throw where("expected \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": \"NN\"}");
+    }
+    for (const auto& q : out) {
+      if (q == p) throw where("listed twice");
+    }
+    out.push_back(p);
+  }
+  return out;
 }
 
 std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p) {

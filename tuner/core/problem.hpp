@@ -23,6 +23,10 @@ struct Problem {
 // Parses "MxNxK" (each 1 .. 2^31-1). Throws InputError naming the text on anything else.
 Problem parse_shape(std::string_view text);
 
+// Reads a list of problems from a JSON file: either an array or {"shapes": [...]}, each entry
+// "MxNxK" or {"shape": "MxNxK", "layout": "NN"}. Throws InputError naming the file and entry.
+std::vector<Problem> load_shape_list(const std::string& path);
+
 // Shape rules of the current kernel: it has no edge path, so the tile must divide the problem.
 std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p);
 
