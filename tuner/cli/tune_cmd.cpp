@@ -242,6 +242,18 @@ void register_tune(CLI::App& app) {
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir);
     const std::uint64_t seed = o->seed ? o->seed : std::random_device{}();
 
+    // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
+    std::vector<Enumeration> spaces;
+    for (const auto& problem : problems) {
+      spaces.push_back(enumerate(space, problem));
+      if (problems.size() == 1 && spaces.back().survivors.empty()) {
+        throw InputError(fmt::format(
+            "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "
+            "--shape {} --explain`)",
+            space.name, problem.shape(), o->space, problem.shape()));
+      }
+    }
+    gpu::WorkerClient worker(std::filesystem::read_symlink("/proc/self/exe"), parse_gpu(o->gpu));
     auto db = open_tune_store(o->db);
     std::unique_ptr<JsonLinesStore> results;
     std::vector<TrialStore*> stores{db.get()};
@@ -250,24 +262,21 @@ void register_tune(CLI::App& app) {
       stores.push_back(results.get());
     }
     TeeStore store(stores);
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe");
 
     std::vector<ShapeSummary> summaries;
     nlohmann::json runs = nlohmann::json::array();
-    for (const auto& problem : problems) {
+    for (size_t pi = 0; pi < problems.size(); ++pi) {
+      const auto& problem = problems[pi];
+      const auto& e = spaces[pi];
       gpu::TuneOptions t;
-      t.gpu = parse_gpu(o->gpu);
       t.problem = problem;
-      const auto e = enumerate(space, t.problem);
       t.candidates = e.survivors;
       if (t.candidates.empty()) {
-        const auto why = fmt::format(
-            "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "
-            "--shape {} --explain`)",
-            space.name, t.problem.shape(), o->space, t.problem.shape());
-        // One shape: that is the user's mistake. Several: report it and tune the others.
-        if (problems.size() == 1) throw InputError(why);
-        spdlog::warn("{}", why);
+        // Several shapes: report the one no config serves and tune the others.
+        spdlog::warn(
+            "space '{}' has no valid config for shape {} (see `sgemm-tune space --space "
+            "{} --shape {} --explain`)",
+            space.name, problem.shape(), o->space, problem.shape());
         summaries.push_back({problem, "", 0, 0, 0, 0, 0});
         continue;
       }
@@ -285,7 +294,7 @@ void register_tune(CLI::App& app) {
                    t.candidates.size(), e.total, t.problem.shape(), t.seed);
 
       ProgressView view;
-      const auto r = gpu::run_tune(t, store, exe, [&](const gpu::TuneProgress& p) { view(p); });
+      const auto r = gpu::run_tune(t, worker, store, [&](const gpu::TuneProgress& p) { view(p); });
       summaries.push_back(summarize(t, r));
       if (o->json) {
         runs.push_back(run_json(t, space.name, r));

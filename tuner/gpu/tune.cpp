@@ -114,13 +114,13 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c, c
   return r;
 }
 
-TuneReport run_tune(const TuneOptions& o, TrialStore& store, const std::filesystem::path& exe,
+TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& store,
                     const std::function<void(const TuneProgress&)>& progress) {
   const auto t0 = Clock::now();
   TuneReport rep;
 
-  WorkerClient worker(exe, o.gpu);
   rep.worker = worker.info();
+  const int restarts_before = worker.restarts();
   const auto& fp = rep.worker.fingerprint;
   spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", rep.worker.device, fp.name,
                fp.cc_major, fp.cc_minor, fp.sm_count, rep.worker.why);
@@ -267,7 +267,7 @@ TuneReport run_tune(const TuneOptions& o, TrialStore& store, const std::filesyst
         rep.finalists.begin(), rep.finalists.end(),
         [](const Finalist& a, const Finalist& b) { return a.ratio_to_cublas > b.ratio_to_cublas; });
   }
-  rep.worker_restarts = worker.restarts();
+  rep.worker_restarts = worker.restarts() - restarts_before;
   rep.wall_s = seconds_since(t0);
   return rep;
 }

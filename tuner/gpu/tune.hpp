@@ -17,7 +17,6 @@
 namespace sgt::gpu {
 
 struct TuneOptions {
-  int gpu = -1;  // -1: auto
   Problem problem;
   std::vector<WarpTileConfig> candidates;  // survivors of the space for this problem
   std::string strategy = "exhaustive";
@@ -31,7 +30,7 @@ struct TuneOptions {
   unsigned compile_threads = 0;  // 0: all cores
   std::filesystem::path cache_dir;
   std::vector<std::string> nvrtc_options;  // extra options, e.g. -DSGT_K_UNROLL=4
-  bool retune = false;  // ignore finished trials in the store
+  bool retune = false;                     // ignore finished trials in the store
 };
 
 struct TuneProgress {
@@ -61,9 +60,9 @@ struct TuneReport {
 // The worker request that runs a compiled config on a problem (launch geometry from the config).
 TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c, const Problem& p);
 
-// `exe` is the sgemm-tune binary that serves the worker. Trials are recorded in `store` as they
-// finish, so a killed tune loses nothing it finished.
-TuneReport run_tune(const TuneOptions& opts, TrialStore& store, const std::filesystem::path& exe,
+// Tunes one problem on the worker's GPU (opts.gpu is the worker's business, not this function's).
+// Trials are recorded in `store` as they finish, so a killed tune loses nothing it finished.
+TuneReport run_tune(const TuneOptions& opts, WorkerClient& worker, TrialStore& store,
                     const std::function<void(const TuneProgress&)>& progress = {});
 
 }  // namespace sgt::gpu

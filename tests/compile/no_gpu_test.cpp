@@ -1,0 +1,40 @@
+// What the GPU commands do on a machine without a GPU (CI's case): a clear message, exit code 1,
+// and nothing created. Skipped where a device is present.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include "test_support.hpp"
+
+namespace sgt {
+namespace {
+
+bool have_gpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+TEST(NoGpu, TuneSaysSoAndWritesNothing) {
+  if (have_gpu()) GTEST_SKIP() << "a CUDA device is present";
+  test::TempDir dir;
+  const auto db = dir.path() / "t.db";
+  const auto cache = dir.path() / "cache";
+  const auto r = test::run_cli("tune --space quick --db '" + db.string() + "' --cache-dir '" +
+                               cache.string() + "'");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("no usable CUDA device"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(db));
+  EXPECT_FALSE(std::filesystem::exists(cache));
+}
+
+TEST(NoGpu, QueryAutoFallsBackToTheDefaultConfig) {
+  if (have_gpu()) GTEST_SKIP() << "a CUDA device is present";
+  test::TempDir dir;
+  const auto r = test::run_cli("query --gpu auto --shape 4096x4096x4096 --db '" +
+                               (dir.path() / "none.db").string() + "'");
+  EXPECT_EQ(r.exit_code, 4) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "none.db"));
+}
+
+}  // namespace
+}  // namespace sgt
