@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   app.parse_complete_callback([&] { spdlog::set_level(spdlog::level::from_str(level)); });
 
   sgt::cli::register_space(app);
+  sgt::cli::register_check(app);
   sgt::cli::register_tune(app);
   sgt::cli::register_compile(app);
   sgt::cli::register_worker(app);

@@ -1,0 +1,108 @@
+// `sgemm-tune check`: everything the tuner knows about one config without a GPU — derived
+// quantities, every violated rule, the index simulation's verdict, and (with --shape) whether it
+// can serve a problem. For engineers who still want to pick tile constants by hand.
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+#include "error.hpp"
+#include "index_sim.hpp"
+#include "space.hpp"
+
+namespace sgt::cli {
+
+namespace {
+
+// A canonical name, or a JSON object of the fields.
+WarpTileConfig parse_config(const std::string& text) {
+  if (auto c = from_name(text)) return *c;
+  if (!text.empty() && text.front() == '{') {
+    try {
+      return nlohmann::json::parse(text).get<WarpTileConfig>();
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("bad config JSON '{}': {}", text, e.what()));
+    }
+  }
+  throw InputError(fmt::format(
+      "'{}' is neither a canonical config name (e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1) nor "
+      "a JSON object of the fields",
+      text));
+}
+
+}  // namespace
+
+void register_check(CLI::App& app) {
+  struct Opts {
+    std::string config, shape, space = "default";
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand(
+      "check",
+      "Check one config by hand: derived quantities, every violated rule with its reason, and\n"
+      "the CPU simulation of the kernel's indexing for one block. Exit 0 valid, 2 invalid.");
+  sub->add_option("config", o->config,
+                  "Canonical name (wt_128x64x16_w64x32_wn2_t4x4_n128_mb1) or a JSON object")
+      ->required();
+  sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK");
+  sub->add_option("--space", o->space,
+                  "Space whose limits (shared memory, accumulator budget, ...) apply")
+      ->capture_default_str();
+  sub->add_flag("--json", o->json, "Machine-readable output on stdout");
+  sub->callback([o] {
+    const auto c = parse_config(o->config);
+    const auto space = load_space(o->space);
+    auto violations = check(c, space.limits);
+    if (!o->shape.empty()) {
+      const auto sv = check_shape(c, parse_shape(o->shape));
+      violations.insert(violations.end(), sv.begin(), sv.end());
+    }
+    const auto sim = simulate_block(c);
+    const auto g = derive(c);
+    const bool in_range = violations.empty() || violations.front().rule != "positive_values";
+
+    if (o->json) {
+      nlohmann::json j = {{"name", to_name(c)}, {"params", c}, {"valid", violations.empty()}};
+      if (in_range) {
+        j["derived"] = {{"WMITER", g.WMITER},
+                        {"WSUBM", g.WSUBM},
+                        {"WSUBN", g.WSUBN},
+                        {"ROW_STRIDE_A", g.ROW_STRIDE_A},
+                        {"ROW_STRIDE_B", g.ROW_STRIDE_B},
+                        {"SMEM_BYTES", g.SMEM_BYTES},
+                        {"ACCUMULATORS", g.ACCUMULATORS},
+                        {"FRAGMENTS", g.FRAGMENTS}};
+      }
+      auto& vj = j["violations"] = nlohmann::json::array();
+      for (const auto& v : violations) vj.push_back({{"rule", v.rule}, {"reason", v.reason}});
+      auto& sj = j["simulation"] = nlohmann::json::array();
+      for (const auto& d : sim.defects) sj.push_back({{"kind", d.kind}, {"detail", d.detail}});
+      std::puts(j.dump(2).c_str());
+    } else {
+      fmt::print("{}\n", to_name(c));
+      if (in_range) {
+        fmt::print(
+            "  WMITER {}  sub-tile {}x{}  load strides A {} B {}  shared {} B  "
+            "accumulators {}  fragments {}\n",
+            g.WMITER, g.WSUBM, g.WSUBN, g.ROW_STRIDE_A, g.ROW_STRIDE_B, g.SMEM_BYTES,
+            g.ACCUMULATORS, g.FRAGMENTS);
+      }
+      if (violations.empty()) {
+        fmt::print("  valid: passes every rule{}\n",
+                   o->shape.empty() ? "" : " and fits " + o->shape);
+      }
+      for (const auto& v : violations) fmt::print("  rule {}: {}\n", v.rule, v.reason);
+      if (sim.ok()) {
+        fmt::print(
+            "  simulation: every C element written once, every As/Bs element loaded once, "
+            "operands matched, float4 accesses aligned\n");
+      }
+      for (const auto& d : sim.defects) fmt::print("  simulation {}: {}\n", d.kind, d.detail);
+    }
+    if (!violations.empty()) throw CLI::RuntimeError(2);
+  });
+}
+
+}  // namespace sgt::cli
