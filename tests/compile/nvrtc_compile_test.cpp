@@ -27,13 +27,8 @@ using sgt::WarpTileConfig;
 using sgt::gpu::Compiled;
 using sgt::gpu::KernelCompiler;
 
-constexpr const char* kSeed = "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1";
-
-WarpTileConfig config(const std::string& name) {
-  const auto c = sgt::from_name(name);
-  if (!c) throw std::runtime_error("not a config name: " + name);
-  return *c;
-}
+using sgt::test::config;
+using sgt::test::kSeed;
 
 std::vector<WarpTileConfig> survivors(const std::string& space) {
   return sgt::enumerate(sgt::load_space(space)).survivors;

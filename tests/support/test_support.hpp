@@ -7,11 +7,24 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "config.hpp"
+
 namespace sgt::test {
+
+// Seed kernel 8's config: valid everywhere, the tests' reference point.
+constexpr const char* kSeed = "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1";
+
+// A config from its canonical name; a typo in a test is a test failure, not a crash.
+inline WarpTileConfig config(const std::string& name) {
+  const auto c = from_name(name);
+  if (!c) throw std::runtime_error("not a config name: " + name);
+  return *c;
+}
 
 // The sgemm-tune binary built beside this test binary.
 inline std::filesystem::path cli_path() {
