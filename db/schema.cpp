@@ -115,6 +115,36 @@ JOIN kernel_templates k ON k.id = t.template_id;
 
 PRAGMA user_version = 1;
 )sql"},
+    // The verification of a trial (a tune's winner) on edge shapes other than the tuned one: sizes
+    // that are not multiples of the tile, primes, K not a multiple of BK, padded leading
+    // dimensions, offset pointers, other alpha/beta. seq keeps the suite's order. M, N, K may be 0
+    // (the degenerate cases of a suite), unlike a tuned problem's.
+    {2, R"sql(
+CREATE TABLE edge_checks (
+  id           INTEGER PRIMARY KEY,
+  trial_id     INTEGER NOT NULL REFERENCES trials (id) ON DELETE CASCADE,
+  seq          INTEGER NOT NULL,
+  label        TEXT    NOT NULL,
+  M            INTEGER NOT NULL CHECK (M >= 0),
+  N            INTEGER NOT NULL CHECK (N >= 0),
+  K            INTEGER NOT NULL CHECK (K >= 0),
+  layout       TEXT    NOT NULL,
+  dtype        TEXT    NOT NULL,
+  lda          INTEGER NOT NULL,
+  ldb          INTEGER NOT NULL,
+  ldc          INTEGER NOT NULL,
+  offset_elems INTEGER NOT NULL,
+  alpha        REAL,
+  beta         REAL,
+  passed       INTEGER NOT NULL,
+  error        REAL,
+  reason       TEXT    NOT NULL
+);
+
+CREATE UNIQUE INDEX edge_checks_trial ON edge_checks (trial_id, seq);
+
+PRAGMA user_version = 2;
+)sql"},
 };
 
 bool is_identifier(std::string_view s) {
@@ -174,16 +204,18 @@ void check_version(const Connection& conn, bool writable) {
         "version); refusing to use it. The file was not modified.",
         path));
   }
-  if (!writable && v < latest) {
-    if (v == 0) {
-      throw Error(
-          fmt::format("'{}' is an empty database: nothing has been tuned into it yet", path));
-    }
-    throw Error(fmt::format(
-        "tuning database '{}' has schema version {}, older than this sgemm-tune's {}; it is "
-        "upgraded by any command that writes, e.g. `sgemm-tune db vacuum --db '{}'`",
-        path, v, latest, path));
+  // An older schema is read as it is (readers treat what a later migration added as absent), so
+  // query, list and export keep working on a file no writer has upgraded yet.
+  if (!writable && v == 0) {
+    throw Error(fmt::format("'{}' is an empty database: nothing has been tuned into it yet", path));
   }
+}
+
+bool has_table(const Connection& conn, std::string_view table) {
+  Stmt s(conn, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = :name");
+  s.bind(":name", table);
+  s.step();
+  return s.int64(0) > 0;
 }
 
 std::vector<bool> config_columns_present(const Connection& conn) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sqlite.hpp"
@@ -19,8 +20,12 @@ int read_user_version(const Connection& conn);
 int read_application_id(const Connection& conn);
 
 // Refuses what this binary must not touch: a newer schema, another application's database, or
-// (when !writable) an older schema it cannot upgrade without writing. Reads only.
+// (when !writable) an empty file. An older schema is accepted read-only as it is (readers check
+// has_table for what later migrations added); a writable open migrates it. Reads only.
 void check_version(const Connection& conn, bool writable);
+
+// Whether the database has this table (a file of an older schema, opened read-only, may not).
+bool has_table(const Connection& conn, std::string_view table);
 
 // Brings a writable database to the latest schema in one IMMEDIATE transaction and adds any config
 // column kConfigFields has and the table lacks. Takes the write lock only when there is work.

@@ -159,6 +159,7 @@ StoreImpl::StoreImpl(const std::filesystem::path& path, int flags, int busy_time
 
 void StoreImpl::prepare_sql() {
   config_present = config_columns_present(conn);
+  edge_table = has_table(conn, "edge_checks");
   std::string cols =
       "t.id, g.name, g.cc_major, g.cc_minor, g.sm_count, t.driver_version, t.nvrtc_major, "
       "p.M, p.N, p.K, p.layout, p.dtype, c.name, k.name, k.source_hash";
@@ -275,7 +276,75 @@ long long StoreImpl::upsert_template(const std::string& name, const std::string&
   return sqlite3_last_insert_rowid(conn.get());
 }
 
-bool StoreImpl::insert_trial(long long gpu, const StoredTrial& st) {
+namespace {
+
+constexpr const char* kEdgeColumns =
+    "seq, label, M, N, K, layout, dtype, lda, ldb, ldc, offset_elems, alpha, beta, passed, error, "
+    "reason";
+
+void write_edge_checks(const Connection& conn, long long trial_id,
+                       const std::vector<EdgeCheck>& checks) {
+  Stmt s(conn, fmt::format("INSERT INTO edge_checks (trial_id, {}) VALUES (:trial, :seq, :label, "
+                           ":M, :N, :K, :layout, :dtype, :lda, :ldb, :ldc, :offset, :alpha, :beta, "
+                           ":passed, :error, :reason)",
+                           kEdgeColumns));
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    const auto& e = checks[i];
+    s.reset();
+    s.bind(":trial", trial_id).bind(":seq", static_cast<long long>(i)).bind(":label", e.label);
+    s.bind(":M", e.problem.M).bind(":N", e.problem.N).bind(":K", e.problem.K);
+    s.bind(":layout", e.problem.layout).bind(":dtype", e.problem.dtype);
+    s.bind(":lda", e.lda).bind(":ldb", e.ldb).bind(":ldc", e.ldc).bind(":offset", e.offset);
+    s.bind(":alpha", static_cast<double>(e.alpha)).bind(":beta", static_cast<double>(e.beta));
+    s.bind(":passed", e.passed).bind(":error", e.error).bind(":reason", e.reason);
+    s.run();
+  }
+}
+
+// Reads the kEdgeColumns of a row starting at column `first`.
+EdgeCheck read_edge_check(const Stmt& s, int first) {
+  EdgeCheck e;
+  int c = first + 1;  // after seq
+  e.label = s.text(c++);
+  e.problem.M = s.int64(c++);
+  e.problem.N = s.int64(c++);
+  e.problem.K = s.int64(c++);
+  e.problem.layout = s.text(c++);
+  e.problem.dtype = s.text(c++);
+  e.lda = s.int64(c++);
+  e.ldb = s.int64(c++);
+  e.ldc = s.int64(c++);
+  e.offset = s.int32(c++);
+  e.alpha = static_cast<float>(s.real(c++));
+  e.beta = static_cast<float>(s.real(c++));
+  e.passed = s.int64(c++) != 0;
+  e.error = s.real(c++);
+  e.reason = s.text(c++);
+  return e;
+}
+
+}  // namespace
+
+std::vector<EdgeCheck> StoreImpl::load_edge_checks(long long trial_id) const {
+  std::vector<EdgeCheck> out;
+  if (!edge_table) return out;
+  Stmt s(conn, fmt::format("SELECT {} FROM edge_checks WHERE trial_id = :trial ORDER BY seq",
+                           kEdgeColumns));
+  s.bind(":trial", trial_id);
+  while (s.step()) out.push_back(read_edge_check(s, 0));
+  return out;
+}
+
+std::map<long long, std::vector<EdgeCheck>> StoreImpl::load_all_edge_checks() const {
+  std::map<long long, std::vector<EdgeCheck>> out;
+  if (!edge_table) return out;
+  Stmt s(conn,
+         fmt::format("SELECT trial_id, {} FROM edge_checks ORDER BY trial_id, seq", kEdgeColumns));
+  while (s.step()) out[s.int64(0)].push_back(read_edge_check(s, 1));
+  return out;
+}
+
+StoreImpl::Inserted StoreImpl::insert_trial(long long gpu, const StoredTrial& st) {
   const Trial& t = st.trial;
   const long long problem = upsert_problem(t.problem);
   const std::string config_name = t.config_name.empty() ? to_name(t.config) : t.config_name;
@@ -299,7 +368,29 @@ bool StoreImpl::insert_trial(long long gpu, const StoredTrial& st) {
   int idx = 7;
   for (const auto& col : kTrialColumns) col.bind(s, idx++, t);
   s.run();
-  return conn.changes() == 1;
+  Inserted r;
+  r.added = conn.changes() == 1;
+  if (t.edge_checks.empty()) return r;
+  long long trial_id = 0;
+  if (r.added) {
+    trial_id = sqlite3_last_insert_rowid(conn.get());
+  } else {
+    // Already stored: its edge checks may be what is new (a winner recorded again once verified,
+    // or a database that verified it merged into one that did not). Checks already stored stay.
+    Stmt find(conn,
+              "SELECT t.id, (SELECT count(*) FROM edge_checks e WHERE e.trial_id = t.id)"
+              " FROM trials t WHERE t.gpu_id = :gpu AND t.problem_id = :problem"
+              " AND t.config_id = :config AND t.template_id = :tmpl AND t.timestamp = :ts"
+              " AND t.seed = :seed");
+    find.bind(":gpu", gpu).bind(":problem", problem).bind(":config", config);
+    find.bind(":tmpl", tmpl).bind(":ts", t.timestamp);
+    find.bind(":seed", static_cast<long long>(t.seed));
+    if (!find.step() || find.int64(1) > 0) return r;
+    trial_id = find.int64(0);
+  }
+  write_edge_checks(conn, trial_id, t.edge_checks);
+  r.edge_checks = static_cast<long long>(t.edge_checks.size());
+  return r;
 }
 
 StoredTrial StoreImpl::read_trial(const Stmt& s) const {
@@ -323,10 +414,14 @@ StoredTrial StoreImpl::read_trial(const Stmt& s) const {
   for (size_t i = 0; i < kConfigFields.size(); ++i) {
     const int col = kFixedCount + kTrialColumnCount + static_cast<int>(i);
     auto member = kConfigFields[i].member;
+    // NULL: the column was added after this config was stored (or the file lacks it). The
+    // canonical name states every knob that differs from its default; else the default.
     if (!s.is_null(col)) {
       t.config.*member = s.int32(col);
     } else if (parsed) {
       t.config.*member = (*parsed).*member;
+    } else if (kConfigFields[i].default_value != kRequired) {
+      t.config.*member = kConfigFields[i].default_value;
     }
   }
   return st;
@@ -336,7 +431,9 @@ std::optional<StoredTrial> StoreImpl::load_trial(long long id) const {
   Stmt s(conn, trial_select + " WHERE t.id = :id");
   s.bind(":id", id);
   if (!s.step()) return std::nullopt;
-  return read_trial(s);
+  auto st = read_trial(s);
+  st.trial.edge_checks = load_edge_checks(st.id);
+  return st;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -437,7 +534,9 @@ std::optional<Trial> SqliteStore::finished(const std::string& config_name,
   s.bind(":hash", kernel_hash).bind(":drv", impl_->run_gpu->driver_version / 1000);
   s.bind(":nvrtc", impl_->run_gpu->nvrtc_major);
   if (!s.step()) return std::nullopt;
-  return impl_->read_trial(s).trial;
+  auto st = impl_->read_trial(s);
+  st.trial.edge_checks = impl_->load_edge_checks(st.id);
+  return std::move(st.trial);
 }
 
 void SqliteStore::record(const Trial& trial) {
@@ -448,10 +547,13 @@ void SqliteStore::record(const Trial& trial) {
   st.gpu = GpuIdentity::of(*impl_->run_gpu);
   st.driver_version = impl_->run_gpu->driver_version;
   st.nvrtc_major = impl_->run_gpu->nvrtc_major;
+  // The trial and its edge checks in one transaction: never a trial with half its checks.
   Transaction tx(impl_->conn, Transaction::Kind::write);
-  if (!impl_->insert_trial(impl_->run_gpu_id, st)) {
-    spdlog::debug("trial {} at {} (seed {}) was already stored", trial.config_name, trial.timestamp,
-                  trial.seed);
+  const auto r = impl_->insert_trial(impl_->run_gpu_id, st);
+  if (!r.added) {
+    spdlog::debug("trial {} at {} (seed {}) was already stored{}", trial.config_name,
+                  trial.timestamp, trial.seed,
+                  r.edge_checks ? fmt::format("; attached its {} edge checks", r.edge_checks) : "");
   }
   tx.commit();
 }

@@ -131,6 +131,9 @@ struct IngestResult {
   long long trials_added = 0;
   long long trials_skipped = 0;  // already present (same GPU, problem, config, kernel, time, seed)
   long long gpus_added = 0;
+  // Edge checks written: those of added trials, and those of already present trials that had none
+  // (a present trial's stored checks are never replaced, so ingesting twice adds nothing).
+  long long edge_checks_added = 0;
 };
 
 struct DbInfo {
@@ -210,7 +213,8 @@ class SqliteStore final : public TrialStore {
                     const QueryOptions& opts = {}) const;
 
   // --- Maintenance ---
-  // Every GPU and trial as JSON (format "sgemm-tune-trials", version 1).
+  // Every GPU and trial (with its edge checks) as JSON (format "sgemm-tune-trials", version 1;
+  // "edge_checks" is an optional trial key, so older sgemm-tune versions still read the file).
   nlohmann::json export_json() const;
   // Writes export_json() to `file` through a temporary file and a rename: never half a file.
   // Returns the number of trials written.

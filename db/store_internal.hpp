@@ -2,6 +2,7 @@
 // (store, store_query, store_transfer) share.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ struct StoreImpl {
   // JOIN gpus, problems, configs, kernel_templates (aliases t, g, p, c, k), no WHERE.
   std::string trial_select;
   std::vector<bool> config_present;
+  // False only for a file of schema 1 opened read-only: it has no edge checks.
+  bool edge_table = false;
 
   // State of the current tune, set by begin().
   std::optional<GpuFingerprint> run_gpu;
@@ -43,12 +46,21 @@ struct StoreImpl {
   long long upsert_problem(const Problem& p);
   long long upsert_config(const std::string& name, const WarpTileConfig& c);
   long long upsert_template(const std::string& name, const std::string& hash);
-  // False when the same trial (unique identity) is already stored.
-  bool insert_trial(long long gpu_id, const StoredTrial& st);
+  struct Inserted {
+    bool added = false;         // false: the same trial (unique identity) was already stored
+    long long edge_checks = 0;  // edge checks written (a new trial's, or attached to the stored
+                                // one when it had none)
+  };
+  // Inserts the trial and its edge checks (the caller holds the write transaction).
+  Inserted insert_trial(long long gpu_id, const StoredTrial& st);
 
-  // Reads one row of trial_select.
+  // Reads one row of trial_select; edge checks are not part of the row (see load_trial).
   StoredTrial read_trial(const Stmt& s) const;
+  // One trial with its edge checks.
   std::optional<StoredTrial> load_trial(long long id) const;
+  std::vector<EdgeCheck> load_edge_checks(long long trial_id) const;
+  // Every trial's edge checks, by trial id, in seq order.
+  std::map<long long, std::vector<EdgeCheck>> load_all_edge_checks() const;
 };
 
 }  // namespace sgt::db

@@ -39,6 +39,7 @@ void to_json(nlohmann::json& j, const Winner& w) {
        {"ok_trials", w.ok_trials},
        {"driver_version", w.best.driver_version},
        {"nvrtc_major", w.best.nvrtc_major},
+       {"edge_check_summary", edge_check_tally_json(w.best.trial.edge_checks)},
        {"trial", w.best.trial}};
 }
 
@@ -57,12 +58,19 @@ void to_json(nlohmann::json& j, const QueryResult& r) {
        {"stale_skipped", r.stale_skipped},
        {"shape_violations", violations},
        {"winner", r.winner ? nlohmann::json(*r.winner) : nlohmann::json(nullptr)}};
+  // The served winner's verification on edge shapes: the tally and every check (empty for the
+  // default config and for trials recorded before edge checks existed).
+  const std::vector<EdgeCheck> none;
+  const auto& checks = r.winner ? r.winner->best.trial.edge_checks : none;
+  j["edge_checks"] = checks;
+  j["edge_check_summary"] = edge_check_tally_json(checks);
 }
 
 void to_json(nlohmann::json& j, const IngestResult& r) {
   j = {{"trials_added", r.trials_added},
        {"trials_skipped", r.trials_skipped},
-       {"gpus_added", r.gpus_added}};
+       {"gpus_added", r.gpus_added},
+       {"edge_checks_added", r.edge_checks_added}};
 }
 
 void to_json(nlohmann::json& j, const DbInfo& i) {

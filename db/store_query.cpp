@@ -211,6 +211,12 @@ std::vector<StoredTrial> SqliteStore::trials() const {
   Stmt s(impl_->conn, impl_->trial_select + " ORDER BY t.id");
   std::vector<StoredTrial> out;
   while (s.step()) out.push_back(impl_->read_trial(s));
+  s.reset();
+  auto checks = impl_->load_all_edge_checks();
+  for (auto& st : out) {
+    if (auto it = checks.find(st.id); it != checks.end())
+      st.trial.edge_checks = std::move(it->second);
+  }
   return out;
 }
 

@@ -177,6 +177,13 @@ IngestResult SqliteStore::import_json(const nlohmann::json& j, std::string_view 
     if (t.problem.M < 1 || t.problem.N < 1 || t.problem.K < 1) {
       throw bad(fmt::format("trial {}: problem {} has a size below 1", i, t.problem.shape()));
     }
+    for (std::size_t k = 0; k < t.edge_checks.size(); ++k) {
+      const auto& e = t.edge_checks[k];
+      if (e.problem.M < 0 || e.problem.N < 0 || e.problem.K < 0) {
+        throw bad(fmt::format("trial {}: edge check {} ('{}') has a negative size: {}", i, k,
+                              e.label, e.problem.shape()));
+      }
+    }
     d.trials.push_back(std::move(st));
   }
   return ingest(d);
@@ -198,11 +205,13 @@ IngestResult SqliteStore::ingest(const StoreDump& d) {
       throw Error(fmt::format("trial {} refers to GPU {} which is not in the source",
                               st.trial.config_name, st.gpu.key()));
     }
-    if (impl_->insert_trial(it->second, st)) {
+    const auto in = impl_->insert_trial(it->second, st);
+    if (in.added) {
       ++r.trials_added;
     } else {
       ++r.trials_skipped;
     }
+    r.edge_checks_added += in.edge_checks;
   }
   tx.commit();
   return r;
@@ -262,6 +271,14 @@ DbInfo SqliteStore::info(bool check_integrity) const {
     s.step();
     i.rows.emplace_back(table, s.int64(0));
   }
+  // A schema-1 file opened read-only has no such table: none stored.
+  long long edge_checks = 0;
+  if (impl_->edge_table) {
+    Stmt s(impl_->conn, "SELECT count(*) FROM edge_checks");
+    s.step();
+    edge_checks = s.int64(0);
+  }
+  i.rows.emplace_back("edge_checks", edge_checks);
   if (check_integrity) i.integrity = integrity_check();
   return i;
 }

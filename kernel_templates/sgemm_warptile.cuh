@@ -1,7 +1,17 @@
-// The warp-tiling SGEMM kernel (seed kernel 8), parameterised by the tuner's WarpTileConfig.
-// Row-major C = alpha * A * B + beta * C with A: MxK, B: KxN, C: MxN, all leading dimensions equal
-// to the row length. Requires M % BM == 0, N % BN == 0, K % BK == 0 and 16-byte aligned pointers;
-// the tuner's shape filter keeps it to those problems.
+// The warp-tiling SGEMM kernel (seed kernel 8), parameterised by the tuner's WarpTileConfig, with
+// real SGEMM semantics: row-major C (M x N) = alpha * op(A) * op(B) + beta * C for any M, N, K >=
+// 0, leading dimensions lda, ldb, ldc >= the stored row length, any float alignment, and op(X) = X
+// or X^T (TRANS_A, TRANS_B). A is stored M x K (lda >= K), or K x M when TRANS_A (lda >= M); B is
+// stored K x N (ldb >= N), or N x K when TRANS_B (ldb >= K).
+//
+// Fast and guarded paths: a k-slice is read with float4 loads only when the block's tile lies
+// inside the matrix, the slice is whole and the operand's pointer and leading dimension allow
+// 16-byte accesses; otherwise element by element, with everything outside the matrix read as 0.
+// The epilogue likewise stores float4s only where legal. Each choice is uniform across the block.
+//
+// Launch (see launch_dims in warptile_geometry.h): grid (grid_m * grid_n, 1, grid_z), block
+// NUM_THREADS. With grid_z > 1 (split-K) split z computes k in [z*k_chunk, (z+1)*k_chunk) and
+// writes its raw partial product to partial[z*M*N ...]; sgemm_splitk_reduce then forms C.
 //
 // No host includes: NVRTC compiles this file as is (with warptile_geometry.h as a named header),
 // and nvcc compiles it for embedded builds. Every index comes from warptile_geometry.h, which the
@@ -10,13 +20,66 @@
 
 #include "warptile_geometry.h"
 
+namespace sgt_kernel {
+
+// Reads the float4 at p: stored element (row, col..col+3) of a slice whose top-left element is at
+// stored (r0, c0) of a rows x cols matrix. FAST: the whole slice is in bounds and 16-byte aligned.
+// Otherwise element by element, each outside the matrix read as 0 and never touched in memory.
+template <bool FAST>
+__device__ __forceinline__ float4 load_slice_vec(const float* __restrict__ p, int row, int col,
+                                                 int r0, int c0, int rows, int cols) {
+  if (FAST) return __ldg(reinterpret_cast<const float4*>(p));
+  float v[kVec];
+  const bool row_in = r0 + row < rows;
+  const int cols_left = cols - c0 - col;
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) v[j] = (row_in && j < cols_left) ? __ldg(p + j) : 0.0f;
+  return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+// Stores a float4 of a stored slice (row, col..col+3) into the k-major shared tile at the slots
+// as_index/bs_index give. When the stored columns are the tile's contiguous dimension (A^T into As,
+// B into Bs) that is one float4 store; otherwise four scalar stores (a transpose).
+template <bool TRANS, bool IS_A>
+__device__ __forceinline__ void store_slice_vec(const Geometry& g, float* __restrict__ smem,
+                                                float4 v, int row, int col) {
+  auto slot = [&](int j) {
+    const int k = slice_k(TRANS, IS_A, row, col + j);
+    const int mn = slice_mn(TRANS, IS_A, row, col + j);
+    return IS_A ? as_index(g, k, mn) : bs_index(g, k, mn);
+  };
+  if (IS_A == TRANS) {
+    *reinterpret_cast<float4*>(&smem[slot(0)]) = v;
+  } else {
+    const float e[kVec] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) smem[slot(j)] = e[j];
+  }
+}
+
+// A compile-time flag passed to the kernel's generic lambdas (NVRTC's C++17 has no template
+// lambdas and no <type_traits>).
+template <bool B>
+struct Flag {
+  static constexpr bool value = B;
+};
+
+__device__ __forceinline__ bool aligned16(const void* p) {
+  return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
+}
+
+}  // namespace sgt_kernel
+
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NUM_THREADS,
-          int MIN_BLOCKS>
+          int MIN_BLOCKS, int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, bool TRANS_A,
+          bool TRANS_B>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
-    sgemm_warptile(int M, int N, int K, float alpha, const float* __restrict__ A,
-                   const float* __restrict__ B, float beta, float* __restrict__ C) {
+    sgemm_warptile(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
+                   const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc,
+                   int k_chunk, float* __restrict__ partial) {
   using namespace sgt_kernel;
-  constexpr Geometry g = make_geometry(BM, BN, BK, WM, WN, WNITER, TM, TN, NUM_THREADS);
+  constexpr Geometry g =
+      make_geometry(BM, BN, BK, WM, WN, WNITER, TM, TN, NUM_THREADS, STAGES, PAD_A);
   // The tuner's check() rejects these configs before they get here; the asserts are the same rules
   // for anyone instantiating the template by hand.
   static_assert(g.WMITER >= 1 && g.WMITER * kWarpSize * TM * TN * WNITER == WM * WN,
@@ -25,25 +88,44 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
                 "thread_count: NUM_THREADS must be (BM/WM)*(BN/WN)*32");
   static_assert((g.WSUBM / TM) * (g.WSUBN / TN) == kWarpSize,
                 "subtile_lane_grid: a sub-tile must hold exactly 32 lanes");
-  static_assert(g.ROW_STRIDE_A > 0 && BM % g.ROW_STRIDE_A == 0, "load_stride_a");
-  static_assert(g.ROW_STRIDE_B > 0 && BK % g.ROW_STRIDE_B == 0, "load_stride_b");
-  static_assert(BK % kVec == 0 && BN % kVec == 0 && TN % kVec == 0, "float4_alignment");
-  (void)M;
+  static_assert(g.A_PASSES >= 1 && g.A_PASSES * kVec * NUM_THREADS == BM * BK, "load_stride_a");
+  static_assert(g.B_PASSES >= 1 && g.B_PASSES * kVec * NUM_THREADS == BK * BN, "load_stride_b");
+  static_assert(BM % kVec == 0 && BK % kVec == 0 && BN % kVec == 0 && TN % kVec == 0,
+                "float4_alignment");
+  static_assert(PAD_A >= 0 && PAD_A % kVec == 0, "pad_alignment");
+  static_assert(STAGES == 1 || STAGES == 2, "pipeline_stages");
+  static_assert(GROUP_M >= 1, "GROUP_M must be positive");
+  static_assert(FMA_ORDER == 0 || FMA_ORDER == 1, "fma_order");
 
-  __shared__ __align__(16) float As[BK * BM];
-  __shared__ __align__(16) float Bs[BK * BN];
+  __shared__ __align__(16) float As[STAGES * g.AS_SIZE];
+  __shared__ __align__(16) float Bs[STAGES * g.BS_SIZE];
 
   const int tid = threadIdx.x;
-  const int blockRow = blockIdx.y * BM;
-  const int blockCol = blockIdx.x * BN;
+  const int grid_m = (M + BM - 1) / BM;
+  const int grid_n = (N + BN - 1) / BN;
+  const int blockRow = block_tile_row(blockIdx.x, grid_m, grid_n, GROUP_M) * BM;
+  const int blockCol = block_tile_col(blockIdx.x, grid_m, grid_n, GROUP_M) * BN;
+  const int kbeg = blockIdx.z * k_chunk;
+  const int kend = min(K, kbeg + k_chunk);
+  const int ntiles = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
 
-  A += static_cast<long long>(blockRow) * K;
-  B += blockCol;
-
-  const int aRow = a_load_row(g, tid);
-  const int aCol = a_load_col(g, tid);
-  const int bRow = b_load_row(g, tid);
-  const int bCol = b_load_col(g, tid);
+  // Stored extents and the slice origins: A^T and B are K rows; A and B^T have K columns.
+  constexpr int A_COLS = a_slice_cols(g, TRANS_A);
+  constexpr int B_COLS = b_slice_cols(g, TRANS_B);
+  const int a_rows = TRANS_A ? kend : M, a_cols = TRANS_A ? M : kend;
+  const int b_rows = TRANS_B ? N : kend, b_cols = TRANS_B ? kend : N;
+#ifdef SGT_ASSUME_FULL_TILES
+  // Measurement aid only (an NVRTC/nvcc -D option): every guard compiled out, as in the seed
+  // kernel, which is correct only for tile multiples with aligned operands. It measures what the
+  // guards cost; nothing the tuner serves is built with it.
+  constexpr bool kGuarded = false;
+#else
+  constexpr bool kGuarded = true;
+#endif
+  const bool fullM = !kGuarded || blockRow + BM <= M;
+  const bool fullN = !kGuarded || blockCol + BN <= N;
+  const bool fastA = !kGuarded || (fullM && aligned16(A) && lda % kVec == 0);
+  const bool fastB = !kGuarded || (fullN && aligned16(B) && ldb % kVec == 0);
 
   // Sized for at least one sub-tile so that a rejected config fails on its static_assert alone,
   // not also on zero-sized arrays.
@@ -51,59 +133,184 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   float acc[kWmiter * TM * WNITER * TN] = {0.0f};
   float regM[kWmiter * TM];
   float regN[WNITER * TN];
+  float4 ra[g.A_PASSES], rb[g.B_PASSES];
 
-  for (int bk = 0; bk < K; bk += BK) {
+  // Each pass's global pointer, set for the first k-slice and advanced by one slice per fetch: the
+  // loop then spends no arithmetic on addresses.
+  const int ar0 = TRANS_A ? kbeg : blockRow, ac0 = TRANS_A ? blockRow : kbeg;
+  const int br0 = TRANS_B ? blockCol : kbeg, bc0 = TRANS_B ? kbeg : blockCol;
+  const long long a_step = TRANS_A ? static_cast<long long>(BK) * lda : BK;
+  const long long b_step = TRANS_B ? BK : static_cast<long long>(BK) * ldb;
+  const float* pa[g.A_PASSES];
+  const float* pb[g.B_PASSES];
 #pragma unroll
-    for (int off = 0; a_load_continues(g, off); off += g.ROW_STRIDE_A) {
-      const float4 v =
-          *reinterpret_cast<const float4*>(&A[static_cast<long long>(aRow + off) * K + aCol]);
-      As[as_index(g, aRow + off, aCol + 0)] = v.x;
-      As[as_index(g, aRow + off, aCol + 1)] = v.y;
-      As[as_index(g, aRow + off, aCol + 2)] = v.z;
-      As[as_index(g, aRow + off, aCol + 3)] = v.w;
+  for (int p = 0; p < g.A_PASSES; ++p)
+    pa[p] = A + static_cast<long long>(ar0 + load_row(g, A_COLS, tid, p)) * lda + ac0 +
+            load_col(g, A_COLS, tid, p);
+#pragma unroll
+  for (int p = 0; p < g.B_PASSES; ++p)
+    pb[p] = B + static_cast<long long>(br0 + load_row(g, B_COLS, tid, p)) * ldb + bc0 +
+            load_col(g, B_COLS, tid, p);
+
+  // Global -> registers for k-slice t (called once per slice, in order). GUARD: element by
+  // element, whatever lies outside the matrix (or this split's k range) read as 0.
+  auto fetch = [&](auto guard, int t) {
+    if constexpr (!decltype(guard)::value) {
+#pragma unroll
+      for (int p = 0; p < g.A_PASSES; ++p) ra[p] = load_slice_vec<true>(pa[p], 0, 0, 0, 0, 0, 0);
+#pragma unroll
+      for (int p = 0; p < g.B_PASSES; ++p) rb[p] = load_slice_vec<true>(pb[p], 0, 0, 0, 0, 0, 0);
+    } else {
+      const int k0 = kbeg + t * BK;
+      const int ar = TRANS_A ? k0 : blockRow, ac = TRANS_A ? blockRow : k0;
+      const int br = TRANS_B ? blockCol : k0, bc = TRANS_B ? k0 : blockCol;
+#pragma unroll
+      for (int p = 0; p < g.A_PASSES; ++p)
+        ra[p] = load_slice_vec<false>(pa[p], load_row(g, A_COLS, tid, p),
+                                      load_col(g, A_COLS, tid, p), ar, ac, a_rows, a_cols);
+#pragma unroll
+      for (int p = 0; p < g.B_PASSES; ++p)
+        rb[p] = load_slice_vec<false>(pb[p], load_row(g, B_COLS, tid, p),
+                                      load_col(g, B_COLS, tid, p), br, bc, b_rows, b_cols);
     }
 #pragma unroll
-    for (int off = 0; b_load_continues(g, off); off += g.ROW_STRIDE_B) {
-      *reinterpret_cast<float4*>(&Bs[bs_index(g, bRow + off, bCol)]) =
-          *reinterpret_cast<const float4*>(&B[static_cast<long long>(bRow + off) * N + bCol]);
-    }
-    __syncthreads();
-    A += BK;
-    B += static_cast<long long>(BK) * N;
-
-    // Unrolling the k loop fully gives every shared-memory read an immediate offset but makes
-    // ptxas several times slower on deep tiles; SGT_K_UNROLL (an NVRTC/nvcc -D option, part of
-    // the compile-cache key) picks a partial unroll instead.
+    for (int p = 0; p < g.A_PASSES; ++p) pa[p] += a_step;
+#pragma unroll
+    for (int p = 0; p < g.B_PASSES; ++p) pb[p] += b_step;
+  };
+  // Registers -> shared buffer `buf`.
+  auto store = [&](int buf) {
+#pragma unroll
+    for (int p = 0; p < g.A_PASSES; ++p)
+      store_slice_vec<TRANS_A, true>(g, As + buf * g.AS_SIZE, ra[p], load_row(g, A_COLS, tid, p),
+                                     load_col(g, A_COLS, tid, p));
+#pragma unroll
+    for (int p = 0; p < g.B_PASSES; ++p)
+      store_slice_vec<TRANS_B, false>(g, Bs + buf * g.BS_SIZE, rb[p], load_row(g, B_COLS, tid, p),
+                                      load_col(g, B_COLS, tid, p));
+  };
+  // One k-slice of outer products from shared buffer `buf`. The main loop unrolls the k loop
+  // fully (every shared-memory read gets an immediate offset; SGT_K_UNROLL, an NVRTC/nvcc -D
+  // option in the compile-cache key, picks a partial unroll instead); the edge loop, which runs
+  // on few blocks, not at all, to keep the code small.
+  auto compute = [&](auto main_loop, int buf) {
+    const float* as = As + buf * g.AS_SIZE;
+    const float* bs = Bs + buf * g.BS_SIZE;
 #ifdef SGT_K_UNROLL
-#pragma unroll SGT_K_UNROLL
+    constexpr int kUnroll = decltype(main_loop)::value ? SGT_K_UNROLL : 1;
 #else
-#pragma unroll
+    constexpr int kUnroll = decltype(main_loop)::value ? BK : 1;
 #endif
+#pragma unroll kUnroll
     for (int k = 0; k < BK; ++k) {
 #pragma unroll
-      for (int ws = 0; ws < g.WMITER; ++ws)
+      for (int ws = 0; ws < g.WMITER; ++ws) {
+        if (TM % kVec == 0) {
 #pragma unroll
-        for (int i = 0; i < TM; ++i) regM[ws * TM + i] = As[k * BM + tile_row(g, tid, ws, i)];
+          for (int i = 0; i < TM; i += kVec) {
+            const float4 v =
+                *reinterpret_cast<const float4*>(&as[as_index(g, k, tile_row(g, tid, ws, i))]);
+            regM[ws * TM + i + 0] = v.x;
+            regM[ws * TM + i + 1] = v.y;
+            regM[ws * TM + i + 2] = v.z;
+            regM[ws * TM + i + 3] = v.w;
+          }
+        } else {
+#pragma unroll
+          for (int i = 0; i < TM; ++i)
+            regM[ws * TM + i] = as[as_index(g, k, tile_row(g, tid, ws, i))];
+        }
+      }
 #pragma unroll
       for (int ws = 0; ws < WNITER; ++ws)
 #pragma unroll
-        for (int i = 0; i < TN; ++i) regN[ws * TN + i] = Bs[k * BN + tile_col(g, tid, ws, i)];
+        for (int i = 0; i < TN; i += kVec) {
+          const float4 v =
+              *reinterpret_cast<const float4*>(&bs[bs_index(g, k, tile_col(g, tid, ws, i))]);
+          regN[ws * TN + i + 0] = v.x;
+          regN[ws * TN + i + 1] = v.y;
+          regN[ws * TN + i + 2] = v.z;
+          regN[ws * TN + i + 3] = v.w;
+        }
+      // The order of the outer product decides the register allocation of the accumulators,
+      // and with it the register-bank conflicts of the FFMAs: a knob, not a constant.
+      if (FMA_ORDER == 0) {
 #pragma unroll
-      for (int wm = 0; wm < g.WMITER; ++wm)
+        for (int wm = 0; wm < g.WMITER; ++wm)
+#pragma unroll
+          for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+            for (int m = 0; m < TM; ++m)
+#pragma unroll
+              for (int n = 0; n < TN; ++n)
+                acc[(wm * TM + m) * (WNITER * TN) + wn * TN + n] +=
+                    regM[wm * TM + m] * regN[wn * TN + n];
+      } else {
 #pragma unroll
         for (int wn = 0; wn < WNITER; ++wn)
 #pragma unroll
-          for (int m = 0; m < TM; ++m)
+          for (int n = 0; n < TN; ++n)
 #pragma unroll
-            for (int n = 0; n < TN; ++n)
-              acc[(wm * TM + m) * (WNITER * TN) + wn * TN + n] +=
-                  regM[wm * TM + m] * regN[wn * TN + n];
+            for (int wm = 0; wm < g.WMITER; ++wm)
+#pragma unroll
+              for (int m = 0; m < TM; ++m)
+                acc[(wm * TM + m) * (WNITER * TN) + wn * TN + n] +=
+                    regM[wm * TM + m] * regN[wn * TN + n];
+      }
     }
-    __syncthreads();
+  };
+
+  // Main loop: the whole k-slices of a block whose tiles lie inside the matrix, with float4 loads
+  // and nothing else. Edge loop: whatever is left (every slice of an edge block or of unaligned
+  // operands, the partial last slice of the others), guarded. Keeping the guards out of the main
+  // loop keeps its code, and its register allocation, what the unguarded kernel's is.
+  const bool fast_block = fastA && fastB;
+  const int nfull = kend > kbeg ? (kend - kbeg) / BK : 0;
+  int t = 0;
+  if (fast_block) {
+    if (STAGES == 1) {
+      // The seed's loop: load, sync, compute, sync.
+      for (; t < nfull; ++t) {
+        fetch(Flag<false>{}, t);
+        store(0);
+        __syncthreads();
+        compute(Flag<true>{}, 0);
+        __syncthreads();
+      }
+    } else {
+      // Double buffer: slice t+1 travels from global memory into registers while slice t is
+      // computed, then goes to the other buffer; one barrier per slice.
+      if (nfull > 0) {
+        fetch(Flag<false>{}, 0);
+        store(0);
+      }
+      __syncthreads();
+      for (; t < nfull; ++t) {
+        if (t + 1 < nfull) fetch(Flag<false>{}, t + 1);
+        compute(Flag<true>{}, t & 1);
+        if (t + 1 < nfull) store((t + 1) & 1);
+        __syncthreads();
+      }
+    }
+  }
+  if (kGuarded) {
+    for (; t < ntiles; ++t) {
+      fetch(Flag<true>{}, t);
+      store(0);
+      __syncthreads();
+      compute(Flag<false>{}, 0);
+      __syncthreads();
+    }
   }
 
-  // BLAS convention: with beta == 0, C is write-only and may hold NaN or garbage on entry.
-  const bool readC = beta != 0.0f;
+  // Epilogue. Split-K writes the raw partial product of this split; otherwise C = alpha*acc +
+  // beta*C. BLAS convention: with beta == 0, C is write-only and may hold NaN or garbage on entry.
+  const bool split = gridDim.z > 1;
+  float* out = split ? partial + static_cast<long long>(blockIdx.z) * M * N : C;
+  const int ldo = split ? N : ldc;
+  const float a = split ? 1.0f : alpha;
+  const bool readC = !split && beta != 0.0f;
+  const bool fastC = !kGuarded || (fullM && fullN && aligned16(out) && ldo % kVec == 0);
 #pragma unroll
   for (int wm = 0; wm < g.WMITER; ++wm)
 #pragma unroll
@@ -114,16 +321,42 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
         for (int n = 0; n < TN; n += kVec) {
           const int row = blockRow + tile_row(g, tid, wm, m);
           const int col = blockCol + tile_col(g, tid, wn, n);
-          float4* p = reinterpret_cast<float4*>(&C[static_cast<long long>(row) * N + col]);
+          float* p = out + static_cast<long long>(row) * ldo + col;
           const float* r = &acc[(wm * TM + m) * (WNITER * TN) + wn * TN + n];
-          float4 out = make_float4(alpha * r[0], alpha * r[1], alpha * r[2], alpha * r[3]);
-          if (readC) {
-            const float4 old = *p;
-            out.x += beta * old.x;
-            out.y += beta * old.y;
-            out.z += beta * old.z;
-            out.w += beta * old.w;
+          if (fastC) {
+            float4 v = make_float4(a * r[0], a * r[1], a * r[2], a * r[3]);
+            if (readC) {
+              const float4 old = *reinterpret_cast<const float4*>(p);
+              v.x += beta * old.x;
+              v.y += beta * old.y;
+              v.z += beta * old.z;
+              v.w += beta * old.w;
+            }
+            *reinterpret_cast<float4*>(p) = v;
+          } else if (row < M) {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+              if (col + j < N) p[j] = a * r[j] + (readC ? beta * p[j] : 0.0f);
+            }
           }
-          *p = out;
         }
+}
+
+// Sums the split-K partial products in split order (deterministic: the same bits every run) and
+// forms C = alpha * sum + beta * C, never reading C when beta == 0. The template parameter only
+// gives the kernel a name expression NVRTC can look up; it is always 0.
+template <int UNUSED>
+__global__ void sgemm_splitk_reduce(int M, int N, int splits, float alpha,
+                                    const float* __restrict__ partial, float beta,
+                                    float* __restrict__ C, int ldc) {
+  const long long total = static_cast<long long>(M) * N;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += stride) {
+    float sum = 0.0f;
+    for (int z = 0; z < splits; ++z) sum += partial[z * total + i];
+    const long long row = i / N, col = i % N;
+    float* c = C + row * ldc + col;
+    *c = alpha * sum + (beta != 0.0f ? beta * *c : 0.0f);
+  }
 }

@@ -14,7 +14,7 @@
 namespace sgt_kernel {
 
 constexpr int kWarpSize = 32;
-// Every global and shared vector access moves one float4.
+// Every vector access moves one float4.
 constexpr int kVec = 4;
 
 // Division that yields 0 instead of trapping, so that a wrong config derives to a degenerate
@@ -26,22 +26,28 @@ SGT_HD constexpr int safe_mod(int a, int b) {
   return b == 0 ? a : a % b;
 }
 
-// The nine tile parameters and everything derived from them. One derivation, used everywhere.
+// The tile parameters and everything derived from them. One derivation, used everywhere.
 struct Geometry {
   int BM, BN, BK, WM, WN, WNITER, TM, TN, NUM_THREADS;
+  int STAGES;        // shared-memory buffers: 1 = load, sync, compute, sync (the seed);
+                     // 2 = the next k-slice is fetched into registers while this one is computed
+  int PAD_A;         // floats of padding after each k-row of As (bank-conflict relief)
   int WMITER;        // sub-tiles of a warp tile along M: what is left once the others are fixed
   int WSUBM, WSUBN;  // size of one warp sub-tile
   int LANES_N;       // lanes along N within a sub-tile (WSUBN / TN)
   int WARPS_N;       // warps along N within the block (BN / WN)
-  int ROW_STRIDE_A;  // rows of A loaded per pass by the whole block
-  int ROW_STRIDE_B;  // rows of B loaded per pass by the whole block
-  int SMEM_BYTES;    // As + Bs
+  int AS_LD;         // row length of As: BM + PAD_A
+  int AS_SIZE;       // floats of one As buffer: BK * AS_LD
+  int BS_SIZE;       // floats of one Bs buffer: BK * BN
+  int A_PASSES;      // float4 loads of the A tile per thread: BM*BK / (4*NUM_THREADS)
+  int B_PASSES;      // float4 loads of the B tile per thread: BK*BN / (4*NUM_THREADS)
+  int SMEM_BYTES;    // all buffers of As and Bs
   int ACCUMULATORS;  // per thread
   int FRAGMENTS;     // regM + regN per thread
 };
 
 SGT_HD constexpr Geometry make_geometry(int BM, int BN, int BK, int WM, int WN, int WNITER, int TM,
-                                        int TN, int NUM_THREADS) {
+                                        int TN, int NUM_THREADS, int STAGES = 1, int PAD_A = 0) {
   Geometry g{};
   g.BM = BM;
   g.BN = BN;
@@ -52,14 +58,19 @@ SGT_HD constexpr Geometry make_geometry(int BM, int BN, int BK, int WM, int WN, 
   g.TM = TM;
   g.TN = TN;
   g.NUM_THREADS = NUM_THREADS;
+  g.STAGES = STAGES;
+  g.PAD_A = PAD_A;
   g.WMITER = safe_div(WM * WN, kWarpSize * TM * TN * WNITER);
   g.WSUBM = safe_div(WM, g.WMITER);
   g.WSUBN = safe_div(WN, WNITER);
   g.LANES_N = safe_div(g.WSUBN, TN);
   g.WARPS_N = safe_div(BN, WN);
-  g.ROW_STRIDE_A = safe_div(NUM_THREADS * kVec, BK);
-  g.ROW_STRIDE_B = safe_div(NUM_THREADS, safe_div(BN, kVec));
-  g.SMEM_BYTES = (BM + BN) * BK * static_cast<int>(sizeof(float));
+  g.AS_LD = BM + PAD_A;
+  g.AS_SIZE = BK * g.AS_LD;
+  g.BS_SIZE = BK * BN;
+  g.A_PASSES = safe_div(BM * BK, kVec * NUM_THREADS);
+  g.B_PASSES = safe_div(BK * BN, kVec * NUM_THREADS);
+  g.SMEM_BYTES = STAGES * (g.AS_SIZE + g.BS_SIZE) * static_cast<int>(sizeof(float));
   g.ACCUMULATORS = g.WMITER * TM * WNITER * TN;
   g.FRAGMENTS = g.WMITER * TM + WNITER * TN;
   return g;
@@ -89,33 +100,88 @@ SGT_HD constexpr int tile_col(const Geometry& g, int tid, int wSubCol, int n) {
 }
 
 // --- Loading a k-slice into shared memory ----------------------------------------------------
-// A (BM x BK slice, row-major) is read as float4 along K and stored transposed: As[k][m].
-SGT_HD constexpr int a_load_row(const Geometry& g, int tid) {
-  return safe_div(tid, g.BK / kVec);
+// Each operand's slice is read as stored: a rows x cols row-major tile with cols contiguous in
+// memory. A (M x K) is BM x BK when not transposed and BK x BM when stored transposed; B (K x N)
+// is BK x BN, or BN x BK when stored transposed. The block reads it as float4s numbered row by
+// row; pass p of thread tid takes float4 number tid + p * NUM_THREADS.
+SGT_HD constexpr int a_slice_cols(const Geometry& g, bool trans_a) {
+  return trans_a ? g.BM : g.BK;
 }
-SGT_HD constexpr int a_load_col(const Geometry& g, int tid) {
-  return safe_mod(tid, g.BK / kVec) * kVec;
+SGT_HD constexpr int b_slice_cols(const Geometry& g, bool trans_b) {
+  return trans_b ? g.BK : g.BN;
 }
-// The seed's loop bound: a stride that does not divide the tile silently loads less than it.
-SGT_HD constexpr bool a_load_continues(const Geometry& g, int offset) {
-  return offset + g.ROW_STRIDE_A <= g.BM;
+SGT_HD constexpr int load_row(const Geometry& g, int cols, int tid, int pass) {
+  return safe_div(tid + pass * g.NUM_THREADS, cols / kVec);
 }
-SGT_HD constexpr int as_index(const Geometry& g, int row, int col) {
-  return col * g.BM + row;
+SGT_HD constexpr int load_col(const Geometry& g, int cols, int tid, int pass) {
+  return safe_mod(tid + pass * g.NUM_THREADS, cols / kVec) * kVec;
+}
+// Where element (k, m) of op(A)'s slice and (k, n) of op(B)'s slice live in shared memory. Both are
+// k-major so that the compute loop reads a row of M (or N) values per k.
+SGT_HD constexpr int as_index(const Geometry& g, int k, int m) {
+  return k * g.AS_LD + m;
+}
+SGT_HD constexpr int bs_index(const Geometry& g, int k, int n) {
+  return k * g.BN + n;
+}
+// The (k, m) or (k, n) coordinates of element (row, col) of a stored slice.
+SGT_HD constexpr int slice_k(bool trans, bool is_a, int row, int col) {
+  // A: untransposed rows are m, columns k. B: untransposed rows are k, columns n.
+  return (is_a != trans) ? col : row;
+}
+SGT_HD constexpr int slice_mn(bool trans, bool is_a, int row, int col) {
+  return (is_a != trans) ? row : col;
 }
 
-// B (BK x BN slice, row-major) is read and stored as float4 along N: Bs[k][n].
-SGT_HD constexpr int b_load_row(const Geometry& g, int tid) {
-  return safe_div(tid, g.BN / kVec);
+// --- Block order -----------------------------------------------------------------------------
+// Blocks are launched as a 1-D sequence per k-split and take their tile from block_tile_row/col:
+// GROUP_M block rows are walked column by column, so consecutive blocks share tiles of B and a
+// narrow band of A stays in L2. GROUP_M = 1 is plain row-major order.
+SGT_HD constexpr int block_tile_row(int bid, int grid_m, int grid_n, int group_m) {
+  const int per_group = group_m * grid_n;
+  const int first = safe_div(bid, per_group) * group_m;
+  const int rows = (grid_m - first) < group_m ? (grid_m - first) : group_m;
+  return first + safe_mod(safe_mod(bid, per_group), rows);
 }
-SGT_HD constexpr int b_load_col(const Geometry& g, int tid) {
-  return safe_mod(tid, g.BN / kVec) * kVec;
+SGT_HD constexpr int block_tile_col(int bid, int grid_m, int grid_n, int group_m) {
+  const int per_group = group_m * grid_n;
+  const int first = safe_div(bid, per_group) * group_m;
+  const int rows = (grid_m - first) < group_m ? (grid_m - first) : group_m;
+  return safe_div(safe_mod(bid, per_group), rows);
 }
-SGT_HD constexpr bool b_load_continues(const Geometry& g, int offset) {
-  return offset + g.ROW_STRIDE_B <= g.BK;
+
+// --- Split-K -----------------------------------------------------------------------------------
+// The k range of split z: whole BK slices, the last split taking what is left (possibly nothing).
+SGT_HD constexpr int split_k_chunk(int K, int BK, int splits) {
+  return safe_div(safe_div(K + BK - 1, BK) + splits - 1, splits) * BK;
 }
-SGT_HD constexpr int bs_index(const Geometry& g, int row, int col) {
-  return row * g.BN + col;
+
+// --- Launch ------------------------------------------------------------------------------------
+// What the host launches for one problem: grid_x blocks (the tiles, in block_tile_row/col order)
+// times grid_z k-splits of k_chunk each. With grid_z > 1 every split writes its raw partial product
+// to a workspace of grid_z * M * N floats and sgemm_splitk_reduce sums them in split order.
+struct LaunchDims {
+  long long grid_m, grid_n, grid_x;
+  int grid_z;
+  int k_chunk;
+  long long workspace_floats;
+};
+
+SGT_HD constexpr LaunchDims launch_dims(long long M, long long N, long long K, int BM, int BN,
+                                        int BK, int split_k) {
+  LaunchDims d{};
+  d.grid_m = BM > 0 ? (M + BM - 1) / BM : 0;
+  d.grid_n = BN > 0 ? (N + BN - 1) / BN : 0;
+  d.grid_x = d.grid_m * d.grid_n;
+  d.grid_z = 1;
+  d.k_chunk = static_cast<int>(K);
+  if (split_k > 1 && K > 0 && BK > 0) {
+    d.k_chunk = split_k_chunk(static_cast<int>(K), BK, split_k);
+    d.grid_z = static_cast<int>((K + d.k_chunk - 1) / d.k_chunk);  // no split left empty
+    if (d.grid_z == 1) d.k_chunk = static_cast<int>(K);
+  }
+  d.workspace_floats = d.grid_z > 1 ? static_cast<long long>(d.grid_z) * M * N : 0;
+  return d;
 }
 
 }  // namespace sgt_kernel

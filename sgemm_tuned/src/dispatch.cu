@@ -5,6 +5,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,8 +16,8 @@
 #include "select.hpp"
 #include "sgemm_warptile.cuh"
 
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 1,
-              "this dispatch library reads table format 1: export the table with the sgemm-tune "
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 2,
+              "this dispatch library reads table format 2: export the table with the sgemm-tune "
               "that ships this library");
 
 namespace sgemm_tuned {
@@ -34,13 +35,31 @@ using detail::strf;
 SGT_TUNED_CONFIGS(SGT_TUNED_CHECK_CONFIG)
 #undef SGT_TUNED_CHECK_CONFIG
 
-using Kernel = void (*)(int, int, int, float, const float*, const float*, float, float*);
+using Kernel = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*,
+                        int, int, float*);
+struct Instances {
+  Kernel layout[4];  // NN, NT, TN, TT
+};
 
-// Taking each address instantiates the template for that config, and only for that config.
-#define SGT_TUNED_KERNEL(index, ...) &sgemm_warptile<__VA_ARGS__>,
-// The trailing null keeps the array non-empty for a table without configs.
-const Kernel kKernels[] = {SGT_TUNED_CONFIGS(SGT_TUNED_KERNEL) nullptr};
+// Taking each address instantiates the template for that config (in the four layouts), and only
+// for the configs of the table. SPLIT_K is a launch parameter, not a template argument.
+#define SGT_TUNED_KERNEL(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,       \
+                         GROUP_M, SPLIT_K, FMA_ORDER)                                            \
+  Instances{{&sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
+                             FMA_ORDER, false, false>,                                           \
+             &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
+                             FMA_ORDER, false, true>,                                            \
+             &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
+                             FMA_ORDER, true, false>,                                            \
+             &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
+                             FMA_ORDER, true, true>}},
+// The trailing entry keeps the array non-empty for a table without configs.
+const Instances kKernels[] = {SGT_TUNED_CONFIGS(SGT_TUNED_KERNEL) Instances{}};
 #undef SGT_TUNED_KERNEL
+
+int layout_index(const detail::Call& c) {
+  return (c.trans_a ? 2 : 0) + (c.trans_b ? 1 : 0);
+}
 
 struct DeviceState {
   detail::DeviceIdentity id;
@@ -56,7 +75,8 @@ cudaError_t probe(int dev, DeviceState& s) {
   s.unusable.assign(table::kConfigCount, std::string());
   for (int i = 0; i < table::kConfigCount; ++i) {
     cudaFuncAttributes a{};
-    const cudaError_t e = cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(kKernels[i]));
+    const cudaError_t e =
+        cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(kKernels[i].layout[0]));
     if (e != cudaSuccess) {
       // The probe's failure is an answer; left in place, the caller's next cudaGetLastError() would
       // report it as theirs.
@@ -114,9 +134,9 @@ cudaError_t to_cuda_error(cublasStatus_t st) {
   }
 }
 
-cudaError_t run_cublas(DeviceState& s, int M, int N, int K, float alpha, const float* A, int lda,
-                       const float* B, int ldb, float beta, float* C, int ldc,
-                       cudaStream_t stream) {
+cudaError_t run_cublas(DeviceState& s, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+                       const float* A, int lda, const float* B, int ldb, float beta, float* C,
+                       int ldc, cudaStream_t stream) {
   std::lock_guard<std::mutex> lock(s.cublas_mutex);
   if (!s.cublas) {
     // Created on the device that is current now, which is the one `s` describes.
@@ -131,60 +151,100 @@ cudaError_t run_cublas(DeviceState& s, int M, int N, int K, float alpha, const f
     s.cublas = h;
   }
   cublasStatus_t st = cublasSetStream(s.cublas, stream);
-  // Row-major C = A * B is column-major C^T = B^T * A^T: swap the operands, keep the strides.
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a row-major stored matrix
+  // is its own transpose in column-major terms: swap the operands, keep each one's op and stride.
   if (st == CUBLAS_STATUS_SUCCESS) {
-    st = cublasSgemm(s.cublas, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda, &beta, C,
+    st = cublasSgemm(s.cublas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                     trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha, B, ldb, A, lda, &beta, C,
                      ldc);
   }
   return to_cuda_error(st);
 }
 
-cudaError_t launch(int config, int M, int N, int K, float alpha, const float* A, const float* B,
-                   float beta, float* C, cudaStream_t stream) {
+cudaError_t launch(int config, const detail::Call& call, float alpha, const float* A,
+                   const float* B, float beta, float* C, cudaStream_t stream) {
   const auto& cfg = table::kConfigs[config];
-  const dim3 grid(static_cast<unsigned>(N / cfg.BN), static_cast<unsigned>(M / cfg.BM));
-  const dim3 block(static_cast<unsigned>(cfg.NUM_THREADS));
-  void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C};
+  const auto d =
+      sgt_kernel::launch_dims(call.M, call.N, call.K, cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K);
+  int M = call.M, N = call.N, K = call.K, lda = call.lda, ldb = call.ldb, ldc = call.ldc;
+  int k_chunk = d.k_chunk;
+  float* work = nullptr;
+  // Split-K partial products live in stream-ordered memory: no state shared between streams.
+  if (d.workspace_floats > 0) {
+    const cudaError_t e =
+        cudaMallocAsync(reinterpret_cast<void**>(&work),
+                        static_cast<size_t>(d.workspace_floats) * sizeof(float), stream);
+    if (e != cudaSuccess) return e;
+  }
+  void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
   // cudaLaunchKernel returns this launch's own error, where <<<>>> would leave it to a later
   // cudaGetLastError() that may return an earlier, unrelated one instead.
-  return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[config]), grid, block, args, 0,
-                          stream);
+  cudaError_t e =
+      cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[config].layout[layout_index(call)]),
+                       dim3(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z)),
+                       dim3(static_cast<unsigned>(cfg.NUM_THREADS)), args, 0, stream);
+  if (d.workspace_floats > 0) {
+    if (e == cudaSuccess) {
+      int splits = d.grid_z;
+      const float* partial = work;
+      void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
+      const long long total = static_cast<long long>(M) * N;
+      const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 4096));
+      e = cudaLaunchKernel(reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), dim3(blocks),
+                           dim3(256), rargs, 0, stream);
+    }
+    const cudaError_t f = cudaFreeAsync(work, stream);
+    if (e == cudaSuccess) e = f;
+  }
+  return e;
 }
 
-detail::Call make_call(int M, int N, int K, int lda, int ldb, int ldc, const void* A, const void* B,
-                       const void* C) {
-  return {M,
-          N,
-          K,
-          lda,
-          ldb,
-          ldc,
-          reinterpret_cast<std::uintptr_t>(A),
-          reinterpret_cast<std::uintptr_t>(B),
-          reinterpret_cast<std::uintptr_t>(C)};
+detail::Call make_call(Op op_a, Op op_b, int M, int N, int K, int lda, int ldb, int ldc,
+                       const void* A, const void* B, const void* C) {
+  detail::Call c;
+  c.M = M;
+  c.N = N;
+  c.K = K;
+  c.lda = lda;
+  c.ldb = ldb;
+  c.ldc = ldc;
+  c.A = reinterpret_cast<std::uintptr_t>(A);
+  c.B = reinterpret_cast<std::uintptr_t>(B);
+  c.C = reinterpret_cast<std::uintptr_t>(C);
+  c.trans_a = op_a == Op::T;
+  c.trans_b = op_b == Op::T;
+  return c;
 }
 
 }  // namespace
 
-cudaError_t sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-                  int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
+cudaError_t sgemm(Op op_a, Op op_b, int M, int N, int K, float alpha, const float* A, int lda,
+                  const float* B, int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
   DeviceState* s = nullptr;
   if (const cudaError_t e = current_device(&s); e != cudaSuccess) return e;
-  const auto c = detail::choose(s->id, make_call(M, N, K, lda, ldb, ldc, A, B, C),
-                                [s](int i) { return s->unusable[i]; });
+  const auto call = make_call(op_a, op_b, M, N, K, lda, ldb, ldc, A, B, C);
+  const auto c = detail::choose(s->id, call, [s](int i) { return s->unusable[i]; });
   switch (c.path) {
     case detail::Path::kernel:
-      return launch(c.config, M, N, K, alpha, A, B, beta, C, stream);
+      return launch(c.config, call, alpha, A, B, beta, C, stream);
     case detail::Path::cublas:
-      return run_cublas(*s, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+      return run_cublas(*s, call.trans_a, call.trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C,
+                        ldc, stream);
+    case detail::Path::noop:
+      return cudaSuccess;
     case detail::Path::invalid:
       break;
   }
   return cudaErrorInvalidValue;
 }
 
-std::string explain(int M, int N, int K, int lda, int ldb, int ldc, const void* A, const void* B,
-                    const void* C) {
+cudaError_t sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                  int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
+  return sgemm(Op::N, Op::N, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+std::string explain(Op op_a, Op op_b, int M, int N, int K, int lda, int ldb, int ldc, const void* A,
+                    const void* B, const void* C) {
   DeviceState* s = nullptr;
   if (const cudaError_t e = current_device(&s); e != cudaSuccess) {
     (void)cudaGetLastError();  // explain() only asks; it leaves no error behind
@@ -192,9 +252,14 @@ std::string explain(int M, int N, int K, int lda, int ldb, int ldc, const void* 
                 M, N, K, cudaGetErrorName(e), cudaGetErrorString(e)) +
            detail::table_text();
   }
-  const auto call = make_call(M, N, K, lda, ldb, ldc, A, B, C);
+  const auto call = make_call(op_a, op_b, M, N, K, lda, ldb, ldc, A, B, C);
   return detail::describe(s->id, call,
                           detail::choose(s->id, call, [s](int i) { return s->unusable[i]; }));
+}
+
+std::string explain(int M, int N, int K, int lda, int ldb, int ldc, const void* A, const void* B,
+                    const void* C) {
+  return explain(Op::N, Op::N, M, N, K, lda, ldb, ldc, A, B, C);
 }
 
 }  // namespace sgemm_tuned

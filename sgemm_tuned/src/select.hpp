@@ -18,7 +18,7 @@ namespace sgemm_tuned::detail {
 
 namespace table = ::sgt_tuned_table;
 
-enum class Path { kernel, cublas, invalid };
+enum class Path { kernel, cublas, invalid, noop };
 enum class Source { none, exact, nearest, gpu_default };
 
 struct DeviceIdentity {
@@ -31,6 +31,16 @@ struct Call {
   int M = 0, N = 0, K = 0;
   int lda = 0, ldb = 0, ldc = 0;
   std::uintptr_t A = 0, B = 0, C = 0;
+  bool trans_a = false, trans_b = false;
+
+  const char* layout() const {
+    static const char* const kLayouts[] = {"NN", "NT", "TN", "TT"};
+    return kLayouts[(trans_a ? 2 : 0) + (trans_b ? 1 : 0)];
+  }
+  // The stored row lengths, i.e. the smallest legal leading dimensions.
+  int min_lda() const { return std::max(1, trans_a ? M : K); }
+  int min_ldb() const { return std::max(1, trans_b ? K : N); }
+  int min_ldc() const { return std::max(1, N); }
 };
 
 struct Choice {
@@ -77,16 +87,29 @@ inline int find_gpu(const DeviceIdentity& d) {
   return -1;
 }
 
-// Empty when config `c` can compute the call; else why not. The kernel has no edge path.
+// Empty when config `c` can compute the call; else why not. The kernel serves any shape, layout,
+// leading dimension and alignment; only the grid has a limit.
 inline std::string misfit(const table::Config& c, const Call& call) {
-  if (call.M % c.BM != 0 || call.N % c.BN != 0 || call.K % c.BK != 0) {
-    return strf("%s is not a multiple of its tile %dx%dx%d",
-                shape_text(call.M, call.N, call.K).c_str(), c.BM, c.BN, c.BK);
-  }
-  if (call.M / c.BM > 65535) {
-    return strf("M/BM = %d rows of blocks exceed the grid limit of 65535", call.M / c.BM);
+  const long long blocks = (static_cast<long long>(call.M) + c.BM - 1) / c.BM *
+                           ((static_cast<long long>(call.N) + c.BN - 1) / c.BN);
+  if (blocks > 0x7fffffffLL) {
+    return strf("%lld blocks exceed the grid limit of 2^31-1", blocks);
   }
   return {};
+}
+
+// Which accesses of a call can be 128-bit: a pointer and leading dimension that keep every row
+// 16-byte aligned. Tiles that stick out of the matrix are always read element by element.
+inline std::string access_text(const Call& call) {
+  auto one = [](const char* name, std::uintptr_t p, int ld) {
+    const bool ok = p % 16 == 0 && ld % 4 == 0;
+    return strf("%s %s", name,
+                ok ? "float4"
+                   : (p % 16 != 0 ? "scalar (pointer not 16-byte aligned)"
+                                  : "scalar (leading dimension not a multiple of 4)"));
+  };
+  return one("A", call.A, call.lda) + ", " + one("B", call.B, call.ldb) + ", " +
+         one("C", call.C, call.ldc) + " in whole tiles";
 }
 
 inline std::string not_in_table(const DeviceIdentity& d) {
@@ -120,31 +143,19 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
   if (call.M < 0 || call.N < 0 || call.K < 0) {
     return give_up(Path::invalid, strf("negative size %dx%dx%d", call.M, call.N, call.K));
   }
-  if (call.lda < std::max(1, call.K) || call.ldb < std::max(1, call.N) ||
-      call.ldc < std::max(1, call.N)) {
-    return give_up(Path::invalid,
-                   strf("row-major leading dimensions need lda >= K, ldb >= N, ldc >= N (and "
-                        ">= 1); got lda %d, ldb %d, ldc %d",
-                        call.lda, call.ldb, call.ldc));
+  if (call.lda < call.min_lda() || call.ldb < call.min_ldb() || call.ldc < call.min_ldc()) {
+    return give_up(
+        Path::invalid,
+        strf("row-major %s leading dimensions need lda >= %s, ldb >= %s, ldc >= N (and >= 1), "
+             "i.e. %d, %d, %d; got lda %d, ldb %d, ldc %d",
+             call.layout(), call.trans_a ? "M" : "K", call.trans_b ? "K" : "N", call.min_lda(),
+             call.min_ldb(), call.min_ldc(), call.lda, call.ldb, call.ldc));
   }
   c.gpu = find_gpu(dev);
-  if (call.M == 0 || call.N == 0 || call.K == 0) {
-    return give_up(Path::cublas, "an empty product (M, N or K is 0) is left to cuBLAS");
+  if (call.M == 0 || call.N == 0) {
+    return give_up(Path::noop, "M or N is 0: C has no elements, nothing runs");
   }
   if (c.gpu < 0) return give_up(Path::cublas, not_in_table(dev));
-  if (call.lda != call.K || call.ldb != call.N || call.ldc != call.N) {
-    return give_up(Path::cublas,
-                   strf("the tuned kernels need packed rows (lda == K, ldb == N, ldc == N); "
-                        "got lda %d, ldb %d, ldc %d",
-                        call.lda, call.ldb, call.ldc));
-  }
-  if (call.A % 16 != 0 || call.B % 16 != 0 || call.C % 16 != 0) {
-    return give_up(Path::cublas,
-                   strf("the tuned kernels need 16-byte aligned A, B and C; their addresses "
-                        "mod 16 are %d, %d, %d",
-                        static_cast<int>(call.A % 16), static_cast<int>(call.B % 16),
-                        static_cast<int>(call.C % 16)));
-  }
 
   const auto& g = table::kGpus[c.gpu];
   auto why_not = [&](int config) {
@@ -159,11 +170,11 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
     }
   };
 
-  std::vector<int> candidates;  // NN shapes other than the exact one, nearest first
+  std::vector<int> candidates;  // same-layout shapes other than the exact one, nearest first
   int exact = -1;
   for (int i = g.first_shape; i < g.first_shape + g.shape_count; ++i) {
     const auto& s = table::kShapes[i];
-    if (std::strcmp(s.layout, "NN") != 0) continue;
+    if (std::strcmp(s.layout, call.layout()) != 0) continue;
     if (s.M == call.M && s.N == call.N && s.K == call.K) {
       exact = i;
     } else {
@@ -204,12 +215,22 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
     }
     pass_over(strf("the tuned shape %s", shape_text(s.M, s.N, s.K).c_str()), s.config, why);
   }
-  const std::string why = why_not(g.default_config);
+  // The GPU's default for this layout (the winner with the best % of cuBLAS among the layout's
+  // tuned shapes), else its NN default.
+  int default_config = g.default_config, default_shape = g.default_shape;
+  for (int i = 0; i < table::kLayoutDefaultCount; ++i) {
+    const auto& d = table::kLayoutDefaults[i];
+    if (d.gpu == c.gpu && std::strcmp(d.layout, call.layout()) == 0) {
+      default_config = d.config;
+      default_shape = d.shape;
+    }
+  }
+  const std::string why = why_not(default_config);
   if (why.empty()) {
     c.path = Path::kernel;
     c.source = Source::gpu_default;
-    c.shape = g.default_shape;
-    c.config = g.default_config;
+    c.shape = default_shape;
+    c.config = default_config;
     if (passed_count > 0) {
       c.why =
           strf("no tuned shape's winner fits (%d passed over, the closest being ", passed_count) +
@@ -219,7 +240,7 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
   }
   std::string reason =
       strf("no tuned kernel of this GPU can run it: the default config %s cannot (",
-           table::kConfigNames[g.default_config]) +
+           table::kConfigNames[default_config]) +
       why + ")";
   if (passed_count > 0) {
     reason += strf(", nor can the winners of %d tuned shape%s, the closest being ", passed_count,
@@ -238,9 +259,10 @@ inline std::string table_text() {
 
 // One paragraph: the call, the device, the path taken and why, and where the table came from.
 inline std::string describe(const DeviceIdentity& dev, const Call& call, const Choice& c) {
-  std::string out = strf("sgemm %s (lda %d, ldb %d, ldc %d) on %s (sm_%d%d, %d SMs): ",
-                         shape_text(call.M, call.N, call.K).c_str(), call.lda, call.ldb, call.ldc,
-                         dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sm_count);
+  std::string out =
+      strf("sgemm %s %s (lda %d, ldb %d, ldc %d) on %s (sm_%d%d, %d SMs): ", call.layout(),
+           shape_text(call.M, call.N, call.K).c_str(), call.lda, call.ldb, call.ldc,
+           dev.name.c_str(), dev.cc_major, dev.cc_minor, dev.sm_count);
   auto measured = [](const table::Shape& s) {
     return s.pct_of_cublas > 0
                ? strf("median %.4f ms, %.1f%% of cuBLAS when tuned", s.median_ms, s.pct_of_cublas)
@@ -265,8 +287,13 @@ inline std::string describe(const DeviceIdentity& dev, const Call& call, const C
         out += "this GPU's default config (built-in: nothing is tuned for this GPU)";
       }
       if (!c.why.empty()) out += "; " + c.why;
+      out += "; accesses: " + access_text(call);
+      if (call.K == 0) out += "; K = 0, so C = beta * C";
       break;
     }
+    case Path::noop:
+      out += "nothing to do (" + c.why + ")";
+      break;
     case Path::cublas:
       out += "cuBLAS (cublasSgemm, FP32 with CUBLAS_PEDANTIC_MATH, no TF32), since " + c.why;
       break;

@@ -236,7 +236,23 @@ TEST(KernelCache, KeyFollowsArchOptionsAndConfig) {
   EXPECT_NE(std::find(opts.begin(), opts.end(), "-arch=sm_90"), opts.end());
   EXPECT_NE(std::find(opts.begin(), opts.end(), "--ptxas-options=-v"), opts.end());
   EXPECT_EQ(lineinfo.nvrtc_options().back(), "-lineinfo");
-  EXPECT_EQ(KernelCompiler::name_expression(seed), "sgemm_warptile<128,64,16,64,32,2,4,4,128,1>");
+  EXPECT_EQ(KernelCompiler::name_expression(seed),
+            "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,false,false>");
+
+  // The layout picks the instance, so it is part of the key; SPLIT_K is a launch parameter, so
+  // configs differing only in it share one binary; the other knobs change the code.
+  EXPECT_EQ(KernelCompiler::name_expression(seed, "TN"),
+            "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,true,false>");
+  EXPECT_NE(sm90.cache_key(seed, "NT"), key);
+  EXPECT_NE(sm90.cache_key(seed, "NT"), sm90.cache_key(seed, "TN"));
+  EXPECT_EQ(sm90.cache_key(seed, "NN"), key);
+  EXPECT_EQ(sm90.cache_key(config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_k4")), key);
+  EXPECT_NE(sm90.cache_key(config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_s2")), key);
+  EXPECT_NE(sm90.cache_key(config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_p4")), key);
+  EXPECT_NE(sm90.cache_key(config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_g8")), key);
+  EXPECT_NE(sm90.cache_key(config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_o1")), key);
+  EXPECT_THROW(KernelCompiler::name_expression(seed, "NX"), sgt::InputError);
+  EXPECT_THROW(KernelCompiler::name_expression(seed, "nn"), sgt::InputError);
 }
 
 TEST(KernelCache, OtherArchIsASeparateEntry) {

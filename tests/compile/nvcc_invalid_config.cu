@@ -2,7 +2,6 @@
 // it through the kernel's static_assert, as NVRTC does (tests/compile_nvcc.cmake checks both).
 #include "sgemm_warptile.cuh"
 
-template __global__ void sgemm_warptile<128, 64, 16, 64, 32, 2, 8, 8, 128, 1>(int, int, int, float,
-                                                                              const float*,
-                                                                              const float*, float,
-                                                                              float*);
+template __global__ void sgemm_warptile<128, 64, 16, 64, 32, 2, 8, 8, 128, 1, 1, 0, 1, 0, false,
+                                        false>(int, int, int, float, const float*, int,
+                                               const float*, int, float, float*, int, int, float*);

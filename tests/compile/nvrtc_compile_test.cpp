@@ -15,6 +15,7 @@
 
 #include "config.hpp"
 #include "error.hpp"
+#include "kernel_source.hpp"
 #include "nvrtc_compiler.hpp"
 #include "sha256.hpp"
 #include "space.hpp"
@@ -68,6 +69,9 @@ void expect_loadable(const Compiled& r, const WarpTileConfig& c, const KernelCom
   EXPECT_EQ(KernelCompiler::load_verified_cubin(r.cubin_path, r.cubin_sha256), bytes);
   // The mangled name must be in the binary, or the loader's lookup by name would fail.
   EXPECT_NE(bytes.find(r.lowered_name), std::string::npos);
+  // The split-K reduction travels in the same binary.
+  EXPECT_EQ(r.reduce_lowered_name.rfind("_Z19sgemm_splitk_reduce", 0), 0u) << r.reduce_lowered_name;
+  EXPECT_NE(bytes.find(r.reduce_lowered_name), std::string::npos);
 }
 
 TEST(NvrtcCompile, SeedAndQuickSurvivorsCompileToVerifiedCubins) {
@@ -174,7 +178,13 @@ TEST(NvrtcCompile, StaticAssertViolationIsCompileFailedWithTheRuleName) {
   EXPECT_EQ(r.status, TrialStatus::compile_failed);
   EXPECT_NE(r.reason.find("wmiter_divisibility"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("static assertion failed"), std::string::npos) << r.reason;
-  EXPECT_NE(r.log.find("sgemm_warptile.cuh(22)"), std::string::npos) << r.log;
+  // The error points at the kernel's own static_assert line.
+  const std::string src(sgt::kernel_sources().at(0).text);
+  const auto at = src.find("static_assert(g.WMITER >= 1");
+  ASSERT_NE(at, std::string::npos);
+  const auto line = 1 + std::count(src.begin(), src.begin() + static_cast<long>(at), '\n');
+  EXPECT_NE(r.log.find("sgemm_warptile.cuh(" + std::to_string(line) + ")"), std::string::npos)
+      << r.log;
   EXPECT_TRUE(r.cubin_path.empty());
   EXPECT_TRUE(r.lowered_name.empty());
   EXPECT_EQ(r.registers, 0);

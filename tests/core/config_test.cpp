@@ -1,6 +1,7 @@
 // WarpTileConfig: canonical names, JSON form, derived quantities and the completeness of check().
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -39,6 +40,66 @@ std::vector<std::string> rule_names(const std::vector<RuleViolation>& v) {
 TEST(ConfigName, SeedNameIsTheDocumentedSpelling) {
   EXPECT_EQ(to_name(seed()), "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1");
   EXPECT_EQ(from_name("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1"), seed());
+}
+
+TEST(ConfigName, SeedNamesMeanTheDefaults) {
+  const auto c = from_name("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->STAGES, 1);
+  EXPECT_EQ(c->PAD_A, 0);
+  EXPECT_EQ(c->GROUP_M, 1);
+  EXPECT_EQ(c->SPLIT_K, 1);
+  for (const auto& f : kConfigFields) {
+    if (f.default_value != kRequired) {
+      EXPECT_EQ(seed().*f.member, f.default_value) << f.name;
+    }
+  }
+}
+
+TEST(ConfigName, KnobSuffixesRoundTrip) {
+  auto c = seed();
+  c.MIN_BLOCKS = 2;
+  c.STAGES = 2;
+  c.PAD_A = 4;
+  c.GROUP_M = 8;
+  c.SPLIT_K = 4;
+  EXPECT_EQ(to_name(c), "wt_128x64x16_w64x32_wn2_t4x4_n128_mb2_s2_p4_g8_k4");
+  EXPECT_EQ(from_name("wt_128x64x16_w64x32_wn2_t4x4_n128_mb2_s2_p4_g8_k4"), c);
+  // Only the knobs that differ from their defaults are written, in canonical order.
+  auto some = seed();
+  some.PAD_A = 8;
+  some.SPLIT_K = 3;
+  EXPECT_EQ(to_name(some), "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_p8_k3");
+  EXPECT_EQ(from_name(to_name(some)), some);
+  auto group = seed();
+  group.GROUP_M = 16;
+  EXPECT_EQ(to_name(group), "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_g16");
+  EXPECT_EQ(from_name(to_name(group)), group);
+}
+
+TEST(ConfigName, RejectsNonCanonicalSuffixes) {
+  const std::string base = "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1";
+  for (const char* bad : {
+           "_s1",     // restates the default: one config, one name
+           "_p0",     // likewise
+           "_g1",     // likewise
+           "_k1",     // likewise
+           "_s2_s2",  // repeated
+           "_p4_s2",  // out of order
+           "_k4_g8",  // out of order
+           "_s",      // number missing
+           "_s02",    // leading zero
+           "_p4x",    // trailing text
+           "_q2",     // unknown knob
+           "_s2_",    // dangling separator
+           "_p-4",    // sign
+           "_s0",     // below the knob's smallest value
+           "_g0",     // likewise
+           "_k0",     // likewise
+           "_o0",     // restates the default
+       }) {
+    EXPECT_FALSE(from_name(base + bad).has_value()) << base + bad;
+  }
 }
 
 TEST(ConfigName, RoundTripsEveryDefaultSurvivor) {
@@ -103,6 +164,17 @@ TEST(ConfigJson, RoundTripsWithOneKeyPerField) {
   EXPECT_EQ(nlohmann::json::parse(j.dump()).get<WarpTileConfig>(), seed());
 }
 
+TEST(ConfigJson, MissingKnobsTakeTheirDefaults) {
+  nlohmann::json j = seed();
+  for (const char* knob : {"STAGES", "PAD_A", "GROUP_M", "SPLIT_K"}) j.erase(knob);
+  EXPECT_EQ(j.get<WarpTileConfig>(), seed());
+  j["STAGES"] = 2;
+  j["PAD_A"] = 0;
+  auto expected = seed();
+  expected.STAGES = 2;
+  EXPECT_EQ(j.get<WarpTileConfig>(), expected);
+}
+
 void expect_input_error(const nlohmann::json& j, const std::string& needle) {
   try {
     (void)j.get<WarpTileConfig>();
@@ -162,12 +234,28 @@ TEST(ConfigJson, FromJsonErrorsAreInputErrorsNamingTheField) {
     j["MIN_BLOCKS"] = 1LL << 40;
     expect_input_error(j, "MIN_BLOCKS");
   }
+  {
+    auto j = good;
+    j["STAGES"] = 0;
+    expect_input_error(j, "STAGES");
+  }
+  {
+    auto j = good;
+    j["PAD_A"] = -4;
+    expect_input_error(j, "PAD_A");
+  }
+  {
+    auto j = good;
+    j["SPLIT_K"] = "4";
+    expect_input_error(j, "SPLIT_K");
+  }
   expect_input_error(nlohmann::json::array({128, 64}), "object");
   expect_input_error(nlohmann::json("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1"), "object");
 }
 
 TEST(ConfigDerive, SeedQuantitiesMatchTheArticle) {
-  // WMITER = (64*32)/(32*4*4*2) = 2; ROW_STRIDE_A = 128*4/16 = 32; ROW_STRIDE_B = 128/(64/4) = 8.
+  // WMITER = (64*32)/(32*4*4*2) = 2; the 128x16 A slice is 512 float4s, 4 per thread; the 16x64
+  // B slice 256, 2 per thread. The knobs keep their defaults: one buffer, no padding.
   constexpr auto g = derive(WarpTileConfig{128, 64, 16, 64, 32, 2, 4, 4, 128, 1});
   static_assert(g.WMITER == 2, "derive() must stay usable at compile time, as in the kernel");
   EXPECT_EQ(g.WMITER, 2);
@@ -175,12 +263,37 @@ TEST(ConfigDerive, SeedQuantitiesMatchTheArticle) {
   EXPECT_EQ(g.WSUBN, 16);
   EXPECT_EQ(g.LANES_N, 4);
   EXPECT_EQ(g.WARPS_N, 2);
-  EXPECT_EQ(g.ROW_STRIDE_A, 32);
-  EXPECT_EQ(g.ROW_STRIDE_B, 8);
+  EXPECT_EQ(g.A_PASSES, 4);
+  EXPECT_EQ(g.B_PASSES, 2);
+  EXPECT_EQ(g.STAGES, 1);
+  EXPECT_EQ(g.PAD_A, 0);
+  EXPECT_EQ(g.AS_LD, 128);
+  EXPECT_EQ(g.AS_SIZE, 128 * 16);
+  EXPECT_EQ(g.BS_SIZE, 16 * 64);
   EXPECT_EQ(g.SMEM_BYTES, (128 + 64) * 16 * 4);
   EXPECT_EQ(g.SMEM_BYTES, 12288);
   EXPECT_EQ(g.ACCUMULATORS, 64);
   EXPECT_EQ(g.FRAGMENTS, 2 * 4 + 2 * 4);
+}
+
+TEST(ConfigDerive, StagesAndPaddingScaleSharedMemory) {
+  auto c = seed();
+  c.STAGES = 2;
+  c.PAD_A = 4;
+  c.GROUP_M = 8;
+  c.SPLIT_K = 4;
+  const auto g = derive(c);
+  EXPECT_EQ(g.AS_LD, 132);
+  EXPECT_EQ(g.AS_SIZE, 16 * 132);
+  EXPECT_EQ(g.BS_SIZE, 16 * 64);
+  // Two buffers of ((BM + PAD_A) + BN) * BK floats.
+  EXPECT_EQ(g.SMEM_BYTES, 2 * (132 + 64) * 16 * 4);
+  // Passes, tiles and registers do not depend on the knobs.
+  const auto g1 = derive(seed());
+  EXPECT_EQ(g.A_PASSES, g1.A_PASSES);
+  EXPECT_EQ(g.B_PASSES, g1.B_PASSES);
+  EXPECT_EQ(g.ACCUMULATORS, g1.ACCUMULATORS);
+  EXPECT_EQ(g.FRAGMENTS, g1.FRAGMENTS);
 }
 
 TEST(ConfigCheck, SeedPassesEveryRule) {
@@ -189,8 +302,8 @@ TEST(ConfigCheck, SeedPassesEveryRule) {
 }
 
 TEST(ConfigCheck, ReportsEveryViolatedRuleInRuleOrder) {
-  // BK = 6: 128*4/6 = 85 rows per A pass (no divisor of 128), 128/16 = 8 rows per B pass (more
-  // than 6), and not a float4 multiple. Nothing else changes.
+  // BK = 6: the 128x6 A slice is 192 float4s and the 6x64 B slice 96, neither a whole number of
+  // passes of 128 threads, and 6 is not a float4 multiple. Nothing else changes.
   auto c = seed();
   c.BK = 6;
   EXPECT_EQ(rule_names(check(c)),
@@ -202,6 +315,115 @@ TEST(ConfigCheck, ReportsEveryViolatedRuleInRuleOrder) {
   EXPECT_EQ(rule_names(check(c)),
             (std::vector<std::string>{"load_stride_a", "load_stride_b", "float4_alignment",
                                       "resident_threads", "register_cap"}));
+
+  // The knobs' rules take their place in rule order.
+  c.PAD_A = 2;
+  c.STAGES = 3;
+  EXPECT_EQ(rule_names(check(c)),
+            (std::vector<std::string>{"load_stride_a", "load_stride_b", "float4_alignment",
+                                      "pad_alignment", "pipeline_stages", "resident_threads",
+                                      "register_cap"}));
+}
+
+TEST(ConfigCheck, LoadStrideMeansWholePassesOfFloat4s) {
+  // BK = 12: A is 128*12 = 1536 floats, exactly 3 passes of 128 float4s; B is 12*64 = 768
+  // floats, one and a half passes. Only B's rule breaks.
+  auto c = seed();
+  c.BK = 12;
+  EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"load_stride_b"}));
+  EXPECT_EQ(derive(c).A_PASSES, 3);
+  // BM*BK = 64*8 = 512 floats is half a pass of 256 threads: no pass at all is a violation too.
+  const auto half = from_name("wt_64x128x8_w32x32_wn1_t4x8_n256_mb1");
+  ASSERT_TRUE(half.has_value());
+  EXPECT_EQ(derive(*half).A_PASSES, 0);
+  EXPECT_EQ(rule_names(check(*half)), (std::vector<std::string>{"load_stride_a"}));
+}
+
+TEST(ConfigCheck, Float4AlignmentCoversBm) {
+  // A stored transposed is read as float4s along M, so BM must be a multiple of 4 as well. In
+  // this config every other rule holds.
+  const auto c = from_name("wt_6x64x64_w6x64_wn1_t3x4_n32_mb1");
+  ASSERT_TRUE(c.has_value());
+  const auto v = check(*c);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"float4_alignment"}));
+  EXPECT_NE(v.front().reason.find("BM = 6"), std::string::npos) << v.front().reason;
+}
+
+TEST(ConfigCheck, PadAlignmentAndPipelineStages) {
+  auto c = seed();
+  c.PAD_A = 2;
+  EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"pad_alignment"}));
+  c.PAD_A = 4;
+  EXPECT_TRUE(check(c).empty());
+  c.STAGES = 3;
+  const auto v = check(c);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"pipeline_stages"}));
+  EXPECT_NE(v.front().reason.find("STAGES = 3"), std::string::npos) << v.front().reason;
+  c.STAGES = 2;
+  EXPECT_TRUE(check(c).empty());
+  // pad_alignment is structural (the simulation sees it), pipeline_stages is not.
+  for (const auto& r : rules()) {
+    if (r.name == "pad_alignment") {
+      EXPECT_TRUE(r.structural);
+    }
+    if (r.name == "pipeline_stages") {
+      EXPECT_FALSE(r.structural);
+    }
+  }
+}
+
+TEST(ConfigCheck, SharedMemoryCountsStagesAndPadding) {
+  auto c = seed();
+  c.STAGES = 2;
+  c.PAD_A = 4;
+  const int bytes = 2 * ((128 + 4) + 64) * 16 * 4;  // 25088
+  Limits exact;
+  exact.max_static_shared_bytes = bytes;
+  EXPECT_TRUE(check(c, exact).empty());
+  Limits short_by_one;
+  short_by_one.max_static_shared_bytes = bytes - 1;
+  const auto v = check(c, short_by_one);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"shared_memory"}));
+  EXPECT_NE(v.front().reason.find(std::to_string(bytes)), std::string::npos) << v.front().reason;
+  // The seed's single unpadded buffer needs half of it and less.
+  EXPECT_TRUE(check(seed(), short_by_one).empty());
+}
+
+TEST(ConfigCheck, DoubleBufferPrefetchCountsTowardsTheRegisterCap) {
+  // MIN_BLOCKS = 5 of 128 threads caps registers at 65536/640 -> 96. The seed needs 64
+  // accumulators + 16 fragments = 80; double-buffered, another 4*(4+2) = 24 for the prefetched
+  // float4s: 104.
+  auto c = seed();
+  c.MIN_BLOCKS = 5;
+  EXPECT_TRUE(check(c).empty());
+  c.STAGES = 2;
+  const auto v = check(c);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"register_cap"}));
+  EXPECT_NE(v.front().reason.find("104"), std::string::npos) << v.front().reason;
+}
+
+TEST(ConfigCheck, PositiveValuesAcceptsPadZeroButNotStagesZero) {
+  auto c = seed();
+  c.PAD_A = 0;
+  EXPECT_TRUE(check(c).empty());
+  for (auto member : {&WarpTileConfig::STAGES, &WarpTileConfig::GROUP_M, &WarpTileConfig::SPLIT_K,
+                      &WarpTileConfig::PAD_A}) {
+    auto bad = seed();
+    bad.*member = member == &WarpTileConfig::PAD_A ? -4 : 0;
+    const auto v = check(bad);
+    ASSERT_EQ(rule_names(v), (std::vector<std::string>{"positive_values"}));
+  }
+  for (const auto& f : kConfigFields) {
+    if (f.name == "PAD_A") {
+      EXPECT_EQ(f.min_value, 0);
+      EXPECT_EQ(f.default_value, 0);
+    } else if (f.name == "STAGES" || f.name == "GROUP_M" || f.name == "SPLIT_K") {
+      EXPECT_EQ(f.min_value, 1) << f.name;
+      EXPECT_EQ(f.default_value, 1) << f.name;
+    } else if (f.default_value == kRequired) {
+      EXPECT_EQ(f.min_value, 1) << f.name;
+    }
+  }
 }
 
 TEST(ConfigCheck, EveryReportedRuleIsListedOnceWithAReason) {

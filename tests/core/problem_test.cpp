@@ -78,36 +78,59 @@ TEST(ParseShape, RejectsMalformedTextQuotingIt) {
   }
 }
 
-TEST(CheckShape, TileMustDivideTheProblem) {
-  EXPECT_TRUE(check_shape(seed(), parse_shape("4096x4096x4096")).empty());
-  EXPECT_TRUE(check_shape(seed(), parse_shape("128x64x16")).empty());
-
-  // One dimension at a time off the 128x64x16 tile.
-  for (const char* text : {"4000x4096x4096", "4096x4000x4096", "4096x4096x4088"}) {
-    const auto p = parse_shape(text);
-    const auto v = check_shape(seed(), p);
-    ASSERT_EQ(v.size(), 1u) << text;
-    EXPECT_EQ(v[0].rule, "shape_tile_multiple") << text;
-    EXPECT_NE(v[0].reason.find(p.shape()), std::string::npos) << v[0].reason;
+TEST(CheckShape, AnyShapeOfTheFourLayoutsIsServed) {
+  // The kernel guards its edge tiles: shapes off the 128x64x16 tile, primes and ones are fine.
+  for (const char* text : {"4096x4096x4096", "128x64x16", "4000x4096x4096", "4096x4000x4096",
+                           "4096x4096x4088", "1x1x1", "127x61x13", "131x67x19", "4093x1021x257"}) {
+    for (const auto layout : kLayouts) {
+      auto p = parse_shape(text);
+      p.layout = std::string(layout);
+      EXPECT_TRUE(check_shape(seed(), p).empty()) << text << " " << layout;
+    }
   }
 }
 
-TEST(CheckShape, OnlyNnLayoutIsSupported) {
-  auto p = parse_shape("4096x4096x4096");
-  p.layout = "NT";
+TEST(CheckShape, LayoutMustBeOneOfTheFourAndDtypeF32) {
+  auto p = parse_shape("100x100x100");
+  for (const char* bad : {"XN", "nn", "N", "NNN", ""}) {
+    p.layout = bad;
+    const auto v = check_shape(seed(), p);
+    ASSERT_EQ(v.size(), 1u) << bad;
+    EXPECT_EQ(v[0].rule, "shape_layout");
+    EXPECT_NE(v[0].reason.find("'" + std::string(bad) + "'"), std::string::npos) << v[0].reason;
+  }
+  p.layout = "TT";
+  p.dtype = "f16";
   const auto v = check_shape(seed(), p);
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].rule, "shape_layout");
-  EXPECT_NE(v[0].reason.find("NT"), std::string::npos);
+  EXPECT_NE(v[0].reason.find("f16"), std::string::npos) << v[0].reason;
+}
 
-  p.M = 100;
-  EXPECT_EQ(check_shape(seed(), p).size(), 2u);
+TEST(Layout, TheFourAreAcceptedAndAnythingElseIsNamed) {
+  for (const auto l : kLayouts) {
+    EXPECT_TRUE(is_layout(l));
+    EXPECT_EQ(parse_layout(l), l);
+  }
+  for (const char* bad : {"XN", "nt", "N", "NTN", "", " NN"}) {
+    EXPECT_FALSE(is_layout(bad)) << bad;
+    try {
+      parse_layout(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("'" + std::string(bad) + "'"), std::string::npos) << msg;
+      for (const char* l : {"NN", "NT", "TN", "TT"}) {
+        EXPECT_NE(msg.find(l), std::string::npos) << msg;
+      }
+    }
+  }
 }
 
 TEST(CheckShape, LeavesDegenerateTilesToCheck) {
   auto c = seed();
-  c.BK = 0;  // a modulo by zero if check_shape did not step aside
-  EXPECT_TRUE(check_shape(c, parse_shape("4096x4096x4096")).empty());
+  c.BK = 0;  // would be a modulo by zero if check_shape still divided by the tile
+  EXPECT_TRUE(check_shape(c, parse_shape("4093x4096x4096")).empty());
   EXPECT_FALSE(check(c).empty());
 }
 
@@ -136,6 +159,48 @@ TEST(ShapeList, AcceptsAListOrAnObjectOfStringsAndObjects) {
   EXPECT_EQ(ps[0].layout, "NN");
 }
 
+TEST(ShapeList, EveryLayoutAndADefaultForEntriesWithout) {
+  test::TempDir dir;
+  const auto path =
+      write_temp(dir, R"(["64x64x64", {"shape": "64x64x64", "layout": "NT"}, {"shape": "64x64x64",
+              "layout": "TN"}, {"shape": "64x64x64", "layout": "TT"}, {"shape": "5x7x11"}])");
+  auto ps = load_shape_list(path);
+  ASSERT_EQ(ps.size(), 5u);
+  EXPECT_EQ(ps[0].layout, "NN");
+  EXPECT_EQ(ps[1].layout, "NT");
+  EXPECT_EQ(ps[2].layout, "TN");
+  EXPECT_EQ(ps[3].layout, "TT");
+  EXPECT_EQ(ps[4].layout, "NN");
+
+  // With another default, "64x64x64" becomes TN and collides with the explicit TN entry.
+  try {
+    load_shape_list(path, "TN");
+    ADD_FAILURE() << "a duplicate under the default layout was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("listed twice"), std::string::npos) << e.what();
+  }
+  ps = load_shape_list(write_temp(dir, R"(["8x8x8", {"shape": "9x9x9", "layout": "NN"}])"), "TT");
+  ASSERT_EQ(ps.size(), 2u);
+  EXPECT_EQ(ps[0].layout, "TT");
+  EXPECT_EQ(ps[1].layout, "NN");
+  EXPECT_THROW(load_shape_list(path, "XN"), InputError);
+}
+
+TEST(ShapeList, AnUnknownLayoutIsRefusedByName) {
+  test::TempDir dir;
+  const auto path = write_temp(dir, R"(["8x8x8", {"shape": "16x16x16", "layout": "XN"}])");
+  try {
+    load_shape_list(path);
+    ADD_FAILURE() << "layout XN was accepted";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find("shape #1"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'XN'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("NN, NT, TN or TT"), std::string::npos) << msg;
+  }
+}
+
 TEST(ShapeList, TheShippedBenchSuiteLoads) {
   const auto ps = load_shape_list(std::string(SGT_TEST_SOURCE_DIR) + "/bench/shapes.json");
   EXPECT_GE(ps.size(), 8u);
@@ -150,7 +215,8 @@ TEST(ShapeList, BadFilesNameTheFileAndTheEntry) {
       {R"({"shapes": ["8x8x8"], "extra": 1})", "'shapes'"},
       {R"(["8x8x8", "0x1x1"])", "shape #1"},
       {R"(["8x8x8", 5])", "shape #1"},
-      {R"([{"shape": "8x8x8", "layout": "TT"}])", "layout"},
+      {R"([{"shape": "8x8x8", "layout": "TX"}])", "layout 'TX'"},
+      {R"([{"shape": "8x8x8", "layout": 1}])", "layout must be a string"},
       {R"([{"shape": "8x8x8", "lda": 9}])", "unknown key 'lda'"},
       {R"(["8x8x8", "8x8x8"])", "listed twice"},
   };
@@ -176,6 +242,15 @@ TEST(ShapeList, TuneRefusesABadListBeforeLookingForAGpu) {
   EXPECT_NE(r.out.find("shape #1"), std::string::npos) << r.out;
   // --shape and --shapes together is a usage error, also exit 2.
   EXPECT_EQ(test::run_cli("tune --shape 8x8x8 --shapes '" + path + "'").exit_code, 2);
+}
+
+TEST(ShapeList, TuneRefusesABadLayoutBeforeLookingForAGpu) {
+  for (const char* args :
+       {"tune --shape 8x8x8 --layout XN", "tune --shapes /nonexistent --layout XN"}) {
+    const auto r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("bad layout 'XN'"), std::string::npos) << args << ": " << r.out;
+  }
 }
 
 }  // namespace

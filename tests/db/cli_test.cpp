@@ -120,6 +120,86 @@ TEST_F(CliTest, UnknownAndAmbiguousGpus) {
   EXPECT_EQ(r.exit_code, 4) << r.out;  // known GPU, nothing tuned on it
 }
 
+TEST_F(CliTest, QueryRefusesAnUnknownLayoutByName) {
+  const auto bytes = test::read_bytes(db());
+  for (const char* bad : {"XN", "nn", "N", "NNT"}) {
+    const auto r = cli(std::string("query --gpu 'NVIDIA H200' --shape 64x64x64 --layout ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, std::string("bad layout '") + bad + "'")) << r.out;
+    EXPECT_TRUE(contains(r.out, "NN, NT, TN or TT")) << r.out;
+  }
+  EXPECT_EQ(test::read_bytes(db()), bytes);
+  // Each of the four is accepted (no TT winner here: the default, exit 4).
+  EXPECT_EQ(cli("query --gpu 'NVIDIA H200' --shape 64x64x64 --layout TT").exit_code, 4);
+}
+
+TEST_F(CliTest, QuerySaysWhichEdgeChecksTheWinnerPassed) {
+  const auto tn = shape(2048, 1024, 512, "TN"), nt = shape(2048, 1024, 512, "NT");
+  {
+    auto s = SqliteStore::open(db(), OpenMode::read_write);
+    s.begin(test::h200(), tn);
+    auto t = make_trial(tn, 30, 0.5);
+    t.edge_checks = test::edge_checks(tn, 23);
+    s.record(t);
+    s.begin(test::h200(), nt);
+    t = make_trial(nt, 31, 0.5);
+    t.edge_checks = test::edge_checks(nt, 23, 2);
+    s.record(t);
+  }
+  auto r = cli("query --gpu auto --shape 2048x1024x512 --layout TN");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, to_name(test::config_n(30)))) << r.out;
+  EXPECT_TRUE(contains(r.out, "verified on 23 edge cases: all passed")) << r.out;
+
+  r = cli("query --gpu auto --shape 2048x1024x500 --layout NT");  // nearest: the NT winner
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_TRUE(contains(r.out, to_name(test::config_n(31)))) << r.out;
+  EXPECT_TRUE(contains(r.out, "verified on 23 edge cases: 2 failed: case-0 1x3x2 NT")) << r.out;
+  EXPECT_TRUE(contains(r.out, "case-1 8x8x5 NT (mismatch at C[0][1])")) << r.out;
+
+  // A winner recorded before edge checks existed says so.
+  r = cli("query --gpu auto --shape 4096x4096x4096");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "not verified on edge cases")) << r.out;
+
+  r = cli("query --gpu auto --shape 2048x1024x512 --layout NT --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("edge_checks").size(), 23u);
+  EXPECT_EQ(j.at("edge_checks")[0].at("label"), "case-0");
+  EXPECT_EQ(j.at("edge_checks")[0].at("passed"), false);
+  EXPECT_EQ(j.at("edge_checks")[0].at("problem").at("layout"), "NT");
+  EXPECT_EQ(j.at("edge_check_summary").at("passed"), 21);
+  EXPECT_EQ(j.at("winner").at("trial").at("edge_checks").size(), 23u);
+
+  // list: passed/run per winner, and a note that names how many failed.
+  r = cli("list");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "23/23")) << r.out;
+  EXPECT_TRUE(contains(r.out, "21/23")) << r.out;
+  EXPECT_TRUE(contains(r.out, "1 winner failed edge checks")) << r.out;
+
+  r = cli("db info --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("rows").at("edge_checks"), 46);
+  r = cli("db info");
+  EXPECT_TRUE(contains(r.out, "edge_checks")) << r.out;
+
+  // Exported and imported elsewhere, the checks come along and are reported.
+  const auto file = dir_.path() / "e.json";
+  ASSERT_EQ(cli("db export --json " + q(file)).exit_code, 0);
+  const auto other = dir_.path() / "other.db";
+  r = run_cli("db import " + q(file) + " --db " + q(other));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "5 trials added, 0 already present, 1 new GPU, 46 edge checks added"))
+      << r.out;
+  r = run_cli("db merge " + q(db()) + " --db " + q(other) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("trials_added"), 0);
+  EXPECT_EQ(j.at("edge_checks_added"), 0);
+}
+
 TEST_F(CliTest, BadShapesAreInputErrors) {
   for (const char* bad : {"12x0x5", "4096x4096", "abc", "1x2x3x4", "99999999999x1x1"}) {
     const auto r = cli(std::string("query --shape ") + bad);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
@@ -94,6 +95,31 @@ inline Trial make_trial(const Problem& p, int i, double median_ms,
   t.seed = 0xfeedface12345678ULL + static_cast<std::uint64_t>(i);  // above INT64_MAX on purpose
   t.timestamp = "2025-06-01T12:00:00Z";
   return t;
+}
+
+// A winner's edge-check suite of `n` cases in the trial's layout, the first `failed` of them
+// failing; every field differs between cases.
+inline std::vector<EdgeCheck> edge_checks(const Problem& p, int n, int failed = 0) {
+  std::vector<EdgeCheck> out;
+  for (int i = 0; i < n; ++i) {
+    EdgeCheck e;
+    e.label = "case-" + std::to_string(i);
+    e.problem.M = 1 + 7 * i;
+    e.problem.N = 3 + 5 * i;
+    e.problem.K = i == n - 1 ? 0 : 2 + 3 * i;  // the last one: K = 0
+    e.problem.layout = p.layout;
+    e.lda = e.problem.K + i + 1;
+    e.ldb = e.problem.N + 2 * i + 1;
+    e.ldc = e.problem.N + 3 * i + 1;
+    e.offset = i % 4;
+    e.alpha = 1.0f + 0.5f * static_cast<float>(i);
+    e.beta = i % 2 ? -0.75f : 0.0f;
+    e.passed = i >= failed;
+    e.error = e.passed ? 1e-7 * (i + 1) : 0.25 + i;
+    e.reason = e.passed ? "" : "mismatch at C[0][" + std::to_string(i) + "]";
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 inline nlohmann::json as_json(const Trial& t) {

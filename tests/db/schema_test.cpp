@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <vector>
 
 #include <sqlite3.h>
 
@@ -54,7 +55,8 @@ TEST(Schema, MigratesAFreshFileAndCreatesParentDirectories) {
   EXPECT_EQ(pragma_text(path, "PRAGMA application_id"), std::to_string(kApplicationId));
   EXPECT_EQ(pragma_text(path, "PRAGMA journal_mode"), "wal");
   const auto objects = schema_objects(path);
-  for (const char* table : {"gpus", "problems", "kernel_templates", "configs", "trials"}) {
+  for (const char* table :
+       {"gpus", "problems", "kernel_templates", "configs", "trials", "edge_checks"}) {
     bool found = false;
     for (const auto& o : objects)
       found = found || o.rfind(std::string("table ") + table + " ", 0) == 0;
@@ -122,6 +124,219 @@ TEST(Schema, AddsAMissingConfigColumnAndReadersFallBackToTheName) {
   Stmt s(c, "SELECT count(*) FROM pragma_table_info('configs') WHERE name = 'MIN_BLOCKS'");
   s.step();
   EXPECT_EQ(s.int64(0), 1);
+}
+
+// A database as sgemm-tune 0.1 wrote it, schema version 1: migration 1 as released (frozen here,
+// since the test must not follow later edits) plus the config columns its binary added, the ten
+// parameters of the seed kernel. Two GPUs, three trials.
+constexpr const char* kSchemaV1 = R"sql(
+PRAGMA application_id = 1397183537;
+CREATE TABLE gpus (
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL, cc_major INTEGER NOT NULL,
+  cc_minor INTEGER NOT NULL, sm_count INTEGER NOT NULL, uuid TEXT NOT NULL,
+  memory_bytes INTEGER NOT NULL, l2_bytes INTEGER NOT NULL, smem_optin_bytes INTEGER NOT NULL,
+  sm_clock_khz INTEGER NOT NULL, mem_clock_khz INTEGER NOT NULL, driver_version INTEGER NOT NULL,
+  runtime_version INTEGER NOT NULL, nvrtc_major INTEGER NOT NULL, nvrtc_minor INTEGER NOT NULL,
+  last_seen TEXT NOT NULL, UNIQUE (name, cc_major, cc_minor, sm_count));
+CREATE TABLE problems (
+  id INTEGER PRIMARY KEY, M INTEGER NOT NULL CHECK (M > 0), N INTEGER NOT NULL CHECK (N > 0),
+  K INTEGER NOT NULL CHECK (K > 0), layout TEXT NOT NULL, dtype TEXT NOT NULL,
+  UNIQUE (M, N, K, layout, dtype));
+CREATE TABLE kernel_templates (
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL, source_hash TEXT NOT NULL,
+  UNIQUE (name, source_hash));
+CREATE TABLE configs (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE trials (
+  id INTEGER PRIMARY KEY, gpu_id INTEGER NOT NULL REFERENCES gpus (id),
+  problem_id INTEGER NOT NULL REFERENCES problems (id),
+  config_id INTEGER NOT NULL REFERENCES configs (id),
+  template_id INTEGER NOT NULL REFERENCES kernel_templates (id),
+  driver_version INTEGER NOT NULL, nvrtc_major INTEGER NOT NULL, status TEXT NOT NULL,
+  reason TEXT NOT NULL, median_ms REAL, min_ms REAL, max_ms REAL, spread REAL,
+  repetitions INTEGER NOT NULL, cut_early INTEGER NOT NULL, gflops REAL, verify_error REAL,
+  registers INTEGER NOT NULL, spill_bytes INTEGER NOT NULL, stack_bytes INTEGER NOT NULL,
+  shared_bytes INTEGER NOT NULL, cublas_median_ms REAL, tuner_version TEXT NOT NULL,
+  strategy TEXT NOT NULL, seed INTEGER NOT NULL, timestamp TEXT NOT NULL);
+CREATE UNIQUE INDEX trials_identity
+  ON trials (gpu_id, problem_id, config_id, template_id, timestamp, seed);
+CREATE INDEX trials_ranking ON trials (gpu_id, problem_id, status, median_ms);
+CREATE VIEW trial_details AS
+SELECT t.id, g.name AS gpu, 'sm_' || g.cc_major || g.cc_minor AS arch, g.sm_count,
+       p.M || 'x' || p.N || 'x' || p.K AS shape, p.layout, p.dtype, c.name AS config,
+       k.name AS kernel_template, k.source_hash AS kernel_hash, t.status, t.reason,
+       t.median_ms, t.gflops, t.cublas_median_ms, t.driver_version, t.nvrtc_major,
+       t.tuner_version, t.strategy, t.seed, t.timestamp
+FROM trials t
+JOIN gpus g ON g.id = t.gpu_id
+JOIN problems p ON p.id = t.problem_id
+JOIN configs c ON c.id = t.config_id
+JOIN kernel_templates k ON k.id = t.template_id;
+PRAGMA user_version = 1;
+ALTER TABLE configs ADD COLUMN "BM" INTEGER;
+ALTER TABLE configs ADD COLUMN "BN" INTEGER;
+ALTER TABLE configs ADD COLUMN "BK" INTEGER;
+ALTER TABLE configs ADD COLUMN "WM" INTEGER;
+ALTER TABLE configs ADD COLUMN "WN" INTEGER;
+ALTER TABLE configs ADD COLUMN "WNITER" INTEGER;
+ALTER TABLE configs ADD COLUMN "TM" INTEGER;
+ALTER TABLE configs ADD COLUMN "TN" INTEGER;
+ALTER TABLE configs ADD COLUMN "NUM_THREADS" INTEGER;
+ALTER TABLE configs ADD COLUMN "MIN_BLOCKS" INTEGER;
+)sql";
+
+struct V1Trial {
+  GpuFingerprint gpu;
+  Trial trial;
+};
+
+// Writes `trials` into a fresh schema-1 file with the statements a 0.1 binary used (values bound).
+void write_v1_database(const std::filesystem::path& path, const std::vector<V1Trial>& trials) {
+  Connection c(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000);
+  c.exec_script(kSchemaV1);
+  for (const auto& [g, t] : trials) {
+    Stmt gi(c,
+            "INSERT OR IGNORE INTO gpus (name, cc_major, cc_minor, sm_count, uuid, memory_bytes,"
+            " l2_bytes, smem_optin_bytes, sm_clock_khz, mem_clock_khz, driver_version,"
+            " runtime_version, nvrtc_major, nvrtc_minor, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?,"
+            " ?, ?, ?, ?, ?, ?, ?, '2025-06-01T12:00:00Z')");
+    gi.bind(1, g.name).bind(2, g.cc_major).bind(3, g.cc_minor).bind(4, g.sm_count);
+    gi.bind(5, g.uuid).bind(6, g.memory_bytes).bind(7, g.l2_bytes).bind(8, g.smem_optin_bytes);
+    gi.bind(9, g.sm_clock_khz).bind(10, g.mem_clock_khz).bind(11, g.driver_version);
+    gi.bind(12, g.runtime_version).bind(13, g.nvrtc_major).bind(14, g.nvrtc_minor);
+    gi.run();
+    Stmt pi(c, "INSERT OR IGNORE INTO problems (M, N, K, layout, dtype) VALUES (?, ?, ?, ?, ?)");
+    pi.bind(1, t.problem.M).bind(2, t.problem.N).bind(3, t.problem.K);
+    pi.bind(4, t.problem.layout).bind(5, t.problem.dtype);
+    pi.run();
+    Stmt ki(c, "INSERT OR IGNORE INTO kernel_templates (name, source_hash) VALUES (?, ?)");
+    ki.bind(1, t.kernel_template).bind(2, t.kernel_hash);
+    ki.run();
+    const auto& k = t.config;
+    Stmt ci(c,
+            "INSERT OR IGNORE INTO configs (name, BM, BN, BK, WM, WN, WNITER, TM, TN, NUM_THREADS,"
+            " MIN_BLOCKS) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    ci.bind(1, t.config_name).bind(2, k.BM).bind(3, k.BN).bind(4, k.BK).bind(5, k.WM);
+    ci.bind(6, k.WN).bind(7, k.WNITER).bind(8, k.TM).bind(9, k.TN).bind(10, k.NUM_THREADS);
+    ci.bind(11, k.MIN_BLOCKS);
+    ci.run();
+    Stmt ti(c,
+            "INSERT INTO trials (gpu_id, problem_id, config_id, template_id, driver_version,"
+            " nvrtc_major, status, reason, median_ms, min_ms, max_ms, spread, repetitions,"
+            " cut_early, gflops, verify_error, registers, spill_bytes, stack_bytes, shared_bytes,"
+            " cublas_median_ms, tuner_version, strategy, seed, timestamp) VALUES ("
+            " (SELECT id FROM gpus WHERE name = :gpu AND cc_major = :ccmaj AND cc_minor = :ccmin"
+            "  AND sm_count = :sms),"
+            " (SELECT id FROM problems WHERE M = :M AND N = :N AND K = :K AND layout = :layout"
+            "  AND dtype = :dtype),"
+            " (SELECT id FROM configs WHERE name = :config),"
+            " (SELECT id FROM kernel_templates WHERE name = :tmpl AND source_hash = :hash),"
+            " :drv, :nvrtc, :status, :reason, :median, :min, :max, :spread, :reps, :cut, :gflops,"
+            " :verr, :regs, :spill, :stack, :shared, :cublas, :tv, :strategy, :seed, :ts)");
+    ti.bind(":gpu", g.name).bind(":ccmaj", g.cc_major).bind(":ccmin", g.cc_minor);
+    ti.bind(":sms", g.sm_count).bind(":M", t.problem.M).bind(":N", t.problem.N);
+    ti.bind(":K", t.problem.K).bind(":layout", t.problem.layout).bind(":dtype", t.problem.dtype);
+    ti.bind(":config", t.config_name).bind(":tmpl", t.kernel_template);
+    ti.bind(":hash", t.kernel_hash).bind(":drv", g.driver_version).bind(":nvrtc", g.nvrtc_major);
+    ti.bind(":status", to_string(t.status)).bind(":reason", t.reason);
+    ti.bind(":median", t.time.median_ms).bind(":min", t.time.min_ms);
+    ti.bind(":max", t.time.max_ms).bind(":spread", t.time.spread);
+    ti.bind(":reps", t.time.repetitions).bind(":cut", t.cut_early).bind(":gflops", t.gflops);
+    ti.bind(":verr", t.verify_error).bind(":regs", t.registers).bind(":spill", t.spill_bytes);
+    ti.bind(":stack", t.stack_bytes).bind(":shared", t.shared_bytes);
+    ti.bind(":cublas", t.cublas_median_ms).bind(":tv", t.tuner_version);
+    ti.bind(":strategy", t.strategy).bind(":seed", static_cast<long long>(t.seed));
+    ti.bind(":ts", t.timestamp);
+    ti.run();
+  }
+}
+
+TEST(Schema, MigratesAVersion1DatabaseWithoutLosingAnything) {
+  TempDir dir;
+  const auto path = dir.path() / "v1.db";
+  const auto big = test::shape(4096, 4096, 4096), odd = test::shape(4093, 1021, 257);
+  const std::vector<V1Trial> v1 = {
+      {test::h200(), test::make_trial(big, 0, 2.0)},
+      {test::h200(), test::make_trial(big, 1, 1.5)},
+      {test::a100(), test::make_trial(odd, 2, 0.0, TrialStatus::compile_failed)}};
+  write_v1_database(path, v1);
+  ASSERT_EQ(pragma_text(path, "PRAGMA user_version"), "1");
+
+  auto expect_v1_content = [&](const SqliteStore& s) {
+    const auto all = s.trials();
+    ASSERT_EQ(all.size(), v1.size());
+    for (size_t i = 0; i < v1.size(); ++i) {
+      EXPECT_EQ(test::as_json(all[i].trial), test::as_json(v1[i].trial)) << i;
+      EXPECT_EQ(all[i].gpu, GpuIdentity::of(v1[i].gpu)) << i;
+      EXPECT_TRUE(all[i].trial.edge_checks.empty());
+      for (const auto& f : kConfigFields) {
+        if (f.default_value != kRequired) EXPECT_EQ(all[i].trial.config.*f.member, f.default_value);
+      }
+    }
+    EXPECT_EQ(s.gpus().size(), 2u);
+    const auto w = s.winner(GpuIdentity::of(test::h200()), big);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(1)));
+  };
+
+  // Read-only, the file is served as it is and not touched.
+  const auto bytes = test::read_bytes(path);
+  {
+    auto ro = SqliteStore::open(path, OpenMode::read_only);
+    expect_v1_content(ro);
+    const auto info = ro.info();
+    EXPECT_EQ(info.schema_version, 1);
+    bool counted = false;
+    for (const auto& [table, n] : info.rows) {
+      if (table == "edge_checks") counted = n == 0;
+    }
+    EXPECT_TRUE(counted);
+  }
+  EXPECT_EQ(test::read_bytes(path), bytes);
+
+  // A writer migrates it: every trial kept, the new table and the knob columns added.
+  {
+    auto rw = SqliteStore::open(path, OpenMode::read_write);
+    EXPECT_EQ(rw.info().schema_version, 2);
+    expect_v1_content(rw);
+    // An old trial can be verified now: its edge checks attach to it.
+    rw.begin(test::h200(), big);
+    auto t = v1[1].trial;
+    t.edge_checks = test::edge_checks(big, 4, 1);
+    rw.record(t);
+    EXPECT_EQ(rw.trials().size(), v1.size());
+  }
+  EXPECT_EQ(pragma_text(path, "PRAGMA user_version"), std::to_string(latest_schema_version()));
+  const auto objects = schema_objects(path);
+  EXPECT_TRUE(objects.count(
+      "index edge_checks_trial CREATE UNIQUE INDEX edge_checks_trial ON edge_checks (trial_id, "
+      "seq)"));
+  auto ro = SqliteStore::open(path, OpenMode::read_only);
+  const auto w = ro.winner(GpuIdentity::of(test::h200()), big);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.edge_checks.size(), 4u);
+  EXPECT_EQ(edge_checks_passed(w->best.trial.edge_checks), 3);
+  EXPECT_EQ(test::count_rows(path, "SELECT count(*) FROM trials"), 3);
+  EXPECT_EQ(test::count_rows(path, "SELECT count(*) FROM edge_checks"), 4);
+}
+
+TEST(Schema, EdgeChecksGoWithTheirTrial) {
+  // ON DELETE CASCADE: no edge check outlives its trial (the store never deletes; a person with
+  // the sqlite3 shell might).
+  TempDir dir;
+  const auto path = dir.path() / "t.db";
+  const auto p = test::shape(256, 256, 256, "NT");
+  {
+    auto store = SqliteStore::open(path, OpenMode::read_write);
+    store.begin(test::h200(), p);
+    auto t = test::make_trial(p, 0, 1.0);
+    t.edge_checks = test::edge_checks(p, 6);
+    store.record(t);
+  }
+  Connection c(path, SQLITE_OPEN_READWRITE, 1000);
+  c.exec_script("PRAGMA foreign_keys = ON; DELETE FROM trials");
+  Stmt s(c, "SELECT count(*) FROM edge_checks");
+  s.step();
+  EXPECT_EQ(s.int64(0), 0);
 }
 
 TEST(Schema, NewerSchemaIsRefusedAndTheFileIsUntouched) {

@@ -227,8 +227,161 @@ TEST_F(StoreTest, QueryFallsBackExactThenNearestThenDefault) {
   r = store.query(GpuIdentity::of(test::a100()), big);
   EXPECT_EQ(r.source, Source::default_config);
   EXPECT_TRUE(r.shape_violations.empty());
-  r = store.query(GpuIdentity::of(test::a100()), shape(1000, 1000, 1000));
-  EXPECT_FALSE(r.shape_violations.empty());  // the default's 128x64 tile does not divide 1000
+  // The kernel serves any shape: a tile that does not divide the problem is no violation.
+  r = store.query(GpuIdentity::of(test::a100()), shape(1000, 1000, 1000, "TT"));
+  EXPECT_EQ(r.source, Source::default_config);
+  EXPECT_TRUE(r.shape_violations.empty());
+}
+
+TEST_F(StoreTest, QueryServesEachLayoutItsOwnWinners) {
+  const auto nn = shape(2048, 2048, 2048), tn = shape(2048, 2048, 2048, "TN");
+  const auto id = GpuIdentity::of(test::h200());
+  auto store = rw();
+  store.begin(test::h200(), nn);
+  store.record(make_trial(nn, 0, 1.0));
+  store.begin(test::h200(), tn);
+  store.record(make_trial(tn, 1, 1.2));
+
+  auto r = store.query(id, tn);
+  EXPECT_EQ(r.source, Source::exact);
+  EXPECT_EQ(r.config_name, to_name(test::config_n(1)));
+  r = store.query(id, shape(1024, 2048, 2048, "TN"));
+  EXPECT_EQ(r.source, Source::nearest);
+  EXPECT_EQ(r.served, tn);
+  EXPECT_EQ(r.config_name, to_name(test::config_n(1)));
+  r = store.query(id, shape(1024, 2048, 2048));
+  EXPECT_EQ(r.served, nn);
+  EXPECT_EQ(r.config_name, to_name(test::config_n(0)));
+  EXPECT_EQ(store.query(id, shape(2048, 2048, 2048, "NT")).source, Source::default_config);
+}
+
+TEST_F(StoreTest, EdgeChecksRoundTripWithTheirTrial) {
+  const auto p = shape(4096, 4096, 4096, "TN");
+  const auto id = GpuIdentity::of(test::h200());
+  auto winner = make_trial(p, 0, 1.0);
+  winner.edge_checks = test::edge_checks(p, 23, 2);
+  const auto loser = make_trial(p, 1, 2.0);  // verified on nothing
+  {
+    auto store = rw();
+    store.begin(test::h200(), p);
+    store.record(winner);
+    store.record(loser);
+
+    const auto back = store.finished(winner.config_name, winner.kernel_hash);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(test::as_json(*back), test::as_json(winner));
+    const auto back_loser = store.finished(loser.config_name, loser.kernel_hash);
+    ASSERT_TRUE(back_loser);
+    EXPECT_TRUE(back_loser->edge_checks.empty());
+  }
+  EXPECT_EQ(test::count_rows(path(), "SELECT count(*) FROM edge_checks"), 23);
+
+  auto ro = SqliteStore::open(path(), OpenMode::read_only);
+  const auto all = ro.trials();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(test::as_json(all[0].trial), test::as_json(winner));
+  EXPECT_TRUE(all[1].trial.edge_checks.empty());
+  ASSERT_EQ(all[0].trial.edge_checks.size(), 23u);
+  EXPECT_EQ(all[0].trial.edge_checks[22].problem.K, 0);  // order kept, K = 0 stored
+  EXPECT_EQ(edge_checks_passed(all[0].trial.edge_checks), 21);
+
+  const auto w = ro.winner(id, p);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(test::as_json(w->best.trial), test::as_json(winner));
+  const auto r = ro.query(id, shape(4096, 4096, 2048, "TN"));  // nearest: the same winner
+  ASSERT_EQ(r.source, Source::nearest);
+  ASSERT_TRUE(r.winner);
+  EXPECT_EQ(r.winner->best.trial.edge_checks.size(), 23u);
+  const nlohmann::json j = r;
+  EXPECT_EQ(j.at("edge_checks").size(), 23u);
+  EXPECT_EQ(j.at("edge_check_summary").at("passed"), 21);
+  EXPECT_EQ(j.at("edge_check_summary").at("failed"), nlohmann::json({"case-0", "case-1"}));
+  const auto winners = ro.winners();
+  ASSERT_EQ(winners.size(), 1u);
+  EXPECT_EQ(winners[0].best.trial.edge_checks.size(), 23u);
+}
+
+TEST_F(StoreTest, RecordingTheWinnerAgainAttachesItsEdgeChecksOnce) {
+  // A tune records every finalist as it is measured, then the winner again once verified.
+  const auto p = shape(1024, 1024, 1024);
+  auto store = rw();
+  store.begin(test::h200(), p);
+  auto t = make_trial(p, 0, 1.0);
+  store.record(t);
+  EXPECT_TRUE(store.finished(t.config_name, t.kernel_hash)->edge_checks.empty());
+
+  t.edge_checks = test::edge_checks(p, 5);
+  store.record(t);
+  auto back = store.finished(t.config_name, t.kernel_hash);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(test::as_json(*back), test::as_json(t));
+  EXPECT_EQ(store.trials().size(), 1u);
+
+  // Checks already stored are kept: neither another suite nor an unverified copy replaces them.
+  auto other = t;
+  other.edge_checks = test::edge_checks(p, 3, 3);
+  store.record(other);
+  auto bare = t;
+  bare.edge_checks.clear();
+  store.record(bare);
+  back = store.finished(t.config_name, t.kernel_hash);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(test::as_json(*back), test::as_json(t));
+  EXPECT_EQ(test::count_rows(path(), "SELECT count(*) FROM edge_checks"), 5);
+  EXPECT_EQ(store.trials().size(), 1u);
+}
+
+TEST_F(StoreTest, NullKnobColumnsLoadAsTheKnobsDefaults) {
+  // Rows stored before a knob's column existed hold NULL there once migrate() adds it.
+  const auto p = shape(1024, 1024, 1024);
+  auto knobbed = test::config_n(1);
+  knobbed.STAGES = 2;
+  knobbed.PAD_A = 4;
+  {
+    auto store = rw();
+    store.begin(test::h200(), p);
+    store.record(make_trial(p, 0, 1.0));
+    auto t = make_trial(p, 1, 2.0);
+    t.config = knobbed;
+    t.config_name = to_name(knobbed);
+    store.record(t);
+  }
+  std::string nulls;
+  int knobs = 0;
+  for (const auto& f : kConfigFields) {
+    if (f.default_value == kRequired) continue;
+    nulls += std::string(nulls.empty() ? "" : ", ") + "\"" + std::string(f.name) + "\" = NULL";
+    ++knobs;
+  }
+  ASSERT_GT(knobs, 0);
+  {
+    Connection c(path(), SQLITE_OPEN_READWRITE, 1000);
+    c.exec_script("UPDATE configs SET " + nulls);
+  }
+  auto check_defaults = [&](const SqliteStore& s) {
+    const auto all = s.trials();
+    ASSERT_EQ(all.size(), 2u);
+    for (const auto& f : kConfigFields) {
+      if (f.default_value == kRequired) continue;
+      EXPECT_EQ(all[0].trial.config.*f.member, f.default_value) << f.name;
+    }
+    EXPECT_EQ(all[0].trial.config, test::config_n(0));
+    // A knob that differs from its default is in the canonical name, which wins over NULL.
+    EXPECT_EQ(all[1].trial.config, knobbed);
+  };
+  check_defaults(SqliteStore::open(path(), OpenMode::read_only));
+  check_defaults(rw());
+
+  // Even a row whose name is not canonical gets the defaults, never a zero.
+  {
+    Connection c(path(), SQLITE_OPEN_READWRITE, 1000);
+    c.exec_script("UPDATE configs SET name = 'hand-made' WHERE name = '" +
+                  to_name(test::config_n(0)) + "'");
+  }
+  const auto all = SqliteStore::open(path(), OpenMode::read_only).trials();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].trial.config_name, "hand-made");
+  EXPECT_EQ(all[0].trial.config, test::config_n(0));
 }
 
 TEST(ShapeDistance, IsTheLog2EuclideanDistance) {

@@ -123,6 +123,125 @@ TEST(Transfer, MergeIsIdempotentKeepsEveryTrialAndWinnersFollow) {
   EXPECT_EQ(content(b).at("trials").size(), content(a).at("trials").size());
 }
 
+// Two winners verified on edge shapes (one NN, one TN), one trial without checks.
+void fill_verified(SqliteStore& s) {
+  const auto nn = shape(2048, 2048, 2048), tn = shape(1000, 3000, 257, "TN");
+  s.begin(test::h200(), nn);
+  auto a = make_trial(nn, 20, 1.0);
+  a.edge_checks = test::edge_checks(nn, 23);
+  s.record(a);
+  s.record(make_trial(nn, 21, 2.0));
+  s.begin(test::h200(), tn);
+  auto b = make_trial(tn, 22, 0.5);
+  b.edge_checks = test::edge_checks(tn, 7, 2);
+  s.record(b);
+}
+
+long long edge_rows(const SqliteStore& s) {
+  return test::count_rows(s.path(), "SELECT count(*) FROM edge_checks");
+}
+
+TEST(Transfer, ExportImportCarriesEdgeChecks) {
+  TempDir dir;
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  fill_verified(a);
+  const auto file = dir.path() / "e.json";
+  EXPECT_EQ(a.export_json(file), 3);
+  const auto j = nlohmann::json::parse(test::read_bytes(file));
+  EXPECT_EQ(j.at("trials")[0].at("trial").at("edge_checks").size(), 23u);
+  EXPECT_TRUE(j.at("trials")[1].at("trial").at("edge_checks").empty());
+
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  auto r = b.import_json(file);
+  EXPECT_EQ(r.trials_added, 3);
+  EXPECT_EQ(r.edge_checks_added, 30);
+  EXPECT_EQ(content(b), content(a));
+  EXPECT_EQ(edge_rows(b), 30);
+  r = b.import_json(file);
+  EXPECT_EQ(r.trials_added, 0);
+  EXPECT_EQ(r.edge_checks_added, 0);
+  EXPECT_EQ(edge_rows(b), 30);
+  EXPECT_EQ(content(b), content(a));
+
+  // An export written before edge checks existed (no key) still imports.
+  auto old = j;
+  for (auto& t : old["trials"]) t["trial"].erase("edge_checks");
+  auto c = SqliteStore::open(dir.path() / "c.db", OpenMode::read_write);
+  r = c.import_json(old, "old.json");
+  EXPECT_EQ(r.trials_added, 3);
+  EXPECT_EQ(r.edge_checks_added, 0);
+  // ... and the verified export then attaches the checks to the very same trials.
+  r = c.import_json(file);
+  EXPECT_EQ(r.trials_added, 0);
+  EXPECT_EQ(r.trials_skipped, 3);
+  EXPECT_EQ(r.edge_checks_added, 30);
+  EXPECT_EQ(content(c), content(a));
+
+  auto negative = j;
+  negative["trials"][2]["trial"]["edge_checks"][1]["problem"]["M"] = -1;
+  auto d = SqliteStore::open(dir.path() / "d.db", OpenMode::read_write);
+  try {
+    d.import_json(negative, "neg.json");
+    ADD_FAILURE() << "imported an edge check of negative size";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("edge check 1"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(d.trials().empty());
+}
+
+TEST(Transfer, MergeCarriesEdgeChecksAndTwiceIsANoOp) {
+  TempDir dir;
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  fill(a);
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  fill_verified(b);
+
+  auto r = a.merge(b.path());
+  EXPECT_EQ(r.trials_added, 3);
+  EXPECT_EQ(r.edge_checks_added, 30);
+  EXPECT_EQ(edge_rows(a), 30);
+  const auto w = a.winner(GpuIdentity::of(test::h200()), shape(1000, 3000, 257, "TN"));
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.edge_checks.size(), 7u);
+  EXPECT_EQ(edge_checks_passed(w->best.trial.edge_checks), 5);
+
+  const auto counts = rows(a);
+  const auto before = content(a);
+  r = a.merge(b.path());
+  EXPECT_EQ(r.trials_added, 0);
+  EXPECT_EQ(r.edge_checks_added, 0);
+  EXPECT_EQ(rows(a), counts);
+  EXPECT_EQ(content(a), before);
+  EXPECT_EQ(edge_rows(a), 30);
+}
+
+TEST(Transfer, MergeAttachesChecksToATrialStoredUnverified) {
+  // The same measurement, stored before its winner was verified in one database and after in the
+  // other: merging brings the checks, never twice, and never replaces checks already there.
+  TempDir dir;
+  const auto p = shape(512, 512, 512);
+  auto t = make_trial(p, 0, 1.0);
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  a.begin(test::h200(), p);
+  a.record(t);
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  b.begin(test::h200(), p);
+  t.edge_checks = test::edge_checks(p, 9, 1);
+  b.record(t);
+
+  auto r = a.merge(b.path());
+  EXPECT_EQ(r.trials_added, 0);
+  EXPECT_EQ(r.trials_skipped, 1);
+  EXPECT_EQ(r.edge_checks_added, 9);
+  ASSERT_EQ(a.trials().size(), 1u);
+  EXPECT_EQ(test::as_json(a.trials()[0].trial), test::as_json(t));
+  EXPECT_EQ(a.merge(b.path()).edge_checks_added, 0);
+  EXPECT_EQ(edge_rows(a), 9);
+  EXPECT_EQ(content(a).at("trials"), content(b).at("trials"));
+  const nlohmann::json j = r;
+  EXPECT_EQ(j.at("edge_checks_added"), 9);
+}
+
 TEST(Transfer, MergeTakesTheLaterGpuFingerprint) {
   TempDir dir;
   const auto p = shape(256, 256, 256);

@@ -1,5 +1,7 @@
 // The dispatcher's choice and its explanation (sgemm_tuned/src/select.hpp), on the fixture table
-// the build exported: exact, nearest, passed-over and default winners, and every cuBLAS fallback.
+// the build exported: exact, nearest, passed-over and default winners, layouts, and the calls that
+// go to cuBLAS, do nothing, or are invalid. The kernel serves any shape, leading dimension and
+// alignment, so only the device, the grid limit and missing kernel images send a call to cuBLAS.
 #include <gtest/gtest.h>
 
 #include "fixture_db.hpp"
@@ -48,7 +50,7 @@ TEST(ExportDispatchSelect, ExactTunedShapeRunsItsWinner) {
   EXPECT_TRUE(c.why.empty()) << c.why;
   const auto text = describe(kH200, call, c);
   EXPECT_TRUE(contains(text,
-                       "sgemm 2048x2048x1024 (lda 1024, ldb 2048, ldc 2048) on NVIDIA H200 "
+                       "sgemm NN 2048x2048x1024 (lda 1024, ldb 2048, ldc 2048) on NVIDIA H200 "
                        "(sm_90, 132 SMs): tuned kernel " +
                            sgt::test::kConfigB +
                            ", the winner of exactly this tuned shape (median 0.3000 ms, "
@@ -71,55 +73,71 @@ TEST(ExportDispatchSelect, UntunedShapeRunsTheNearestWinner) {
       << describe(kH200, call, c);
 }
 
-TEST(ExportDispatchSelect, NearestShapeWhoseTileDoesNotDivideIsPassedOver) {
-  // 2048x2048x1024 is nearest, but its winner's BN = 128 does not divide N = 2112 (64 * 33).
+TEST(ExportDispatchSelect, NearestShapeRunsEvenWhenItsTileDoesNotDivideTheCall) {
+  // 2048x2048x1024 is nearest; its winner's BN = 128 does not divide N = 2112 (64 * 33), and the
+  // kernel's edge tiles serve it anyway.
   const auto call = packed(2048, 2112, 1024);
   const auto c = choose(kH200, call, all_usable);
   EXPECT_EQ(c.path, Path::kernel);
   EXPECT_EQ(c.source, Source::nearest);
-  EXPECT_EQ(table::kShapes[c.shape].M, 1024);
-  EXPECT_EQ(config_name(c), sgt::test::kConfigA);
-  EXPECT_TRUE(contains(c.why,
-                       "passed over 1 closer tuned shape, the closest being the tuned shape "
-                       "2048x2048x1024 (winner " +
-                           sgt::test::kConfigB +
-                           ": 2048x2112x1024 is not a multiple of its tile 128x128x16)"))
-      << c.why;
+  EXPECT_EQ(table::kShapes[c.shape].M, 2048);
+  EXPECT_EQ(table::kShapes[c.shape].N, 2048);
+  EXPECT_EQ(config_name(c), sgt::test::kConfigB);
+  EXPECT_TRUE(c.why.empty()) << c.why;
 }
 
-TEST(ExportDispatchSelect, ShapeNoTunedTileDividesGoesToCublas) {
+TEST(ExportDispatchSelect, AShapeNoTileDividesRunsATunedKernel) {
   const auto call = packed(1000, 1000, 1000);
   const auto c = choose(kH200, call, all_usable);
-  EXPECT_EQ(c.path, Path::cublas);
-  EXPECT_EQ(c.config, -1);
-  const auto text = describe(kH200, call, c);
-  EXPECT_TRUE(contains(text,
-                       "cuBLAS (cublasSgemm, FP32 with CUBLAS_PEDANTIC_MATH, no TF32), "
-                       "since no tuned kernel of this GPU can run it: the default config " +
-                           sgt::test::kConfigB +
-                           " cannot (1000x1000x1000 is not a multiple of its tile "
-                           "128x128x16), nor can the winners of 3 tuned shapes"))
-      << text;
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_EQ(c.source, Source::nearest);
+  EXPECT_EQ(table::kShapes[c.shape].M, 1024);  // 1024^3, the nearest
+  EXPECT_EQ(config_name(c), sgt::test::kConfigA);
+  const auto prime = choose(kH200, packed(127, 131, 137), all_usable);
+  EXPECT_EQ(prime.path, Path::kernel);
 }
 
-TEST(ExportDispatchSelect, PaddedRowsGoToCublas) {
+TEST(ExportDispatchSelect, PaddedRowsRunTheTunedKernel) {
   auto call = packed(2048, 2048, 1024);
   call.lda = 1028;
-  const auto c = choose(kH200, call, all_usable);
-  EXPECT_EQ(c.path, Path::cublas);
-  EXPECT_TRUE(contains(c.why, "packed rows (lda == K, ldb == N, ldc == N); got lda 1028")) << c.why;
+  auto c = choose(kH200, call, all_usable);
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_EQ(c.source, Source::exact);
+  EXPECT_TRUE(contains(describe(kH200, call, c), "A float4")) << describe(kH200, call, c);
   call = packed(2048, 2048, 1024);
-  call.ldc = 4096;
-  EXPECT_EQ(choose(kH200, call, all_usable).path, Path::cublas);
+  call.ldc = 4097;  // rows no longer 16-byte aligned: C is accessed element by element
+  c = choose(kH200, call, all_usable);
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_TRUE(
+      contains(describe(kH200, call, c), "C scalar (leading dimension not a multiple of 4)"))
+      << describe(kH200, call, c);
 }
 
-TEST(ExportDispatchSelect, MisalignedPointersGoToCublas) {
+TEST(ExportDispatchSelect, MisalignedPointersRunTheTunedKernel) {
   auto call = packed(2048, 2048, 1024);
   call.B += 4;  // one float in: 4-byte aligned, not 16
   const auto c = choose(kH200, call, all_usable);
-  EXPECT_EQ(c.path, Path::cublas);
-  EXPECT_TRUE(contains(c.why, "16-byte aligned A, B and C; their addresses mod 16 are 0, 4, 0"))
-      << c.why;
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_EQ(c.source, Source::exact);
+  EXPECT_TRUE(contains(describe(kH200, call, c), "B scalar (pointer not 16-byte aligned)"))
+      << describe(kH200, call, c);
+}
+
+TEST(ExportDispatchSelect, EachLayoutIsMatchedAgainstItsOwnShapes) {
+  // The fixture tunes NN only: a TN call of a tuned NN shape is not that shape's exact match.
+  Call tn = packed(2048, 2048, 1024);
+  tn.trans_a = true;
+  tn.lda = 2048;  // A stored K x M
+  const auto c = choose(kH200, tn, all_usable);
+  EXPECT_EQ(c.path, Path::kernel);
+  EXPECT_EQ(c.source, Source::gpu_default);
+  EXPECT_EQ(config_name(c), sgt::test::kConfigB);
+  EXPECT_TRUE(contains(describe(kH200, tn, c), "sgemm TN 2048x2048x1024 (lda 2048"))
+      << describe(kH200, tn, c);
+  tn.lda = 1024;  // K, too short for a transposed A
+  const auto bad = choose(kH200, tn, all_usable);
+  EXPECT_EQ(bad.path, Path::invalid);
+  EXPECT_TRUE(contains(bad.why, "row-major TN leading dimensions need lda >= M")) << bad.why;
 }
 
 TEST(ExportDispatchSelect, DeviceNotInTheTableGoesToCublas) {
@@ -178,18 +196,24 @@ TEST(ExportDispatchSelect, ConfigWithoutAKernelImageIsPassedOver) {
   EXPECT_TRUE(contains(all_out.why, "no image")) << all_out.why;
 }
 
-TEST(ExportDispatchSelect, GridRowLimitGoesToCublas) {
-  const auto c = choose(kA100, packed(128 * 65536, 64, 16), all_usable);
+TEST(ExportDispatchSelect, GridLimitGoesToCublas) {
+  // The built-in default's 128x64 tile over 2^30 x 2^30 is 2^47 blocks.
+  const auto c = choose(kA100, packed(1 << 30, 1 << 30, 16), all_usable);
   EXPECT_EQ(c.path, Path::cublas);
-  EXPECT_TRUE(contains(c.why, "M/BM = 65536 rows of blocks exceed the grid limit of 65535"))
-      << c.why;
+  EXPECT_TRUE(contains(c.why, "blocks exceed the grid limit of 2^31-1")) << c.why;
 }
 
-TEST(ExportDispatchSelect, EmptyProductsGoToCublasAndBadArgumentsAreInvalid) {
-  EXPECT_EQ(choose(kH200, packed(0, 2048, 1024), all_usable).path, Path::cublas);
+TEST(ExportDispatchSelect, EmptyProductsDoNothingKZeroScalesCAndBadArgumentsAreInvalid) {
+  EXPECT_EQ(choose(kH200, packed(0, 2048, 1024), all_usable).path, Path::noop);
+  auto empty_n = packed(2048, 0, 1024);
+  empty_n.ldb = empty_n.ldc = 1;  // at least 1, even for N = 0
+  EXPECT_EQ(choose(kH200, empty_n, all_usable).path, Path::noop);
   auto empty_k = packed(2048, 2048, 0);
   empty_k.lda = 1;  // BLAS: a leading dimension is at least 1
-  EXPECT_EQ(choose(kH200, empty_k, all_usable).path, Path::cublas);
+  const auto k0 = choose(kH200, empty_k, all_usable);
+  EXPECT_EQ(k0.path, Path::kernel);
+  EXPECT_TRUE(contains(describe(kH200, empty_k, k0), "K = 0, so C = beta * C"))
+      << describe(kH200, empty_k, k0);
   EXPECT_EQ(choose(kH200, packed(2048, 2048, 0), all_usable).path, Path::invalid);
   EXPECT_EQ(choose(kH200, packed(-1, 2048, 1024), all_usable).path, Path::invalid);
   auto call = packed(2048, 2048, 1024);

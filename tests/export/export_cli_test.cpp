@@ -209,5 +209,88 @@ TEST_F(ExportCli, WinnerBreakingAStructuralRuleIsSkippedWithAWarning) {
   EXPECT_TRUE(contains(h, "inline constexpr int kShapeCount = 0;")) << h;
 }
 
+TEST_F(ExportCli, EveryLayoutIsExportedWithItsOwnDefaultAndEdgeChecks) {
+  const auto layouts = dir_.path() / "layouts.db";
+  test::write_layout_db(layouts);
+  const auto base = "export --db " + sh_quote(layouts);
+  auto r = test::run_cli(base + " --format cpp -o " + sh_quote(out("l.hpp")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "exported 1 GPU, 4 tuned shapes, 2 configs")) << r.out;
+  // A winner that failed edge checks is exported, with a warning naming the failures.
+  EXPECT_TRUE(contains(r.out, "warning: the winner " + kConfigB +
+                                  " of 1024x1024x1024 TN on NVIDIA H200 (sm_90, 132 SMs) "
+                                  "verified on 23 edge cases: 2 failed: edge0 127x61x13 TN"))
+      << r.out;
+
+  const auto h = test::read_file(out("l.hpp"));
+  EXPECT_TRUE(contains(h, "inline constexpr int kShapeCount = 4;")) << h;
+  // Ordered by M, N, K, layout: NN 1024, TN 1024, NN 2048, TN 4096.
+  EXPECT_TRUE(contains(h, "{1024, 1024, 1024, \"NN\", 0, 0.1, 90},  // " + kConfigA +
+                              "; verified: 23/23 edge cases"))
+      << h;
+  EXPECT_TRUE(contains(h, "{1024, 1024, 1024, \"TN\", 1, 0.1, 200},  // " + kConfigB +
+                              "; verified: 21/23 edge cases, failed: \"edge0\" 127x61x13 \"TN\", "
+                              "\"edge1\" 128x62x14 \"TN\""))
+      << h;
+  EXPECT_TRUE(contains(h, "{2048, 2048, 1024, \"NN\", 1, 0.3, 110},  // " + kConfigB +
+                              "; not verified on edge cases"))
+      << h;
+  EXPECT_TRUE(contains(
+      h, "{4096, 1024, 1024, \"TN\", 0, 1, 80},  // " + kConfigA + "; verified: 23/23 edge cases"))
+      << h;
+  // The GPU-wide default is NN's (B, shape 2); each tuned layout has its own.
+  EXPECT_TRUE(contains(h, "{\"NVIDIA H200\", 9, 0, 132, 0, 4, 1, 2},")) << h;
+  EXPECT_TRUE(contains(h, "inline constexpr int kLayoutDefaultCount = 2;")) << h;
+  EXPECT_TRUE(contains(h, "    {0, \"NN\", 1, 2},  // " + kConfigB)) << h;
+  EXPECT_TRUE(contains(h, "    {0, \"TN\", 1, 1},  // " + kConfigB)) << h;
+
+  r = test::run_cli(base + " --format json -o " + sh_quote(out("l.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(test::read_file(out("l.json")));
+  const auto& g = j.at("gpus").at(0);
+  const auto& shapes = g.at("shapes");
+  ASSERT_EQ(shapes.size(), 4u);
+  std::vector<std::string> got;
+  for (const auto& s : shapes) got.push_back(s.at("layout").get<std::string>());
+  EXPECT_EQ(got, (std::vector<std::string>{"NN", "TN", "NN", "TN"}));
+  EXPECT_EQ(shapes[1].at("edge_checks").size(), 23u);
+  EXPECT_EQ(shapes[1].at("edge_checks")[0].at("label"), "edge0");
+  EXPECT_EQ(shapes[1].at("edge_checks")[0].at("passed"), false);
+  EXPECT_EQ(shapes[1].at("edge_check_summary").at("passed"), 21);
+  EXPECT_TRUE(shapes[2].at("edge_checks").empty());
+  const auto& defaults = g.at("layout_defaults");
+  ASSERT_EQ(defaults.size(), 2u);
+  EXPECT_EQ(defaults[0].at("layout"), "NN");
+  EXPECT_EQ(defaults[0].at("config_name"), kConfigB);
+  EXPECT_EQ(defaults[0].at("shape"), 2);
+  EXPECT_EQ(defaults[1].at("layout"), "TN");
+  EXPECT_EQ(defaults[1].at("config_name"), kConfigB);
+  EXPECT_EQ(defaults[1].at("shape"), 1);
+  EXPECT_EQ(g.at("default").at("config_name"), kConfigB);
+}
+
+TEST_F(ExportCli, AGpuTunedOnlyInTnKeepsTheBuiltInDefaultForOtherLayouts) {
+  const auto tn_only = dir_.path() / "tn.db";
+  {
+    auto s = db::SqliteStore::open(tn_only, db::OpenMode::read_write);
+    auto p = test::fixture_shape(512, 512, 512);
+    p.layout = "TN";
+    s.begin(test::fixture_h200(), p);
+    s.record(test::fixture_trial(p, kConfigB, 0.02, 0.03, 1));
+  }
+  const auto r = test::run_cli("export --format json --db " + sh_quote(tn_only) + " -o " +
+                               sh_quote(out("t.json")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(test::read_file(out("t.json")));
+  const auto& g = j.at("gpus").at(0);
+  ASSERT_EQ(g.at("shapes").size(), 1u);
+  EXPECT_EQ(g.at("shapes")[0].at("layout"), "TN");
+  EXPECT_EQ(g.at("default").at("config_name"), kConfigA);  // built-in: no NN shape
+  EXPECT_EQ(g.at("default").at("source"), "builtin");
+  ASSERT_EQ(g.at("layout_defaults").size(), 1u);
+  EXPECT_EQ(g.at("layout_defaults")[0].at("layout"), "TN");
+  EXPECT_EQ(g.at("layout_defaults")[0].at("config_name"), kConfigB);
+}
+
 }  // namespace
 }  // namespace sgt

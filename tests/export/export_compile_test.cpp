@@ -50,13 +50,15 @@ TEST(ExportHeaderCompile, FixtureTableIsValidCxx17WithTheDatabasesValues) {
   ASSERT_EQ(s.exit_code, 0) << s.out;
 
   const auto tu = dir.path() / "table.cpp";
-  test::write_file(tu, R"(#include "sgemm_tuned_table.hpp"
+  test::write_file(tu, std::string(R"(#include "sgemm_tuned_table.hpp"
 #include <cstdio>
 namespace t = sgt_tuned_table;
 static_assert(t::kFormatVersion == SGT_TUNED_TABLE_FORMAT_VERSION, "");
 static_assert(t::kGpuCount == 3 && t::kShapeCount == 4 && t::kConfigCount == 2, "");
-static_assert(t::kFieldCount == 10, "");
-static_assert(t::kConfigs[0] == t::Config{128, 64, 16, 64, 32, 2, 4, 4, 128, 1}, "A");
+static_assert(t::kFieldCount == )" +
+                                   std::to_string(kConfigFields.size()) + R"(, "");
+static_assert(t::kConfigs[0] == t::Config{)" +
+                                   test::field_values(*from_name(test::kConfigA)) + R"(}, "A");
 static_assert(t::kConfigs[1].BN == 128 && t::kConfigs[1].TM == 8 && t::kConfigs[1].MIN_BLOCKS == 1,
               "B");
 constexpr const t::Gpu& h200 = t::kGpus[2];
@@ -75,7 +77,7 @@ int main() {
   hex(t::kDatabase);
   std::printf("%s %s\n", t::kConfigNames[0], t::kConfigNames[1]);
 }
-)");
+)"));
   const auto exe = dir.path() / "table";
   const auto c = compile(inc, tu, "-o " + sh_quote(exe));
   ASSERT_EQ(c.exit_code, 0) << c.out;
@@ -113,6 +115,47 @@ int main() {
   const auto c = compile(inc, tu, "-o " + sh_quote(dir.path() / "empty"));
   ASSERT_EQ(c.exit_code, 0) << c.out;
   EXPECT_EQ(test::run_shell(sh_quote(dir.path() / "empty")).exit_code, 0);
+}
+
+TEST(ExportHeaderCompile, LayoutsAndEdgeCheckCommentsAreValidCxx17) {
+  test::TempDir dir;
+  const auto db = dir.path() / "layouts.db";
+  test::write_layout_db(db);
+  const auto inc = dir.path() / "include";
+  export_header(db, inc);
+  const auto tu = dir.path() / "layouts.cpp";
+  test::write_file(tu, R"(#include "sgemm_tuned_table.hpp"
+namespace t = sgt_tuned_table;
+constexpr bool same(const char* a, const char* b) {
+  return *a == *b && (*a == '\0' || same(a + 1, b + 1));
+}
+static_assert(t::kGpuCount == 1 && t::kShapeCount == 4 && t::kConfigCount == 2, "");
+static_assert(same(t::kShapes[0].layout, "NN") && same(t::kShapes[1].layout, "TN"), "");
+static_assert(same(t::kShapes[2].layout, "NN") && same(t::kShapes[3].layout, "TN"), "");
+static_assert(t::kGpus[0].default_config == 1 && t::kGpus[0].default_shape == 2, "");
+static_assert(t::kLayoutDefaultCount == 2, "");
+static_assert(t::kLayoutDefaults[0].gpu == 0 && same(t::kLayoutDefaults[0].layout, "NN"), "");
+static_assert(t::kLayoutDefaults[0].config == 1 && t::kLayoutDefaults[0].shape == 2, "");
+static_assert(same(t::kLayoutDefaults[1].layout, "TN") && t::kLayoutDefaults[1].shape == 1, "");
+static_assert(t::kShapes[t::kLayoutDefaults[1].shape].config == t::kLayoutDefaults[1].config, "");
+int main() { return 0; }
+)");
+  const auto c = compile(inc, tu, "-o " + sh_quote(dir.path() / "layouts"));
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  EXPECT_EQ(test::run_shell(sh_quote(dir.path() / "layouts")).exit_code, 0);
+
+  // The empty table defines the new names too.
+  const auto empty = dir.path() / "empty.db";
+  { db::SqliteStore::open(empty, db::OpenMode::read_write); }
+  const auto inc2 = dir.path() / "include2";
+  export_header(empty, inc2);
+  const auto tu2 = dir.path() / "empty.cpp";
+  test::write_file(tu2, R"(#include "sgemm_tuned_table.hpp"
+static_assert(sgt_tuned_table::kLayoutDefaultCount == 0, "");
+static_assert(sizeof(sgt_tuned_table::kLayoutDefaults) > 0, "");
+)");
+  const auto e = compile(inc2, tu2, "-fsyntax-only");
+  EXPECT_EQ(e.exit_code, 0) << e.out;
 }
 
 TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForAnEmptyTable) {

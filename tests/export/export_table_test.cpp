@@ -37,12 +37,30 @@ TEST(ExportTable, DefaultIsTheWinnerWithTheBestPctOfCublas) {
   EXPECT_EQ(g.default_config, *from_name(kConfigB));
 }
 
-TEST(ExportTable, DefaultIgnoresLayoutsTheDispatcherNeverServes) {
+TEST(ExportTable, DefaultIsChosenPerLayout) {
   TableGpu g;
-  g.shapes = {table_shape(1024, 1024, 1024, kConfigA, 0.10, 0.09),
-              table_shape(1024, 1024, 1024, kConfigB, 0.10, 0.50, "TN")};  // 500%, but TN
+  g.shapes = {table_shape(1024, 1024, 1024, kConfigA, 0.10, 0.09),        // NN 90%
+              table_shape(1024, 1024, 1024, kConfigB, 0.10, 0.50, "TN"),  // TN 500%
+              table_shape(2048, 1024, 1024, kConfigA, 0.10, 0.60, "TN"),  // TN 600%
+              table_shape(4096, 1024, 1024, kConfigB, 0.10, 0.12)};       // NN 120%
   choose_default(g, kFallback, kConfigA);
+  // The GPU-wide default is the NN one: a 600% TN winner does not displace it.
   ASSERT_TRUE(g.default_shape.has_value());
+  EXPECT_EQ(*g.default_shape, 3u);
+  EXPECT_EQ(g.default_name, kConfigB);
+  ASSERT_EQ(g.layout_defaults.size(), 2u);
+  EXPECT_EQ(g.layout_defaults[0].layout, "NN");
+  EXPECT_EQ(g.layout_defaults[0].shape, 3u);
+  EXPECT_EQ(g.layout_defaults[0].name, kConfigB);
+  EXPECT_EQ(g.layout_defaults[1].layout, "TN");
+  EXPECT_EQ(g.layout_defaults[1].shape, 2u);
+  EXPECT_EQ(g.layout_defaults[1].name, kConfigA);
+  EXPECT_EQ(g.layout_defaults[1].config, *from_name(kConfigA));
+
+  // Choosing again starts from scratch.
+  g.shapes.resize(1);
+  choose_default(g, kFallback, kConfigA);
+  ASSERT_EQ(g.layout_defaults.size(), 1u);
   EXPECT_EQ(*g.default_shape, 0u);
 }
 
@@ -56,11 +74,20 @@ TEST(ExportTable, DefaultWithoutCublasTimingsIsStillATunedWinner) {
 
 TEST(ExportTable, NothingTunedGetsTheBuiltInFallback) {
   TableGpu g;
+  choose_default(g, kFallback, kConfigA);
+  EXPECT_FALSE(g.default_shape.has_value());
+  EXPECT_EQ(g.default_name, kConfigA);
+  EXPECT_TRUE(g.layout_defaults.empty());
+
+  // Only NT tuned: NT has its default, the GPU-wide (NN) one is the built-in fallback.
   g.shapes = {table_shape(512, 512, 512, kConfigB, 0.02, 0.01, "NT")};
   choose_default(g, kFallback, kConfigA);
   EXPECT_FALSE(g.default_shape.has_value());
   EXPECT_EQ(g.default_name, kConfigA);
   EXPECT_EQ(g.default_config, kFallback);
+  ASSERT_EQ(g.layout_defaults.size(), 1u);
+  EXPECT_EQ(g.layout_defaults[0].layout, "NT");
+  EXPECT_EQ(g.layout_defaults[0].name, kConfigB);
 }
 
 TEST(ExportTable, ConfigsAreDeduplicatedInOrderOfFirstUse) {
@@ -131,9 +158,12 @@ TEST(ExportTable, HeaderFieldsComeFromTheOneConfigFieldList) {
   EXPECT_TRUE(
       contains(h, fmt::format("inline constexpr int kFieldCount = {};", kConfigFields.size())));
   // The X-list, one row per config in kConfigs order, values in field order.
-  EXPECT_TRUE(contains(h, "  X(0, 128, 64, 16, 64, 32, 2, 4, 4, 128, 1) \\\n")) << h;
-  EXPECT_TRUE(contains(h, "  X(1, 128, 128, 16, 64, 64, 2, 8, 4, 128, 1)\n")) << h;
-  EXPECT_TRUE(contains(h, "{128, 128, 16, 64, 64, 2, 8, 4, 128, 1},  // " + kConfigB)) << h;
+  const auto a = test::field_values(*from_name(kConfigA)),
+             b = test::field_values(*from_name(kConfigB));
+  EXPECT_EQ(a.rfind("128, 64, 16, 64, 32, 2, 4, 4, 128, 1", 0), 0u) << a;  // the seed's ten first
+  EXPECT_TRUE(contains(h, "  X(0, " + a + ") \\\n")) << h;
+  EXPECT_TRUE(contains(h, "  X(1, " + b + ")\n")) << h;
+  EXPECT_TRUE(contains(h, "{" + b + "},  // " + kConfigB)) << h;
   // Default: B, the second shape (110% of cuBLAS), config index 1.
   EXPECT_TRUE(contains(h, "{\"NVIDIA H200\", 9, 0, 132, 0, 2, 1, 1},")) << h;
 }
@@ -182,6 +212,120 @@ TEST(ExportTable, JsonHoldsTheSameTable) {
   ASSERT_EQ(g.at("shapes").size(), 2u);
   EXPECT_EQ(g.at("shapes")[1].at("config").at("TM"), 8);
   EXPECT_NEAR(g.at("shapes")[1].at("pct_of_cublas").get<double>(), 110.0, 1e-9);
+}
+
+EdgeCheck edge(const std::string& label, long long M, long long N, long long K,
+               const std::string& layout, bool passed) {
+  EdgeCheck e;
+  e.label = label;
+  e.problem.M = M;
+  e.problem.N = N;
+  e.problem.K = K;
+  e.problem.layout = layout;
+  e.lda = layout[0] == 'N' ? K : M;
+  e.ldb = layout[1] == 'N' ? N : K;
+  e.ldc = N;
+  e.passed = passed;
+  e.error = passed ? 1e-7 : 0.5;
+  e.reason = passed ? "" : "mismatch";
+  return e;
+}
+
+std::vector<EdgeCheck> suite(const std::string& layout, int n, int failed) {
+  std::vector<EdgeCheck> out;
+  for (int i = 0; i < n; ++i) {
+    out.push_back(edge("case" + std::to_string(i), 100 + i, 60 + i, 10 + i, layout, i >= failed));
+  }
+  return out;
+}
+
+// One GPU with NN and TN shapes: NN verified on 23 cases, TN with 2 failures (one with a label
+// that tries to break out of its comment), a second NN shape never verified.
+Table layout_table() {
+  Table t = sample_table("layouts.db");
+  auto& g = t.gpus[0];
+  g.shapes[0].edge_checks = suite("NN", 23, 0);
+  auto tn = table_shape(1024, 1024, 1024, kConfigB, 0.1, 0.2, "TN");
+  tn.edge_checks = suite("TN", 23, 2);
+  tn.edge_checks[1].label = "evil\n#error x\\";
+  g.shapes.insert(g.shapes.begin() + 1, tn);
+  choose_default(g, kFallback, kConfigA);
+  return t;
+}
+
+TEST(ExportTable, HeaderServesEveryLayoutWithPerLayoutDefaults) {
+  const auto t = layout_table();
+  const auto& g = t.gpus[0];
+  ASSERT_EQ(g.shapes.size(), 3u);
+  ASSERT_EQ(g.layout_defaults.size(), 2u);
+  const auto h = render_cpp(t);
+  EXPECT_TRUE(contains(h, "{1024, 1024, 1024, \"NN\", 0, 0.1, 90},  // " + kConfigA)) << h;
+  EXPECT_TRUE(contains(h, "{1024, 1024, 1024, \"TN\", 1, 0.1, 200},  // " + kConfigB)) << h;
+  EXPECT_TRUE(contains(h, "struct LayoutDefault {")) << h;
+  EXPECT_TRUE(contains(h, "inline constexpr int kLayoutDefaultCount = 2;")) << h;
+  // NN: B on 2048x2048x1024 (shape 2, 110%); TN: B on its only shape (shape 1).
+  EXPECT_TRUE(contains(h, "    {0, \"NN\", 1, 2},  // " + kConfigB)) << h;
+  EXPECT_TRUE(contains(h, "    {0, \"TN\", 1, 1},  // " + kConfigB)) << h;
+  EXPECT_TRUE(contains(h, "{\"NVIDIA H200\", 9, 0, 132, 0, 3, 1, 2},")) << h;
+  EXPECT_TRUE(contains(h, "NN default " + kConfigB)) << h;
+  EXPECT_TRUE(contains(h, "TN default " + kConfigB + " (200.0% of cuBLAS on 1024x1024x1024)")) << h;
+
+  Table empty = t;
+  empty.gpus.clear();
+  const auto e = render_cpp(empty);
+  EXPECT_TRUE(contains(e, "inline constexpr int kLayoutDefaultCount = 0;")) << e;
+  EXPECT_TRUE(contains(e, "inline constexpr LayoutDefault kLayoutDefaults[1] = {};")) << e;
+}
+
+TEST(ExportTable, HeaderSaysHowEachWinnerFaredOnItsEdgeChecks) {
+  const auto h = render_cpp(layout_table());
+  EXPECT_TRUE(contains(h, "90},  // " + kConfigA + "; verified: 23/23 edge cases\n")) << h;
+  EXPECT_TRUE(contains(h, "200},  // " + kConfigB +
+                              "; verified: 21/23 edge cases, failed: \"case0\" 100x60x10 \"TN\", "
+                              "\"evil\\012#error x\\\\\" 101x61x11 \"TN\"\n"))
+      << h;
+  EXPECT_TRUE(contains(h, "110},  // " + kConfigB + "; not verified on edge cases\n")) << h;
+  std::istringstream lines(h);
+  std::string line;
+  while (std::getline(lines, line)) EXPECT_FALSE(line.starts_with("#error")) << h;
+
+  // Long failure lists are cut after four names.
+  Table many = layout_table();
+  many.gpus[0].shapes[1].edge_checks = suite("TN", 10, 7);
+  const auto m = render_cpp(many);
+  EXPECT_TRUE(contains(m, "verified: 3/10 edge cases, failed: \"case0\"")) << m;
+  EXPECT_TRUE(contains(m, "\"case3\" 103x63x13 \"TN\" and 3 more\n")) << m;
+  EXPECT_FALSE(contains(m, "\"case4\"")) << m;
+}
+
+TEST(ExportTable, JsonCarriesEdgeChecksAndLayoutDefaults) {
+  const auto j = nlohmann::json::parse(render_json(layout_table()));
+  const auto& g = j.at("gpus").at(0);
+  const auto& shapes = g.at("shapes");
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[1].at("layout"), "TN");
+  EXPECT_EQ(shapes[1].at("edge_check_summary").at("total"), 23);
+  EXPECT_EQ(shapes[1].at("edge_check_summary").at("passed"), 21);
+  const auto& checks = shapes[1].at("edge_checks");
+  ASSERT_EQ(checks.size(), 23u);
+  EXPECT_EQ(checks[0].at("label"), "case0");
+  EXPECT_EQ(checks[0].at("shape"), "100x60x10");
+  EXPECT_EQ(checks[0].at("layout"), "TN");
+  EXPECT_EQ(checks[0].at("passed"), false);
+  EXPECT_EQ(checks[0].at("error"), 0.5);
+  EXPECT_EQ(checks[0].at("lda"), 100);
+  EXPECT_EQ(checks[2].at("passed"), true);
+  EXPECT_TRUE(shapes[2].at("edge_checks").empty());
+  EXPECT_EQ(shapes[2].at("edge_check_summary").at("all_passed"), false);
+
+  const auto& defaults = g.at("layout_defaults");
+  ASSERT_EQ(defaults.size(), 2u);
+  EXPECT_EQ(defaults[0].at("layout"), "NN");
+  EXPECT_EQ(defaults[0].at("shape"), 2);
+  EXPECT_EQ(defaults[1].at("layout"), "TN");
+  EXPECT_EQ(defaults[1].at("config_name"), kConfigB);
+  EXPECT_EQ(defaults[1].at("shape"), 1);
+  EXPECT_EQ(g.at("default").at("shape"), 2);
 }
 
 TEST(ExportTable, SourceDateEpochFixesTheDate) {

@@ -48,6 +48,16 @@ inline std::string hex(std::string_view s) {
   return out;
 }
 
+// A config's values in kConfigFields order, ", "-separated: how the header writes a Config.
+inline std::string field_values(const WarpTileConfig& c) {
+  std::string out;
+  for (const auto& f : kConfigFields) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(c.*f.member);
+  }
+  return out;
+}
+
 inline TableShape table_shape(long long M, long long N, long long K, const std::string& config,
                               double median_ms, double cublas_ms,
                               const std::string& layout = "NN") {

@@ -43,7 +43,12 @@ struct Case {
   float alpha = 1.0f, beta = 0.0f;
   int a_offset = 0;  // floats: 1 makes A only 4-byte aligned
   cudaStream_t stream = nullptr;
+  bool trans_a = false, trans_b = false;
 };
+
+std::string layout_of(const Case& c) {
+  return std::string(c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N");
+}
 
 struct Outcome {
   cudaError_t status = cudaErrorUnknown;
@@ -54,11 +59,14 @@ struct Outcome {
 // sgemm() and cuBLAS (FP32, pedantic) on the same random A, B and initial C. With beta == 0, C
 // starts as NaN for both, so any read of it shows up as NaN in the result.
 Outcome run_against_cublas(Case c) {
-  if (!c.lda) c.lda = c.K;
-  if (!c.ldb) c.ldb = c.N;
-  if (!c.ldc) c.ldc = c.N;
-  const size_t a_n = size_t(c.M) * c.lda + c.a_offset, b_n = size_t(c.K) * c.ldb,
-               c_n = size_t(c.M) * c.ldc;
+  // Stored shapes: A is M x K, or K x M when transposed; B is K x N, or N x K.
+  const int a_rows = c.trans_a ? c.K : c.M, a_cols = c.trans_a ? c.M : c.K;
+  const int b_rows = c.trans_b ? c.N : c.K, b_cols = c.trans_b ? c.K : c.N;
+  if (!c.lda) c.lda = std::max(1, a_cols);
+  if (!c.ldb) c.ldb = std::max(1, b_cols);
+  if (!c.ldc) c.ldc = std::max(1, c.N);
+  const size_t a_n = size_t(a_rows) * c.lda + c.a_offset + 1, b_n = size_t(b_rows) * c.ldb + 1,
+               c_n = size_t(c.M) * c.ldc + 1;
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> a(a_n), b(b_n), c0(c_n, NAN);
@@ -79,17 +87,23 @@ Outcome run_against_cublas(Case c) {
   cudaMemcpy(dRef, c0.data(), c_n * sizeof(float), cudaMemcpyHostToDevice);
   const float* A = dA + c.a_offset;
 
-  out.explain = sgemm_tuned::explain(c.M, c.N, c.K, c.lda, c.ldb, c.ldc, A, dB, dC);
-  out.status =
-      sgemm_tuned::sgemm(c.M, c.N, c.K, c.alpha, A, c.lda, dB, c.ldb, c.beta, dC, c.ldc, c.stream);
+  using sgemm_tuned::Op;
+  const Op op_a = c.trans_a ? Op::T : Op::N, op_b = c.trans_b ? Op::T : Op::N;
+  out.explain = sgemm_tuned::explain(op_a, op_b, c.M, c.N, c.K, c.lda, c.ldb, c.ldc, A, dB, dC);
+  out.status = sgemm_tuned::sgemm(op_a, op_b, c.M, c.N, c.K, c.alpha, A, c.lda, dB, c.ldb, c.beta,
+                                  dC, c.ldc, c.stream);
 
   cublasHandle_t h = nullptr;
   EXPECT_EQ(cublasCreate(&h), CUBLAS_STATUS_SUCCESS);
   cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH);
   cublasSetStream(h, c.stream);
-  EXPECT_EQ(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, c.N, c.M, c.K, &c.alpha, dB, c.ldb, A, c.lda,
-                        &c.beta, dRef, c.ldc),
-            CUBLAS_STATUS_SUCCESS);
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
+  if (c.M > 0 && c.N > 0) {
+    EXPECT_EQ(
+        cublasSgemm(h, c.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, c.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    c.N, c.M, c.K, &c.alpha, dB, c.ldb, A, c.lda, &c.beta, dRef, c.ldc),
+        CUBLAS_STATUS_SUCCESS);
+  }
   EXPECT_EQ(cudaStreamSynchronize(c.stream), cudaSuccess);
   cublasDestroy(h);
 
@@ -97,13 +111,16 @@ Outcome run_against_cublas(Case c) {
   cudaMemcpy(got.data(), dC, c_n * sizeof(float), cudaMemcpyDeviceToHost);
   cudaMemcpy(want.data(), dRef, c_n * sizeof(float), cudaMemcpyDeviceToHost);
   double max_err = 0, max_ref = 0;
-  for (int i = 0; i < c.M; ++i) {
-    for (int j = 0; j < c.N; ++j) {
-      const size_t k = size_t(i) * c.ldc + j;
-      const double d = std::fabs(double(got[k]) - double(want[k]));
-      max_err = std::max(max_err, std::isnan(d) ? INFINITY : d);
-      max_ref = std::max(max_ref, std::fabs(double(want[k])));
+  for (size_t k = 0; k < c_n; ++k) {
+    const bool inside = k < size_t(c.M) * c.ldc && int(k % c.ldc) < c.N;
+    if (!inside) {
+      // Padding and the element past the end: untouched (NaN-filled or random like the reference).
+      if (std::memcmp(&got[k], &want[k], sizeof(float)) != 0) max_err = INFINITY;
+      continue;
     }
+    const double d = std::fabs(double(got[k]) - double(want[k]));
+    max_err = std::max(max_err, std::isnan(d) ? INFINITY : d);
+    max_ref = std::max(max_ref, std::fabs(double(want[k])));
   }
   out.rel_error = max_ref > 0 ? max_err / max_ref : max_err;
   cudaFree(dA);
@@ -183,33 +200,103 @@ TEST(DispatchGpu, UntunedShapeRunsTheNearestWinnerAndMatchesCublas) {
   EXPECT_TRUE(contains(r.explain, "the winner of the nearest tuned shape")) << r.explain;
 }
 
-TEST(DispatchGpu, ShapeNoTileDividesFallsBackToCublas) {
+TEST(DispatchGpu, OddShapeRunsATunedKernelAndMatchesCublas) {
   SKIP_WITHOUT_GPU();
-  // N = 999 is odd: every tile's BN is a multiple of 4.
+  if (!smallest_tuned_shape()) GTEST_SKIP() << "nothing tuned for this device in the table";
+  // No tile divides 1001x999x1003: edge tiles in M and N, a partial last k-slice.
   for (const float beta : {0.0f, 0.5f}) {
     const auto r = run_against_cublas({1001, 999, 1003, 0, 0, 0, 1.0f, beta});
     EXPECT_EQ(r.status, cudaSuccess);
     EXPECT_LT(r.rel_error, kTolerance) << r.explain;
-    EXPECT_TRUE(contains(r.explain, "cuBLAS (cublasSgemm, FP32 with CUBLAS_PEDANTIC_MATH"))
-        << r.explain;
+    EXPECT_TRUE(contains(r.explain, "tuned kernel wt_")) << r.explain;
   }
 }
 
-TEST(DispatchGpu, PaddedOrMisalignedOperandsFallBackToCublas) {
+TEST(DispatchGpu, PaddedAndMisalignedOperandsRunATunedKernelAndSaySo) {
   SKIP_WITHOUT_GPU();
   const auto tuned = smallest_tuned_shape();
-  const int M = tuned ? tuned->M : 1024, N = tuned ? tuned->N : 1024, K = tuned ? tuned->K : 1024;
+  if (!tuned) GTEST_SKIP() << "nothing tuned for this device in the table";
+  const int M = tuned->M, N = tuned->N, K = tuned->K;
   const auto padded = run_against_cublas({M, N, K, K + 4, N + 8, N + 4});
   EXPECT_EQ(padded.status, cudaSuccess);
   EXPECT_LT(padded.rel_error, kTolerance) << padded.explain;
-  EXPECT_TRUE(contains(padded.explain, "packed rows")) << padded.explain;
+  EXPECT_TRUE(contains(padded.explain, "tuned kernel wt_")) << padded.explain;
+  EXPECT_TRUE(contains(padded.explain, "A float4, B float4, C float4")) << padded.explain;
 
   Case misaligned{M, N, K};
   misaligned.a_offset = 1;
   const auto r = run_against_cublas(misaligned);
   EXPECT_EQ(r.status, cudaSuccess);
   EXPECT_LT(r.rel_error, kTolerance) << r.explain;
-  EXPECT_TRUE(contains(r.explain, "16-byte aligned")) << r.explain;
+  EXPECT_TRUE(contains(r.explain, "A scalar (pointer not 16-byte aligned)")) << r.explain;
+
+  const auto odd_ld = run_against_cublas({M, N, K, K + 3, N + 1, N + 5});
+  EXPECT_LT(odd_ld.rel_error, kTolerance) << odd_ld.explain;
+  EXPECT_TRUE(contains(odd_ld.explain, "leading dimension not a multiple of 4")) << odd_ld.explain;
+}
+
+// The four layouts over odd and degenerate shapes, both alpha/beta kinds (beta = 0 over NaN),
+// offset pointers and padded leading dimensions, all against cuBLAS FP32.
+TEST(DispatchGpu, EveryLayoutMatchesCublasOverOddShapes) {
+  SKIP_WITHOUT_GPU();
+  if (!smallest_tuned_shape()) GTEST_SKIP() << "nothing tuned for this device in the table";
+  const int shapes[][3] = {
+      {1, 1, 1}, {37, 53, 129}, {257, 131, 67}, {128, 128, 128}, {515, 260, 333}};
+  int runs = 0;
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      for (const auto& sh : shapes) {
+        for (const int variant : {0, 1, 2}) {
+          Case c{sh[0], sh[1], sh[2]};
+          c.trans_a = ta;
+          c.trans_b = tb;
+          if (variant == 1) {
+            c.alpha = 1.5f;
+            c.beta = -0.75f;
+            c.a_offset = 1;
+          } else if (variant == 2) {
+            c.lda = (ta ? c.M : c.K) + 5;
+            c.ldb = (tb ? c.K : c.N) + 4;
+            c.ldc = c.N + 3;
+            c.beta = 1.0f;
+          }
+          const auto r = run_against_cublas(c);
+          EXPECT_EQ(r.status, cudaSuccess);
+          EXPECT_LT(r.rel_error, kTolerance) << layout_of(c) << " " << c.M << "x" << c.N << "x"
+                                             << c.K << " variant " << variant << "\n"
+                                             << r.explain;
+          EXPECT_TRUE(contains(r.explain, "tuned kernel wt_")) << r.explain;
+          EXPECT_TRUE(contains(r.explain, "sgemm " + layout_of(c))) << r.explain;
+          ++runs;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(runs, 4 * 5 * 3);
+}
+
+TEST(DispatchGpu, DegenerateShapes) {
+  SKIP_WITHOUT_GPU();
+  // K = 0: C = beta * C (the kernel runs no k-slice), for every layout.
+  for (const bool ta : {false, true}) {
+    Case c{67, 45, 0};
+    c.trans_a = ta;
+    c.beta = 0.5f;
+    const auto r = run_against_cublas(c);
+    EXPECT_EQ(r.status, cudaSuccess);
+    EXPECT_LT(r.rel_error, kTolerance) << r.explain;
+  }
+  // M = 0 or N = 0: nothing runs, nothing is written, success.
+  float* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, 64 * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMemset(d, 0xFF, 64 * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(sgemm_tuned::sgemm(0, 8, 8, 1.0f, d, 8, d, 8, 0.0f, d, 8, nullptr), cudaSuccess);
+  EXPECT_EQ(sgemm_tuned::sgemm(8, 0, 8, 1.0f, d, 8, d, 1, 0.0f, d, 1, nullptr), cudaSuccess);
+  EXPECT_TRUE(contains(sgemm_tuned::explain(0, 8, 8, 8, 8, 8), "nothing to do"));
+  std::vector<unsigned> host(64);
+  cudaMemcpy(host.data(), d, 64 * sizeof(float), cudaMemcpyDeviceToHost);
+  EXPECT_TRUE(std::all_of(host.begin(), host.end(), [](unsigned v) { return v == 0xFFFFFFFFu; }));
+  cudaFree(d);
 }
 
 TEST(DispatchGpu, ConcurrentCallsOnOwnStreamsAllMatch) {
@@ -242,6 +329,10 @@ TEST(DispatchGpu, BadArgumentsReturnInvalidValueAndLeaveNoError) {
   EXPECT_EQ(sgemm_tuned::sgemm(64, 64, 64, 1.0f, d, 64, d, 63, 0.0f, d, 64, nullptr),
             cudaErrorInvalidValue);
   EXPECT_EQ(sgemm_tuned::sgemm(-1, 64, 64, 1.0f, d, 64, d, 64, 0.0f, d, 64, nullptr),
+            cudaErrorInvalidValue);
+  // Transposed A is stored K x M: lda must reach M.
+  EXPECT_EQ(sgemm_tuned::sgemm(sgemm_tuned::Op::T, sgemm_tuned::Op::N, 64, 64, 32, 1.0f, d, 32, d,
+                               64, 0.0f, d, 64, nullptr),
             cudaErrorInvalidValue);
   EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);

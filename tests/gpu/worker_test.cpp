@@ -7,12 +7,14 @@
 #include <nvrtc.h>
 
 #include <chrono>
+#include <iostream>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "nvrtc_compiler.hpp"
 #include "tune.hpp"
+#include "edge_cases.hpp"
 #include "sha256.hpp"
 #include "test_support.hpp"
 #include "worker_client.hpp"
@@ -64,32 +66,39 @@ CubinFile compile_test_kernel(const std::string& source, const std::string& name
 }
 
 constexpr const char* kSignature =
-    "(int M, int N, int K, float alpha, const float* A, const float* B, float beta, float* C)";
+    "(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, "
+    "float beta, float* C, int ldc, int k_chunk, float* partial)";
 
-// A plain one-thread-per-element GEMM: correct, or (read_c_always) reading C even when beta == 0,
-// which the NaN-poisoned verification must catch.
-std::string naive_kernel(const std::string& name, bool read_c_always, float scale = 1.0f) {
+// A plain one-thread-per-element NN GEMM over 16x16 tiles launched 1-D, as the worker launches a
+// LaunchTile{16, 16, ...}: correct, or (read_c_always) reading C even when beta == 0, which the
+// NaN-poisoned verification must catch, or (packed_c) writing C as if ldc == N, which the padded
+// cases must catch.
+std::string naive_kernel(const std::string& name, bool read_c_always, float scale = 1.0f,
+                         bool packed_c = false) {
   return std::string("extern \"C\" __global__ void ") + name + kSignature + R"({
-  const int row = blockIdx.y * 16 + threadIdx.x / 16, col = blockIdx.x * 16 + threadIdx.x % 16;
+  const int grid_n = (N + 15) / 16;
+  const int row = (blockIdx.x / grid_n) * 16 + threadIdx.x / 16;
+  const int col = (blockIdx.x % grid_n) * 16 + threadIdx.x % 16;
   if (row >= M || col >= N) return;
   float acc = 0.0f;
-  for (int k = 0; k < K; ++k) acc += A[(long long)row * K + k] * B[(long long)k * N + col];
+  for (int k = 0; k < K; ++k) acc += A[(long long)row * lda + k] * B[(long long)k * ldb + col];
   acc *= )" +
          std::to_string(scale) + R"(f;
-  float* c = &C[(long long)row * N + col];
+  float* c = &C[(long long)row * )" +
+         (packed_c ? "N" : "ldc") + R"( + col];
   )" +
          (read_c_always ? "*c = alpha * acc + beta * *c;"
                         : "*c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;") +
          "\n}\n";
 }
 
-TrialRequest request_for(const CubinFile& f, std::array<unsigned, 2> grid, unsigned block) {
+TrialRequest request_for(const CubinFile& f, int tile, unsigned block) {
   TrialRequest r;
   r.name = f.kernel;
   r.cubin_path = f.path.string();
   r.cubin_sha256 = f.sha256;
   r.kernel = f.kernel;
-  r.grid = grid;
+  r.tile = LaunchTile{tile, tile, 16, 1};
   r.block = block;
   r.repetitions = 3;
   return r;
@@ -103,11 +112,15 @@ class WorkerTest : public ::testing::Test {
     compiler_ = std::make_unique<KernelCompiler>(
         tmp_.path() / "cache", CompileOptions{worker_->info().fingerprint.arch(), {}});
   }
-  void set_problem(const std::string& shape, float alpha, float beta) {
+  void set_problem(const std::string& shape, float alpha, float beta,
+                   const std::string& layout = "NN", long long pad = 0, int offset = 0) {
     ProblemSetup s;
     s.problem = parse_shape(shape);
+    s.problem.layout = layout;
     s.alpha = alpha;
     s.beta = beta;
+    s.pad = pad;
+    s.offset = offset;
     s.seed = 1234;
     s.cublas_repetitions = 3;
     const auto cublas = worker_->set_problem(s);
@@ -117,7 +130,7 @@ class WorkerTest : public ::testing::Test {
   TrialResponse run_config(const std::string& name, bool checksum = false) {
     const auto cfg = from_name(name).value();
     EXPECT_TRUE(check(cfg).empty()) << name << " is not a valid config";
-    const auto c = compiler_->compile(cfg);
+    const auto c = compiler_->compile(cfg, problem_.layout);
     EXPECT_EQ(c.status, TrialStatus::ok) << c.reason;
     auto req = make_trial_request(c, cfg, problem_);
     req.checksum = checksum;
@@ -135,8 +148,75 @@ const char* kConfigs[] = {
     "wt_64x64x8_w32x32_wn1_t4x4_n128_mb1",     // smallest tiles
     "wt_64x256x8_w32x128_wn1_t4x4_n128_mb1",   // 128 accumulators, 227 registers
     "wt_64x256x16_w64x32_wn4_t4x4_n256_mb2",   // MIN_BLOCKS = 2, 8 warps
-    "wt_128x128x32_w64x64_wn2_t8x8_n128_mb1",  // 8x8 thread tile, BK = 32
+    "wt_128x128x16_w64x64_wn2_t8x4_n128_mb1",  // 8x4 thread tile
+    // The knobs past the seed: double buffer, padded As, grouped block order, split-K.
+    "wt_64x256x16_w64x32_wn4_t4x4_n256_mb1_s2_p4_g8", "wt_128x128x8_w64x32_wn2_t4x4_n256_mb1_s2_k4",
+    "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_p4_g3_k3",
+    "wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o1",  // the 4096^3 winner of 2026-11-29
 };
+
+const char* kLayouts[] = {"NN", "NT", "TN", "TT"};
+
+// Every config in every layout over the edge-shape suite: odd and degenerate shapes (1, tile - 3,
+// tile + 1, primes, K % BK != 0, K = 0, M = 0, N = 0, skinny), padded and unaligned leading
+// dimensions, offset pointers, alpha/beta combinations with beta = 0 over NaN, deep K for split-K.
+TEST_F(WorkerTest, EveryConfigAndLayoutPassesTheEdgeSuite) {
+  set_problem("256x256x256", 1.0f, 0.0f);
+  int cases = 0;
+  for (const char* name : kConfigs) {
+    const auto cfg = from_name(name).value();
+    for (const char* layout : kLayouts) {
+      const auto c = compiler_->compile(cfg, layout);
+      EXPECT_EQ(c.status, TrialStatus::ok) << name << " " << layout << ": " << c.reason;
+      if (c.status != TrialStatus::ok) continue;
+      Problem p;
+      p.layout = layout;
+      const auto checks = verify_edge_cases(c, cfg, p, *worker_, 99, 1e-4);
+      ASSERT_FALSE(checks.empty());
+      for (const auto& e : checks) {
+        EXPECT_TRUE(e.passed) << name << " " << describe(e) << " [" << e.label << "]: " << e.reason
+                              << " error " << e.error;
+        ++cases;
+      }
+    }
+  }
+  EXPECT_EQ(worker_->restarts(), 0);
+  std::cout << "edge suite: " << cases << " cases\n";
+}
+
+// The tuned-shape path itself with a transposed layout, padded leading dimensions and offset
+// pointers: verified against cuBLAS, then timed.
+TEST_F(WorkerTest, TransposedPaddedOffsetProblemsMatchCublas) {
+  for (const char* layout : kLayouts) {
+    set_problem("640x384x520", 0.5f, 2.0f, layout, 3, 1);
+    for (const char* name : {kConfigs[0], kConfigs[5], kConfigs[6]}) {
+      const auto r = run_config(name);
+      EXPECT_EQ(r.status, TrialStatus::ok) << name << " " << layout << ": " << r.reason;
+      EXPECT_LT(r.verify_error, 1e-5) << name << " " << layout;
+    }
+  }
+}
+
+// The edge suite must be able to fail: a kernel that ignores ldc passes a packed shape and fails
+// every padded case.
+TEST_F(WorkerTest, EdgeSuiteCatchesAKernelThatIgnoresLdc) {
+  set_problem("256x256x256", 1.0f, 0.0f);
+  const auto arch = worker_->info().fingerprint.arch();
+  const auto packed = compile_test_kernel(naive_kernel("naive_packed", false, 1.0f, true),
+                                          "naive_packed", tmp_.path(), arch);
+  WarpTileConfig tile = from_name(kConfigs[0]).value();
+  auto req = request_for(packed, 16, 256);
+  req.tolerance = 1e-4;
+  const auto checks = worker_->verify_cases(req, edge_cases(tile, "NN"), 7, 60s);
+  int padded_failed = 0, packed_passed = 0;
+  for (const auto& e : checks) {
+    const bool padded = e.ldc != std::max(1LL, e.problem.N);
+    if (padded && e.problem.M > 1 && !e.passed) ++padded_failed;
+    if (!padded && e.offset == 0 && e.passed) ++packed_passed;
+  }
+  EXPECT_GE(padded_failed, 2);
+  EXPECT_GE(packed_passed, 5);
+}
 
 TEST_F(WorkerTest, ConfigsMatchCublasWithBetaZeroOverNaN) {
   set_problem("512x768x256", 1.0f, 0.0f);
@@ -165,16 +245,16 @@ TEST_F(WorkerTest, VerificationCatchesAKernelThatReadsCWhenBetaIsZero) {
       compile_test_kernel(naive_kernel("naive_ok", false), "naive_ok", tmp_.path(), arch);
   const auto bad =
       compile_test_kernel(naive_kernel("naive_reads_c", true), "naive_reads_c", tmp_.path(), arch);
-  auto r = worker_->run_trial(request_for(good, {16, 16}, 256), 60s);
+  auto r = worker_->run_trial(request_for(good, 16, 256), 60s);
   EXPECT_EQ(r.status, TrialStatus::ok) << r.reason;
   EXPECT_LT(r.verify_error, 1e-5);
-  r = worker_->run_trial(request_for(bad, {16, 16}, 256), 60s);
+  r = worker_->run_trial(request_for(bad, 16, 256), 60s);
   EXPECT_EQ(r.status, TrialStatus::incorrect);
   EXPECT_NE(r.reason.find("NaN"), std::string::npos) << r.reason;
   // Finite but wrong by 0.1%: the relative L2 error must measure it, not just NaN.
   const auto off =
       compile_test_kernel(naive_kernel("naive_off", false, 1.001f), "naive_off", tmp_.path(), arch);
-  r = worker_->run_trial(request_for(off, {16, 16}, 256), 60s);
+  r = worker_->run_trial(request_for(off, 16, 256), 60s);
   EXPECT_EQ(r.status, TrialStatus::incorrect);
   EXPECT_NEAR(r.verify_error, 1e-3, 1e-4) << r.reason;
 }
@@ -186,7 +266,7 @@ TEST_F(WorkerTest, FaultingKernelIsRecordedAsCrashedAndTheWorkerReplaced) {
       compile_test_kernel(std::string("extern \"C\" __global__ void fault") + kSignature +
                               "{ float* volatile p = (float*)0x10; *p = alpha; }",
                           "fault", tmp_.path(), arch);
-  auto r = worker_->run_trial(request_for(fault, {1, 1}, 32), 60s);
+  auto r = worker_->run_trial(request_for(fault, 256, 32), 60s);
   EXPECT_EQ(r.status, TrialStatus::crashed);
   EXPECT_FALSE(r.reason.empty());
   EXPECT_EQ(worker_->restarts(), 1);
@@ -203,7 +283,7 @@ TEST_F(WorkerTest, HangingKernelTimesOutAndTheWorkerIsReplaced) {
           "{ volatile int spin = 1; while (spin) { if (alpha == 12345.0f) spin = 0; } }",
       "hang", tmp_.path(), arch);
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = worker_->run_trial(request_for(hang, {1, 1}, 32), 3s);
+  auto r = worker_->run_trial(request_for(hang, 256, 32), 3s);
   EXPECT_EQ(r.status, TrialStatus::timeout) << r.reason;
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 120s);
   EXPECT_EQ(worker_->restarts(), 1);

@@ -2,6 +2,7 @@
 // quantities, every violated rule, the index simulation's verdict, and (with --shape) whether it
 // can serve a problem. For engineers who still want to pick tile constants by hand.
 #include <cstdio>
+#include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -42,7 +43,8 @@ void register_check(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "check",
       "Check one config by hand: derived quantities, every violated rule with its reason, and\n"
-      "the CPU simulation of the kernel's indexing for one block. Exit 0 valid, 2 invalid.");
+      "the CPU simulation of the kernel's indexing (every layout, boundary blocks, block order\n"
+      "and split-K). Exit 0 valid, 2 invalid.");
   sub->add_option("config", o->config,
                   "Canonical name (wt_128x64x16_w64x32_wn2_t4x4_n128_mb1) or a JSON object")
       ->required();
@@ -59,24 +61,26 @@ void register_check(CLI::App& app) {
       const auto sv = check_shape(c, parse_shape(o->shape));
       violations.insert(violations.end(), sv.begin(), sv.end());
     }
-    const auto sim = simulate_block(c);
+    const auto sim = simulate_config(c);
     const auto g = derive(c);
     const bool in_range = violations.empty() || violations.front().rule != "positive_values";
 
     if (o->json) {
       nlohmann::json j = {{"name", to_name(c)}, {"params", c}, {"valid", violations.empty()}};
       if (in_range) {
-        j["derived"] = {{"WMITER", g.WMITER},
-                        {"WSUBM", g.WSUBM},
-                        {"WSUBN", g.WSUBN},
-                        {"ROW_STRIDE_A", g.ROW_STRIDE_A},
-                        {"ROW_STRIDE_B", g.ROW_STRIDE_B},
-                        {"SMEM_BYTES", g.SMEM_BYTES},
-                        {"ACCUMULATORS", g.ACCUMULATORS},
+        j["derived"] = {{"WMITER", g.WMITER},         {"WSUBM", g.WSUBM},
+                        {"WSUBN", g.WSUBN},           {"A_PASSES", g.A_PASSES},
+                        {"B_PASSES", g.B_PASSES},     {"AS_LD", g.AS_LD},
+                        {"SMEM_BYTES", g.SMEM_BYTES}, {"ACCUMULATORS", g.ACCUMULATORS},
                         {"FRAGMENTS", g.FRAGMENTS}};
+        // The knobs past the seed's ten (STAGES, PAD_A, GROUP_M, SPLIT_K, ...).
+        for (const auto& f : kConfigFields) {
+          if (f.default_value != kRequired) j["derived"][std::string(f.name)] = c.*f.member;
+        }
       }
       auto& vj = j["violations"] = nlohmann::json::array();
       for (const auto& v : violations) vj.push_back({{"rule", v.rule}, {"reason", v.reason}});
+      j["simulation_scope"] = simulate_config_scope();
       auto& sj = j["simulation"] = nlohmann::json::array();
       for (const auto& d : sim.defects) sj.push_back({{"kind", d.kind}, {"detail", d.detail}});
       std::puts(j.dump(2).c_str());
@@ -84,10 +88,15 @@ void register_check(CLI::App& app) {
       fmt::print("{}\n", to_name(c));
       if (in_range) {
         fmt::print(
-            "  WMITER {}  sub-tile {}x{}  load strides A {} B {}  shared {} B  "
+            "  WMITER {}  sub-tile {}x{}  load passes A {} B {}  AS_LD {}  shared {} B  "
             "accumulators {}  fragments {}\n",
-            g.WMITER, g.WSUBM, g.WSUBN, g.ROW_STRIDE_A, g.ROW_STRIDE_B, g.SMEM_BYTES,
+            g.WMITER, g.WSUBM, g.WSUBN, g.A_PASSES, g.B_PASSES, g.AS_LD, g.SMEM_BYTES,
             g.ACCUMULATORS, g.FRAGMENTS);
+        std::string knobs;
+        for (const auto& f : kConfigFields) {
+          if (f.default_value != kRequired) knobs += fmt::format("  {} {}", f.name, c.*f.member);
+        }
+        fmt::print("{}\n", knobs);
       }
       if (violations.empty()) {
         fmt::print("  valid: passes every rule{}\n",
@@ -96,8 +105,12 @@ void register_check(CLI::App& app) {
       for (const auto& v : violations) fmt::print("  rule {}: {}\n", v.rule, v.reason);
       if (sim.ok()) {
         fmt::print(
-            "  simulation: every C element written once, every As/Bs element loaded once, "
-            "operands matched, float4 accesses aligned\n");
+            "  simulation: clean in {}: every C element inside the matrix written once and none "
+            "outside, every As/Bs element loaded once (zero beyond the matrix), operands matched, "
+            "float4 accesses aligned, every tile and every k taken once\n",
+            simulate_config_scope());
+      } else {
+        fmt::print("  simulation of {} finds:\n", simulate_config_scope());
       }
       for (const auto& d : sim.defects) fmt::print("  simulation {}: {}\n", d.kind, d.detail);
     }

@@ -9,6 +9,7 @@ namespace sgt::cli {
 void register_space(CLI::App& app);
 void register_check(CLI::App& app);
 void register_tune(CLI::App& app);
+void register_bench(CLI::App& app);
 void register_compile(CLI::App& app);
 void register_worker(CLI::App& app);
 void register_query(CLI::App&);

@@ -16,7 +16,7 @@ namespace sgt::cli {
 
 void register_compile(CLI::App& app) {
   struct Opts {
-    std::string space = "default", shape, arch = "sm_90", cache_dir, shard;
+    std::string space = "default", shape, arch = "sm_90", cache_dir, shard, layout = "NN";
     int jobs = 0;
     std::vector<std::string> nvrtc_options;
     bool json = false;
@@ -29,6 +29,9 @@ void register_compile(CLI::App& app) {
   sub->add_option("--space", o->space, "Search space: a JSON file, or a built-in name")
       ->capture_default_str();
   sub->add_option("--shape", o->shape, "Only configs valid for problem MxNxK");
+  sub->add_option("--layout", o->layout,
+                  "Operand layout to instantiate: NN, NT, TN or TT (op(A) op(B), row-major)")
+      ->capture_default_str();
   sub->add_option("--arch", o->arch, "Target architecture, e.g. sm_90 (H100/H200), sm_80 (A100)")
       ->capture_default_str();
   sub->add_option("--cache-dir", o->cache_dir,
@@ -62,7 +65,8 @@ void register_compile(CLI::App& app) {
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir),
         gpu::CompileOptions{o->arch, o->nvrtc_options});
     const auto t0 = std::chrono::steady_clock::now();
-    const auto results = compiler.compile_all(configs, static_cast<unsigned>(o->jobs));
+    const auto results =
+        compiler.compile_all(configs, static_cast<unsigned>(o->jobs), {}, o->layout);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -42,9 +42,12 @@ void print_ingest(const char* verb, const std::string& from, const db::IngestRes
     std::puts(j.dump(2).c_str());
     return;
   }
-  fmt::print("{} {} into {}: {} trial{} added, {} already present, {} new GPU{}\n", verb, from,
+  fmt::print("{} {} into {}: {} trial{} added, {} already present, {} new GPU{}{}\n", verb, from,
              into.string(), r.trials_added, r.trials_added == 1 ? "" : "s", r.trials_skipped,
-             r.gpus_added, r.gpus_added == 1 ? "" : "s");
+             r.gpus_added, r.gpus_added == 1 ? "" : "s",
+             r.edge_checks_added > 0 ? fmt::format(", {} edge check{} added", r.edge_checks_added,
+                                                   r.edge_checks_added == 1 ? "" : "s")
+                                     : "");
 }
 
 }  // namespace
@@ -161,7 +164,8 @@ void register_db(CLI::App& app) {
       bool json = false, check = false;
     };
     auto o = std::make_shared<Opts>();
-    auto* sub = dbc->add_subcommand("info", "Schema version, row counts and file size");
+    auto* sub = dbc->add_subcommand(
+        "info", "Schema version, row counts (trials, winners' edge checks, ...) and file size");
     sub->add_option("--db", o->db, std::string(kDbHelp) + ". Opened read-only");
     sub->add_flag("--check", o->check, "Also run PRAGMA integrity_check (reads the whole file)");
     sub->add_flag("--json", o->json, "Machine-readable output on stdout");

@@ -66,7 +66,8 @@ void register_export(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "export",
       "Write the tuned winners of a database as a generated C++ header (or JSON) that builds "
-      "embed: per GPU, the winning config of every tuned shape and a default config");
+      "embed: per GPU, the winning config of every tuned shape (every layout), a default config "
+      "per layout, and how each winner fared on its edge checks");
   sub->add_option("--format", o->format,
                   "cpp: a header for the sgemm_tuned dispatch library and any C++ code; json: "
                   "the same table for scripts")
@@ -84,8 +85,10 @@ void register_export(CLI::App& app) {
   sub->add_option("-o,--output", o->output, "Output file ('-' for stdout); replaced atomically")
       ->required();
   sub->footer(fmt::format(
-      "The default config of a GPU is its winner with the best % of cuBLAS across its NN "
-      "shapes, or {} when nothing is tuned for it.\n"
+      "Every layout (NN, NT, TN, TT) is exported. Per layout, a GPU's default config is its winner "
+      "with the best % of cuBLAS across that layout's shapes; the GPU's overall default (for "
+      "layouts with no tuned shape) is the NN default, or {} when no NN shape is tuned. Each "
+      "shape carries its winner's edge checks (in the header: a comment, verified passed/run).\n"
       "Set SOURCE_DATE_EPOCH for a reproducible header. Exit codes: 0 written, 1 database or "
       "I/O error, 2 bad input (unknown GPU).",
       db::kDefaultConfigName));
@@ -128,6 +131,12 @@ void register_export(CLI::App& app) {
             tr.problem.dtype != "f32") {
           continue;
         }
+        if (!is_layout(tr.problem.layout)) {
+          std::fprintf(stderr, "warning: skipping the winner %s of %s on %s: unknown layout '%s'\n",
+                       tr.config_name.c_str(), tr.problem.shape().c_str(), id.label().c_str(),
+                       tr.problem.layout.c_str());
+          continue;
+        }
         if (const auto bad = structural_violations(tr.config); !bad.empty()) {
           std::fprintf(stderr, "warning: skipping the winner %s of %s on %s: %s\n",
                        tr.config_name.c_str(), tr.problem.shape().c_str(), id.label().c_str(),
@@ -145,6 +154,12 @@ void register_export(CLI::App& app) {
         s.stale = w.stale;
         s.measured = tr.timestamp;
         s.tuner_version = tr.tuner_version;
+        s.edge_checks = tr.edge_checks;
+        if (edge_checks_passed(s.edge_checks) < static_cast<int>(s.edge_checks.size())) {
+          std::fprintf(stderr, "warning: the winner %s of %s %s on %s %s\n", s.config_name.c_str(),
+                       tr.problem.shape().c_str(), tr.problem.layout.c_str(), id.label().c_str(),
+                       edge_check_summary(s.edge_checks).c_str());
+        }
         g.shapes.push_back(std::move(s));
       }
       std::sort(g.shapes.begin(), g.shapes.end(), [](const TableShape& a, const TableShape& b) {

@@ -38,7 +38,8 @@ void register_list(CLI::App& app) {
                   "error (exit 1)");
   sub->footer(
       "% of cuBLAS = cuBLAS FP32 median / winner median, both timed in the same run: above 100 "
-      "the tuned kernel is faster.");
+      "the tuned kernel is faster. edge = the winner's edge checks passed / run (shapes off the "
+      "tile, primes, padded leading dimensions, offset pointers); '-' when it has none.");
 
   sub->callback([o] {
     const std::filesystem::path path =
@@ -83,16 +84,32 @@ void register_list(CLI::App& app) {
     fmt::print("\nWinners ({}{})\n", winners.size(),
                o->allow_stale ? ", stale trials allowed" : ", stale trials skipped");
     if (!winners.empty()) {
-      fmt::print("  {:<24} {:<18} {:<40} {:>10} {:>9} {:>9} {:>6}\n", "gpu", "shape", "config",
-                 "median ms", "GFLOP/s", "% cuBLAS", "ok");
+      fmt::print("  {:<24} {:<18} {:<40} {:>10} {:>9} {:>9} {:>6} {:>7}\n", "gpu", "shape",
+                 "config", "median ms", "GFLOP/s", "% cuBLAS", "ok", "edge");
     }
     for (const auto& w : winners) {
       const auto& t = w.best.trial;
       const double pct = w.pct_of_cublas();
-      fmt::print("  {:<24} {:<18} {:<40} {:>10.4f} {:>9.0f} {:>9} {:>6}{}\n", w.best.gpu.name,
+      // Edge checks passed / run; "-" when the winner was never verified on edge shapes.
+      const auto edge =
+          t.edge_checks.empty()
+              ? std::string("-")
+              : fmt::format("{}/{}", edge_checks_passed(t.edge_checks), t.edge_checks.size());
+      fmt::print("  {:<24} {:<18} {:<40} {:>10.4f} {:>9.0f} {:>9} {:>6} {:>7}{}\n", w.best.gpu.name,
                  fmt::format("{} {}", t.problem.shape(), t.problem.layout), t.config_name,
                  t.time.median_ms, t.gflops, pct > 0 ? fmt::format("{:.1f}", pct) : "-",
-                 w.ok_trials, w.stale ? "  STALE" : "");
+                 w.ok_trials, edge, w.stale ? "  STALE" : "");
+    }
+    std::size_t failing = 0;
+    for (const auto& w : winners) {
+      const auto& c = w.best.trial.edge_checks;
+      if (edge_checks_passed(c) < static_cast<int>(c.size())) ++failing;
+    }
+    if (failing > 0) {
+      fmt::print(
+          "\n{} winner{} failed edge checks (`sgemm-tune query` names them); \"edge\" = "
+          "passed/run\n",
+          failing, failing == 1 ? "" : "s");
     }
   });
 }

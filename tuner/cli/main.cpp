@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   sgt::cli::register_space(app);
   sgt::cli::register_check(app);
   sgt::cli::register_tune(app);
+  sgt::cli::register_bench(app);
   sgt::cli::register_compile(app);
   sgt::cli::register_worker(app);
   sgt::cli::register_query(app);

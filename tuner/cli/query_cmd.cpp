@@ -50,8 +50,8 @@ void register_query(CLI::App& app) {
                   "the database)")
       ->capture_default_str();
   sub->add_option("--shape", o->shape, "Problem size MxNxK, e.g. 4096x4096x4096")->required();
-  sub->add_option("--layout", o->layout, "Operand layout")
-      ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
+  sub->add_option("--layout", o->layout,
+                  "Operand layout op(A) op(B): NN, NT, TN or TT (N: stored as is, T: transposed)")
       ->capture_default_str();
   sub->add_flag("--allow-stale", o->allow_stale,
                 "Also serve trials measured with another kernel source, driver major or NVRTC "
@@ -68,13 +68,14 @@ void register_query(CLI::App& app) {
       "     distance sqrt(sum over M,N,K of log2(a/b)^2); the shape and distance are printed\n"
       "  4  nothing tuned for this GPU (or no database yet): the default config {},\n"
       "     the seed kernel-8 config, valid everywhere and tuned nowhere\n"
-      "  1  database error (damaged, locked, newer schema)   2  bad input (shape, unknown GPU)\n"
+      "  1  database error (damaged, locked, newer schema)   2  bad input (shape, layout, unknown "
+      "GPU)\n"
       "Winners are the ok trial with the lowest median; stale trials are kept but skipped.",
       db::kDefaultConfigName));
 
   sub->callback([o] {
     Problem problem = parse_shape(o->shape);
-    problem.layout = o->layout;
+    problem.layout = parse_layout(o->layout);  // InputError: exit 2, naming the layout
     const std::filesystem::path path =
         o->db.empty() ? db::default_db_path() : std::filesystem::path(o->db);
     db::QueryOptions opts;
@@ -174,6 +175,7 @@ void register_query(CLI::App& app) {
           fmt::print(", {:.1f}% of cuBLAS ({:.4f} ms)", w->pct_of_cublas(), t.cublas_median_ms);
         }
         fmt::print("; measured {} by sgemm-tune {}\n", t.timestamp, t.tuner_version);
+        fmt::print("  {}\n", edge_check_summary(t.edge_checks));
       }
       if (r.stale_skipped.total > 0) {
         std::fprintf(stderr, "note: %s\n", stale_text(r.stale_skipped).c_str());

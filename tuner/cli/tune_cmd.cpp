@@ -73,16 +73,18 @@ struct ShapeSummary {
   Problem problem;
   std::string winner;
   double median_ms = 0, cublas_ms = 0, ratio = 0, gflops = 0, wall_s = 0;
+  std::vector<EdgeCheck> edge_checks;  // the winner's, when the tune verified it on edge shapes
 };
 
 ShapeSummary summarize(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
-  ShapeSummary s{t.problem, "", 0, r.cublas_final.median_ms, 0, 0, r.wall_s};
+  ShapeSummary s{t.problem, "", 0, r.cublas_final.median_ms, 0, 0, r.wall_s, {}};
   if (!r.finalists.empty() && r.finalists.front().trial.status == TrialStatus::ok) {
     const auto& f = r.finalists.front();
     s.winner = f.trial.config_name;
     s.median_ms = f.trial.time.median_ms;
     s.ratio = f.ratio_to_cublas;
     s.gflops = f.trial.gflops;
+    s.edge_checks = f.trial.edge_checks;
   }
   return s;
 }
@@ -97,17 +99,33 @@ double geomean_ratio(const std::vector<ShapeSummary>& all) {
 }
 
 nlohmann::json summary_json(const ShapeSummary& s) {
-  return {{"shape", s.problem.shape()}, {"layout", s.problem.layout}, {"winner", s.winner},
-          {"median_ms", s.median_ms},   {"cublas_ms", s.cublas_ms},   {"ratio_to_cublas", s.ratio},
-          {"gflops", s.gflops},         {"wall_s", s.wall_s}};
+  return {{"shape", s.problem.shape()},
+          {"layout", s.problem.layout},
+          {"winner", s.winner},
+          {"median_ms", s.median_ms},
+          {"cublas_ms", s.cublas_ms},
+          {"ratio_to_cublas", s.ratio},
+          {"gflops", s.gflops},
+          {"wall_s", s.wall_s},
+          {"edge_check_summary", edge_check_tally_json(s.edge_checks)},
+          {"edge_checks", s.edge_checks}};
+}
+
+// "23/23" (passed/run), "-" when the winner has no edge checks.
+std::string edge_tally(const std::vector<EdgeCheck>& checks) {
+  if (checks.empty()) return "-";
+  return fmt::format("{}/{}", edge_checks_passed(checks), checks.size());
 }
 
 void write_summary_csv(const std::string& path, const std::vector<ShapeSummary>& all) {
-  std::string csv = "shape,M,N,K,layout,winner,median_ms,cublas_ms,ratio_to_cublas,gflops,wall_s\n";
+  std::string csv =
+      "shape,M,N,K,layout,winner,median_ms,cublas_ms,ratio_to_cublas,gflops,wall_s,"
+      "edge_checks_passed,edge_checks_total\n";
   for (const auto& s : all) {
-    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.1f}\n", s.problem.shape(),
-                       s.problem.M, s.problem.N, s.problem.K, s.problem.layout, s.winner,
-                       s.median_ms, s.cublas_ms, s.ratio, s.gflops, s.wall_s);
+    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.1f},{},{}\n",
+                       s.problem.shape(), s.problem.M, s.problem.N, s.problem.K, s.problem.layout,
+                       s.winner, s.median_ms, s.cublas_ms, s.ratio, s.gflops, s.wall_s,
+                       edge_checks_passed(s.edge_checks), s.edge_checks.size());
   }
   write_file_atomically(path, csv);
 }
@@ -117,6 +135,7 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
   nlohmann::json j = {{"gpu", r.worker.fingerprint},
                       {"device", r.worker.device},
                       {"shape", t.problem.shape()},
+                      {"layout", t.problem.layout},
                       {"space", space},
                       {"candidates", t.candidates.size()},
                       {"statuses", r.status_counts},
@@ -134,6 +153,10 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
   for (const auto& f : r.finalists) {
     fj.push_back({{"trial", f.trial}, {"ratio_to_cublas", f.ratio_to_cublas}});
   }
+  // The winner's verification on edge shapes (its list is also in finalists[0].trial).
+  j["winner_edge_checks"] = r.finalists.empty()
+                                ? edge_check_tally_json({})
+                                : edge_check_tally_json(r.finalists.front().trial.edge_checks);
   return j;
 }
 
@@ -141,10 +164,11 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
   std::string statuses;
   for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
   fmt::print(
-      "\nTuned {} on {} in {} ({} candidates:{}; {} resumed, {} cut early, {} compiled, "
+      "\nTuned {} {} on {} in {} ({} candidates:{}; {} resumed, {} cut early, {} compiled, "
       "{} compile-cache hits, {} worker restarts)\n",
-      t.problem.shape(), r.worker.fingerprint.name, duration(r.wall_s), t.candidates.size(),
-      statuses, r.resumed, r.cut_early, r.compiled, r.cache_hits, r.worker_restarts);
+      t.problem.shape(), t.problem.layout, r.worker.fingerprint.name, duration(r.wall_s),
+      t.candidates.size(), statuses, r.resumed, r.cut_early, r.compiled, r.cache_hits,
+      r.worker_restarts);
   fmt::print("cuBLAS FP32 (same run, {} reps): {:.3f} ms, {:.1f} GFLOP/s\n\n",
              r.cublas_final.repetitions, r.cublas_final.median_ms,
              t.problem.flops() / (r.cublas_final.median_ms * 1e6));
@@ -157,18 +181,29 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
                tr.time.median_ms, tr.gflops, 100.0 * f.ratio_to_cublas, tr.registers,
                100.0 * tr.time.spread);
   }
+  if (!r.finalists.empty() && !r.finalists.front().trial.edge_checks.empty()) {
+    fmt::print("winner {}\n", edge_check_summary(r.finalists.front().trial.edge_checks));
+  }
 }
 
 void print_summary(const std::vector<ShapeSummary>& all, double geomean) {
-  fmt::print("\n{:<18} {:<40} {:>10} {:>10} {:>9}\n", "shape", "winner", "ms", "cuBLAS ms",
-             "%cuBLAS");
+  fmt::print("\n{:<21} {:<40} {:>10} {:>10} {:>9} {:>7}\n", "shape", "winner", "ms", "cuBLAS ms",
+             "%cuBLAS", "edge");
   for (const auto& s : all) {
+    const auto shape = fmt::format("{} {}", s.problem.shape(), s.problem.layout);
     if (s.winner.empty()) {
-      fmt::print("{:<18} {:<40}\n", s.problem.shape(), "(no valid config in the space)");
+      fmt::print("{:<21} {:<40}\n", shape, "(no valid config in the space)");
       continue;
     }
-    fmt::print("{:<18} {:<40} {:>10.4f} {:>10.4f} {:>8.1f}%\n", s.problem.shape(), s.winner,
-               s.median_ms, s.cublas_ms, 100.0 * s.ratio);
+    fmt::print("{:<21} {:<40} {:>10.4f} {:>10.4f} {:>8.1f}% {:>7}\n", shape, s.winner, s.median_ms,
+               s.cublas_ms, 100.0 * s.ratio, edge_tally(s.edge_checks));
+  }
+  // The edge column is passed/run; name what failed, shape by shape.
+  for (const auto& s : all) {
+    if (edge_checks_passed(s.edge_checks) < static_cast<int>(s.edge_checks.size())) {
+      fmt::print("{} {}: {} {}\n", s.problem.shape(), s.problem.layout, s.winner,
+                 edge_check_summary(s.edge_checks));
+    }
   }
   fmt::print("geometric mean of tuned/cuBLAS speed: {:.3f}\n", geomean);
 }
@@ -177,8 +212,8 @@ void print_summary(const std::vector<ShapeSummary>& all, double geomean) {
 
 void register_tune(CLI::App& app) {
   struct Opts {
-    std::string gpu = "auto", shape = "4096x4096x4096", shapes, csv, space = "default", db, results,
-                cache_dir;
+    std::string gpu = "auto", shape = "4096x4096x4096", layout = "NN", shapes, csv,
+                space = "default", db, results, cache_dir;
     int top = 5, reps = 5, final_reps = 20, jobs = 0;
     std::vector<std::string> nvrtc_options;
     double cut_ratio = 1.25;
@@ -195,9 +230,14 @@ void register_tune(CLI::App& app) {
       ->capture_default_str();
   auto* shape_opt = sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")
                         ->capture_default_str();
+  sub->add_option("--layout", o->layout,
+                  "Operand layout op(A) op(B) of C = alpha*op(A)*op(B) + beta*C: NN, NT, TN or TT "
+                  "(N: A is MxK / B is KxN row-major; T: A is stored KxM / B is stored NxK). With "
+                  "--shapes, the layout of entries that state none")
+      ->capture_default_str();
   sub->add_option("--shapes", o->shapes,
                   "Tune several problems in one run, sharing the compile cache: a JSON list of "
-                  "\"MxNxK\" (or {\"shape\": ..., \"layout\": \"NN\"}), e.g. bench/shapes.json")
+                  "\"MxNxK\" (or {\"shape\": ..., \"layout\": \"TN\"}), e.g. bench/shapes.json")
       ->excludes(shape_opt);
   sub->add_option(
       "--csv", o->csv,
@@ -231,11 +271,13 @@ void register_tune(CLI::App& app) {
   sub->add_flag("--retune", o->retune, "Measure again even where the store has a result");
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
   sub->callback([o] {
+    const std::string layout = parse_layout(o->layout);
     std::vector<Problem> problems;
     if (!o->shapes.empty()) {
-      problems = load_shape_list(o->shapes);
+      problems = load_shape_list(o->shapes, layout);
     } else {
       problems.push_back(parse_shape(o->shape));
+      problems.back().layout = layout;
     }
     const auto space = load_space(o->space);
     const auto cache_dir =
@@ -277,7 +319,7 @@ void register_tune(CLI::App& app) {
             "space '{}' has no valid config for shape {} (see `sgemm-tune space --space "
             "{} --shape {} --explain`)",
             space.name, problem.shape(), o->space, problem.shape());
-        summaries.push_back({problem, "", 0, 0, 0, 0, 0});
+        summaries.push_back({problem, "", 0, 0, 0, 0, 0, {}});
         continue;
       }
       t.top_k = o->top;

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <limits>
+#include <utility>
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -19,18 +20,28 @@ using sgt_kernel::kWarpSize;
 const std::vector<RuleInfo> kRules = {
     {"wmiter_divisibility", "WM*WN is a whole multiple of 32*TM*TN*WNITER (WMITER >= 1)", true},
     {"positive_values",
-     "every parameter is an integer in 1..65536 and the tile products fit 32-bit index arithmetic",
+     "every parameter is an integer in its range (1..65536, PAD_A from 0) and the tile products "
+     "fit 32-bit index arithmetic",
      true},
     {"warp_tiles_cover_block", "warp tiles exactly tile the block tile (BM%WM, BN%WN)", true},
     {"thread_count", "NUM_THREADS == (BM/WM)*(BN/WN)*32", true},
     {"subtile_divisibility",
      "WSUBM = WM/WMITER and WSUBN = WN/WNITER are whole and divide by TM, TN", true},
     {"subtile_lane_grid", "a warp sub-tile holds exactly 32 thread tiles", true},
-    {"load_stride_a", "the A loader's row stride is non-zero and divides BM", true},
-    {"load_stride_b", "the B loader's row stride is non-zero and divides BK", true},
-    {"float4_alignment", "BK, BN, WN, TN are multiples of 4 (128-bit accesses)", true},
+    {"load_stride_a",
+     "the A slice's BM*BK/4 float4s are a whole multiple of NUM_THREADS (one or more passes)",
+     true},
+    {"load_stride_b",
+     "the B slice's BK*BN/4 float4s are a whole multiple of NUM_THREADS (one or more passes)",
+     true},
+    {"float4_alignment", "BM, BN, BK, WN, TN are multiples of 4 (128-bit accesses)", true},
+    {"pad_alignment", "PAD_A is a multiple of 4, so every As row starts 16-byte aligned", true},
+    {"pipeline_stages", "STAGES is 1 (single buffer) or 2 (double buffer, register prefetch)",
+     false},
+    {"fma_order", "FMA_ORDER is 0 (thread-tile rows first) or 1 (columns first)", false},
     {"max_threads_per_block", "NUM_THREADS within the device's block limit", false},
-    {"shared_memory", "(BM+BN)*BK*4 bytes within the static shared-memory limit", false},
+    {"shared_memory", "STAGES*((BM+PAD_A)+BN)*BK*4 bytes within the static shared-memory limit",
+     false},
     {"accumulator_budget", "accumulators per thread within the stated budget", false},
     {"resident_threads", "MIN_BLOCKS*NUM_THREADS within the threads one SM holds", false},
     {"register_cap", "the register cap implied by MIN_BLOCKS holds accumulators and fragments",
@@ -51,14 +62,14 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
   // Range first: the kernel's index arithmetic is 32-bit, and derive() must not overflow. Out of
   // range, no other rule can be evaluated meaningfully, so this is the only one reported.
   for (const auto& f : kConfigFields) {
-    if (c.*f.member < 1 || c.*f.member > kMaxConfigValue) {
-      fail("positive_values",
-           fmt::format("{} = {} is not an integer in 1..{}", f.name, c.*f.member, kMaxConfigValue));
+    if (c.*f.member < f.min_value || c.*f.member > kMaxConfigValue) {
+      fail("positive_values", fmt::format("{} = {} is not an integer in {}..{}", f.name,
+                                          c.*f.member, f.min_value, kMaxConfigValue));
       return out;
     }
   }
   const long long products[] = {1LL * c.WM * c.WN, 1LL * kWarpSize * c.TM * c.TN * c.WNITER,
-                                4LL * (c.BM + c.BN) * c.BK, 1LL * c.BM * c.BN,
+                                4LL * c.STAGES * (c.BM + c.PAD_A + c.BN) * c.BK, 1LL * c.BM * c.BN,
                                 1LL * c.NUM_THREADS * kVec};
   for (long long p : products) {
     if (p > std::numeric_limits<int>::max()) {
@@ -102,29 +113,43 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
                      g.WSUBN, c.TM, c.TN, lanes));
   }
 
-  const int a_cols = c.BK / kVec;
-  if (a_cols <= 0 || c.NUM_THREADS % a_cols != 0 || g.ROW_STRIDE_A <= 0 ||
-      c.BM % g.ROW_STRIDE_A != 0) {
+  const long long per_pass_elems = 1LL * kVec * c.NUM_THREADS;
+  if ((1LL * c.BM * c.BK) % per_pass_elems != 0 || g.A_PASSES < 1) {
     fail("load_stride_a",
-         fmt::format("A loader: {} threads over {} float4 columns give row stride {}, which does "
-                     "not divide BM = {} (the loop would load less than the tile)",
-                     c.NUM_THREADS, a_cols, g.ROW_STRIDE_A, c.BM));
+         fmt::format("A loader: the {}x{} slice is {} float4s, not a whole multiple of the {} "
+                     "threads (the loop would load less than the tile, or beyond it)",
+                     c.BM, c.BK, 1LL * c.BM * c.BK / kVec, c.NUM_THREADS));
   }
-
-  const int b_cols = c.BN / kVec;
-  if (b_cols <= 0 || c.NUM_THREADS % b_cols != 0 || g.ROW_STRIDE_B <= 0 ||
-      c.BK % g.ROW_STRIDE_B != 0) {
+  if ((1LL * c.BK * c.BN) % per_pass_elems != 0 || g.B_PASSES < 1) {
     fail("load_stride_b",
-         fmt::format("B loader: {} threads over {} float4 columns give row stride {}, which does "
-                     "not divide BK = {} (the loop would load less than the tile)",
-                     c.NUM_THREADS, b_cols, g.ROW_STRIDE_B, c.BK));
+         fmt::format("B loader: the {}x{} slice is {} float4s, not a whole multiple of the {} "
+                     "threads (the loop would load less than the tile, or beyond it)",
+                     c.BK, c.BN, 1LL * c.BK * c.BN / kVec, c.NUM_THREADS));
   }
 
-  if (c.BK % kVec != 0 || c.BN % kVec != 0 || c.WN % kVec != 0 || c.TN % kVec != 0) {
+  if (c.BM % kVec != 0 || c.BK % kVec != 0 || c.BN % kVec != 0 || c.WN % kVec != 0 ||
+      c.TN % kVec != 0) {
     fail("float4_alignment",
-         fmt::format("BK = {}, BN = {}, WN = {}, TN = {} must all be multiples of 4 for 128-bit "
-                     "loads and stores",
-                     c.BK, c.BN, c.WN, c.TN));
+         fmt::format("BM = {}, BN = {}, BK = {}, WN = {}, TN = {} must all be multiples of 4 for "
+                     "128-bit loads and stores",
+                     c.BM, c.BN, c.BK, c.WN, c.TN));
+  }
+
+  if (c.PAD_A % kVec != 0) {
+    fail("pad_alignment",
+         fmt::format("PAD_A = {} would misalign the float4 accesses to As rows", c.PAD_A));
+  }
+
+  if (c.FMA_ORDER != 0 && c.FMA_ORDER != 1) {
+    fail("fma_order",
+         fmt::format("FMA_ORDER = {}: the kernel knows orders 0 (rows first) and 1 (columns first)",
+                     c.FMA_ORDER));
+  }
+
+  if (c.STAGES != 1 && c.STAGES != 2) {
+    fail("pipeline_stages",
+         fmt::format("STAGES = {}: the kernel has a single-buffer (1) and a double-buffer (2) loop",
+                     c.STAGES));
   }
 
   if (c.NUM_THREADS > limits.max_threads_per_block) {
@@ -133,8 +158,8 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
   }
 
   if (g.SMEM_BYTES > limits.max_static_shared_bytes) {
-    fail("shared_memory", fmt::format("(BM+BN)*BK*4 = {} bytes exceeds the limit {}", g.SMEM_BYTES,
-                                      limits.max_static_shared_bytes));
+    fail("shared_memory", fmt::format("STAGES*((BM+PAD_A)+BN)*BK*4 = {} bytes exceeds the limit {}",
+                                      g.SMEM_BYTES, limits.max_static_shared_bytes));
   }
 
   if (g.ACCUMULATORS > limits.max_accumulators) {
@@ -152,24 +177,69 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
     // Registers are granted per thread in multiples of 8.
     const long long cap = std::min<long long>(limits.max_registers_per_thread,
                                               (limits.registers_per_sm / resident) / 8 * 8);
-    if (cap < g.ACCUMULATORS + g.FRAGMENTS) {
+    // The double-buffered loop also holds the next slice's float4s in registers.
+    const int prefetch = c.STAGES > 1 ? kVec * (g.A_PASSES + g.B_PASSES) : 0;
+    const int need = g.ACCUMULATORS + g.FRAGMENTS + prefetch;
+    if (cap < need) {
       fail("register_cap",
            fmt::format("MIN_BLOCKS = {} caps registers at {} per thread, below the {} that "
-                       "accumulators and fragments alone need",
-                       c.MIN_BLOCKS, cap, g.ACCUMULATORS + g.FRAGMENTS));
+                       "accumulators, fragments and prefetch alone need",
+                       c.MIN_BLOCKS, cap, need));
     }
   }
   return out;
 }
 
+namespace {
+
+// The optional name suffixes, in canonical order; each is written only when the knob differs from
+// its default.
+constexpr std::pair<std::string_view, int WarpTileConfig::*> kNameSuffixes[] = {
+    {"_s", &WarpTileConfig::STAGES},    {"_p", &WarpTileConfig::PAD_A},
+    {"_g", &WarpTileConfig::GROUP_M},   {"_k", &WarpTileConfig::SPLIT_K},
+    {"_o", &WarpTileConfig::FMA_ORDER},
+};
+
+int min_of(int WarpTileConfig::*member) {
+  for (const auto& f : kConfigFields) {
+    if (f.member == member) return f.min_value;
+  }
+  return 1;
+}
+
+int default_of(int WarpTileConfig::*member) {
+  for (const auto& f : kConfigFields) {
+    if (f.member == member) return f.default_value;
+  }
+  return kRequired;
+}
+
+// Reads a decimal number in 0..kMaxConfigValue without a leading zero (except "0" itself).
+std::optional<int> take_number(std::string_view& s) {
+  if (s.empty() || s.front() < '0' || s.front() > '9') return std::nullopt;
+  if (s.front() == '0' && s.size() > 1 && s[1] >= '0' && s[1] <= '9') return std::nullopt;
+  int v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || v > kMaxConfigValue) return std::nullopt;
+  s.remove_prefix(static_cast<size_t>(ptr - s.data()));
+  return v;
+}
+
+}  // namespace
+
 std::string to_name(const WarpTileConfig& c) {
-  return fmt::format("wt_{}x{}x{}_w{}x{}_wn{}_t{}x{}_n{}_mb{}", c.BM, c.BN, c.BK, c.WM, c.WN,
-                     c.WNITER, c.TM, c.TN, c.NUM_THREADS, c.MIN_BLOCKS);
+  std::string name = fmt::format("wt_{}x{}x{}_w{}x{}_wn{}_t{}x{}_n{}_mb{}", c.BM, c.BN, c.BK, c.WM,
+                                 c.WN, c.WNITER, c.TM, c.TN, c.NUM_THREADS, c.MIN_BLOCKS);
+  for (const auto& [lit, member] : kNameSuffixes) {
+    if (c.*member != default_of(member)) name += fmt::format("{}{}", lit, c.*member);
+  }
+  return name;
 }
 
 std::optional<WarpTileConfig> from_name(std::string_view s) {
   WarpTileConfig c;
-  // The name is a fixed sequence of literal separators and positive decimal numbers.
+  // The name is a fixed sequence of literal separators and decimal numbers, then the optional
+  // knob suffixes in canonical order.
   const std::pair<std::string_view, int WarpTileConfig::*> parts[] = {
       {"wt_", &WarpTileConfig::BM},         {"x", &WarpTileConfig::BN},
       {"x", &WarpTileConfig::BK},           {"_w", &WarpTileConfig::WM},
@@ -180,12 +250,18 @@ std::optional<WarpTileConfig> from_name(std::string_view s) {
   for (const auto& [lit, member] : parts) {
     if (!s.starts_with(lit)) return std::nullopt;
     s.remove_prefix(lit.size());
-    if (s.empty() || s.front() < '1' || s.front() > '9') return std::nullopt;
-    int v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || v > kMaxConfigValue) return std::nullopt;
-    c.*member = v;
-    s.remove_prefix(static_cast<size_t>(ptr - s.data()));
+    const auto v = take_number(s);
+    if (!v || *v < 1) return std::nullopt;
+    c.*member = *v;
+  }
+  for (const auto& [lit, member] : kNameSuffixes) {
+    if (!s.starts_with(lit)) continue;
+    s.remove_prefix(lit.size());
+    const auto v = take_number(s);
+    // A suffix that restates the default is not canonical: one config, one name. Below the knob's
+    // smallest value it is not a config at all (from_json refuses the same values).
+    if (!v || *v == default_of(member) || *v < min_of(member)) return std::nullopt;
+    c.*member = *v;
   }
   if (!s.empty()) return std::nullopt;
   return c;
@@ -205,13 +281,19 @@ void from_json(const nlohmann::json& j, WarpTileConfig& c) {
   }
   for (const auto& f : kConfigFields) {
     auto it = j.find(std::string(f.name));
-    if (it == j.end()) throw InputError(fmt::format("config field '{}' is missing", f.name));
+    if (it == j.end()) {
+      if (f.default_value != kRequired) {
+        c.*f.member = f.default_value;
+        continue;
+      }
+      throw InputError(fmt::format("config field '{}' is missing", f.name));
+    }
     if (!it->is_number_integer()) {
       throw InputError(
           fmt::format("config field '{}' must be an integer, got {}", f.name, it->dump()));
     }
     const auto v = it->get<long long>();
-    if (v < 1 || v > kMaxConfigValue) {
+    if (v < f.min_value || v > kMaxConfigValue) {
       throw InputError(fmt::format("config field '{}' = {} is out of range", f.name, v));
     }
     c.*f.member = static_cast<int>(v);

@@ -14,21 +14,31 @@
 
 namespace sgt {
 
-// X(field, description). The order is the canonical order: enumeration, JSON, DB columns, headers.
-#define SGT_CONFIG_FIELDS(X)                                \
-  X(BM, "block tile rows")                                  \
-  X(BN, "block tile columns")                               \
-  X(BK, "k-slice depth loaded into shared memory per step") \
-  X(WM, "warp tile rows")                                   \
-  X(WN, "warp tile columns")                                \
-  X(WNITER, "warp sub-tiles along N")                       \
-  X(TM, "thread tile rows")                                 \
-  X(TN, "thread tile columns")                              \
-  X(NUM_THREADS, "threads per block")                       \
-  X(MIN_BLOCKS, "second __launch_bounds__ argument: blocks the compiler must fit per SM")
+// X(field, smallest value, default, description). The order is the canonical order: enumeration,
+// JSON, DB columns, headers. A default of kRequired marks a field every config must state; the
+// knobs added after the seed's ten have defaults that reproduce the seed kernel, so names, JSON and
+// databases written before a knob existed still mean the same config.
+#define SGT_CONFIG_FIELDS(X)                                                                      \
+  X(BM, 1, kRequired, "block tile rows")                                                          \
+  X(BN, 1, kRequired, "block tile columns")                                                       \
+  X(BK, 1, kRequired, "k-slice depth loaded into shared memory per step")                         \
+  X(WM, 1, kRequired, "warp tile rows")                                                           \
+  X(WN, 1, kRequired, "warp tile columns")                                                        \
+  X(WNITER, 1, kRequired, "warp sub-tiles along N")                                               \
+  X(TM, 1, kRequired, "thread tile rows")                                                         \
+  X(TN, 1, kRequired, "thread tile columns")                                                      \
+  X(NUM_THREADS, 1, kRequired, "threads per block")                                               \
+  X(MIN_BLOCKS, 1, kRequired, "second __launch_bounds__ argument: blocks the compiler must fit")  \
+  X(STAGES, 1, 1, "shared-memory buffers; 2 fetches the next k-slice while computing this one")   \
+  X(PAD_A, 0, 0, "floats of padding per k-row of the As tile (shared-memory bank conflicts)")     \
+  X(GROUP_M, 1, 1, "block rows walked together for L2 reuse (1 = row-major block order)")         \
+  X(SPLIT_K, 1, 1, "k-range splits, reduced in a fixed order by a second kernel (deterministic)") \
+  X(FMA_ORDER, 0, 0, "outer-product order: 0 = rows of the thread tile first, 1 = columns first")
+
+inline constexpr int kRequired = -1;
 
 struct WarpTileConfig {
-#define SGT_DECLARE_FIELD(name, desc) int name = 0;
+#define SGT_DECLARE_FIELD(name, lo, def, desc) int name = (def) == kRequired ? 0 : (def);
   SGT_CONFIG_FIELDS(SGT_DECLARE_FIELD)
 #undef SGT_DECLARE_FIELD
 
@@ -39,10 +49,12 @@ struct FieldInfo {
   std::string_view name;
   std::string_view description;
   int WarpTileConfig::*member;
+  int min_value;
+  int default_value;  // kRequired when the field has none
 };
 
 inline constexpr std::array kConfigFields = {
-#define SGT_FIELD_INFO(name, desc) FieldInfo{#name, desc, &WarpTileConfig::name},
+#define SGT_FIELD_INFO(name, lo, def, desc) FieldInfo{#name, desc, &WarpTileConfig::name, lo, def},
     SGT_CONFIG_FIELDS(SGT_FIELD_INFO)
 #undef SGT_FIELD_INFO
 };
@@ -50,10 +62,11 @@ inline constexpr std::array kConfigFields = {
 // Derived quantities: the kernel's own derivation, so the two can never disagree.
 constexpr sgt_kernel::Geometry derive(const WarpTileConfig& c) {
   return sgt_kernel::make_geometry(c.BM, c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN,
-                                   c.NUM_THREADS);
+                                   c.NUM_THREADS, c.STAGES, c.PAD_A);
 }
 
-// Every parameter lies in 1..kMaxConfigValue (space files, JSON, names and check() agree).
+// Every parameter lies in its min_value..kMaxConfigValue (space files, JSON, names and check()
+// agree).
 constexpr int kMaxConfigValue = 65536;
 
 // Device and budget limits that make a config impossible rather than slow.
@@ -83,7 +96,9 @@ const std::vector<RuleInfo>& rules();
 // range (positive_values) is reported alone: the other rules' arithmetic is meaningless then.
 std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits = {});
 
-// Canonical name, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1.
+// Canonical name, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1, then _s<STAGES> _p<PAD_A>
+// _g<GROUP_M> _k<SPLIT_K> for each knob that differs from its default (so the seed's names stay
+// valid and mean what they meant).
 std::string to_name(const WarpTileConfig& c);
 // Parses a canonical name; nullopt when the text is not one.
 std::optional<WarpTileConfig> from_name(std::string_view name);

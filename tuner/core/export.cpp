@@ -41,14 +41,75 @@ std::string config_values(const WarpTileConfig& c) {
   return out;
 }
 
-std::string default_summary(const TableGpu& g) {
-  if (!g.default_shape) return fmt::format("default {} (built-in, nothing tuned)", g.default_name);
-  const auto& s = g.shapes[*g.default_shape];
+std::string won_text(const TableShape& s) {
   if (s.pct_of_cublas() > 0) {
-    return fmt::format("default {} ({:.1f}% of cuBLAS on {})", g.default_name, s.pct_of_cublas(),
-                       s.problem.shape());
+    return fmt::format("{:.1f}% of cuBLAS on {}", s.pct_of_cublas(), s.problem.shape());
   }
-  return fmt::format("default {} (won {}; cuBLAS not timed)", g.default_name, s.problem.shape());
+  return fmt::format("won {}; cuBLAS not timed", s.problem.shape());
+}
+
+std::string default_summary(const TableGpu& g) {
+  if (g.layout_defaults.empty()) {
+    return fmt::format("default {} (built-in, nothing tuned)", g.default_name);
+  }
+  std::string out;
+  for (const auto& d : g.layout_defaults) {
+    out += fmt::format("{}{} default {} ({})", out.empty() ? "" : "; ", d.layout, d.name,
+                       won_text(g.shapes[d.shape]));
+  }
+  if (!g.default_shape) {
+    out += fmt::format("; other layouts: {} (built-in)", g.default_name);
+  } else if (g.layout_defaults.size() < kLayouts.size()) {
+    out += "; other layouts: the NN default";
+  }
+  return out;
+}
+
+// How a shape's winner fared on its edge checks, for a comment of the C++ header. Labels come from
+// the database: they go through cpp_string_literal.
+std::string edge_comment(const std::vector<EdgeCheck>& checks) {
+  if (checks.empty()) return "not verified on edge cases";
+  const auto total = checks.size();
+  const auto passed = static_cast<std::size_t>(edge_checks_passed(checks));
+  std::string out =
+      fmt::format("verified: {}/{} edge case{}", passed, total, total == 1 ? "" : "s");
+  if (passed == total) return out;
+  constexpr std::size_t kNamed = 4;
+  std::size_t named = 0;
+  out += ", failed:";
+  for (const auto& c : checks) {
+    if (c.passed) continue;
+    if (named++ == kNamed) {
+      out += fmt::format(" and {} more", total - passed - kNamed);
+      break;
+    }
+    out += fmt::format("{} {} {} {}", named > 1 ? "," : "", cpp_string_literal(c.label),
+                       c.problem.shape(), cpp_string_literal(c.problem.layout));
+  }
+  return out;
+}
+
+nlohmann::json edge_checks_json(const std::vector<EdgeCheck>& checks) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : checks) {
+    out.push_back({{"label", c.label},
+                   {"shape", c.problem.shape()},
+                   {"M", c.problem.M},
+                   {"N", c.problem.N},
+                   {"K", c.problem.K},
+                   {"layout", c.problem.layout},
+                   {"dtype", c.problem.dtype},
+                   {"lda", c.lda},
+                   {"ldb", c.ldb},
+                   {"ldc", c.ldc},
+                   {"offset", c.offset},
+                   {"alpha", c.alpha},
+                   {"beta", c.beta},
+                   {"passed", c.passed},
+                   {"error", c.error},
+                   {"reason", c.reason}});
+  }
+  return out;
 }
 
 }  // namespace
@@ -60,14 +121,22 @@ double TableShape::pct_of_cublas() const {
 
 void choose_default(TableGpu& gpu, const WarpTileConfig& fallback, std::string_view fallback_name) {
   gpu.default_shape.reset();
-  double best = -1;
-  for (std::size_t i = 0; i < gpu.shapes.size(); ++i) {
-    const auto& s = gpu.shapes[i];
-    if (s.problem.layout != "NN" || s.problem.dtype != "f32") continue;
-    if (s.pct_of_cublas() > best) {
-      best = s.pct_of_cublas();
-      gpu.default_shape = i;
+  gpu.layout_defaults.clear();
+  for (const auto layout : kLayouts) {
+    std::optional<std::size_t> chosen;
+    double best = -1;
+    for (std::size_t i = 0; i < gpu.shapes.size(); ++i) {
+      const auto& s = gpu.shapes[i];
+      if (s.problem.layout != layout || s.problem.dtype != "f32") continue;
+      if (s.pct_of_cublas() > best) {
+        best = s.pct_of_cublas();
+        chosen = i;
+      }
     }
+    if (!chosen) continue;
+    const auto& s = gpu.shapes[*chosen];
+    gpu.layout_defaults.push_back({std::string(layout), s.config, s.config_name, *chosen});
+    if (layout == "NN") gpu.default_shape = chosen;
   }
   if (gpu.default_shape) {
     gpu.default_config = gpu.shapes[*gpu.default_shape].config;
@@ -86,6 +155,7 @@ std::vector<WarpTileConfig> table_configs(const Table& t) {
   for (const auto& g : t.gpus) {
     for (const auto& s : g.shapes) add(s.config);
     add(g.default_config);
+    for (const auto& d : g.layout_defaults) add(d.config);  // shape winners: already there
   }
   return out;
 }
@@ -109,8 +179,11 @@ std::string cpp_string_literal(std::string_view text) {
 
 std::string render_cpp(const Table& t) {
   const auto configs = table_configs(t);
-  std::size_t shape_count = 0;
-  for (const auto& g : t.gpus) shape_count += g.shapes.size();
+  std::size_t shape_count = 0, layout_default_count = 0;
+  for (const auto& g : t.gpus) {
+    shape_count += g.shapes.size();
+    layout_default_count += g.layout_defaults.size();
+  }
 
   std::string h;
   auto line = [&h](const std::string& s) {
@@ -175,10 +248,12 @@ std::string render_cpp(const Table& t) {
   }
   line("}");
   line("");
-  line("// The winner of one tuned shape.");
+  line("// The winner of one tuned shape. Its comment says on how many edge cases (shapes off the");
+  line("// tile, primes, K not a multiple of BK, padded leading dimensions, offset pointers) the");
+  line("// winner was verified when it was tuned, and which failed.");
   line("struct Shape {");
   line("  long long M, N, K;");
-  line("  const char* layout;    // op(A) op(B) of the row-major product, e.g. \"NN\"");
+  line("  const char* layout;    // op(A) op(B) of the row-major product: NN, NT, TN or TT");
   line("  int config;            // index into kConfigs");
   line("  double median_ms;      // the winner's median when it was tuned");
   line("  double pct_of_cublas;  // cuBLAS median / winner median x 100; 0 when not timed");
@@ -188,8 +263,20 @@ std::string render_cpp(const Table& t) {
   line("  const char* name;  // as cudaGetDeviceProperties reports it");
   line("  int cc_major, cc_minor, sm_count;");
   line("  int first_shape, shape_count;  // this GPU's slice of kShapes");
-  line("  int default_config;            // index into kConfigs: served when no tuned shape fits");
+  line("  int default_config;  // index into kConfigs: served when no tuned shape fits and the");
+  line("                      // call's layout has no kLayoutDefaults entry; the NN default");
   line("  int default_shape;  // index into kShapes of the shape it won; -1: built-in default");
+  line("};");
+  line("");
+  line(
+      "// The default of each layout that has tuned shapes on a GPU: its winner with the best % "
+      "of");
+  line("// cuBLAS across that layout's shapes. Ordered by GPU, then NN, NT, TN, TT.");
+  line("struct LayoutDefault {");
+  line("  int gpu;             // index into kGpus");
+  line("  const char* layout;  // NN, NT, TN or TT");
+  line("  int config;          // index into kConfigs");
+  line("  int shape;           // index into kShapes of the shape it won");
   line("};");
   line("");
   line(fmt::format("inline constexpr int kFormatVersion = {};", kTableFormatVersion));
@@ -233,10 +320,10 @@ std::string render_cpp(const Table& t) {
     for (const auto& g : t.gpus) {
       if (!g.shapes.empty()) line(fmt::format("    // {}", cpp_string_literal(g.name)));
       for (const auto& s : g.shapes) {
-        line(fmt::format("    {{{}, {}, {}, {}, {}, {}, {}}},  // {}", s.problem.M, s.problem.N,
+        line(fmt::format("    {{{}, {}, {}, {}, {}, {}, {}}},  // {}; {}", s.problem.M, s.problem.N,
                          s.problem.K, cpp_string_literal(s.problem.layout),
                          *config_index(configs, s.config), number(s.median_ms),
-                         number(s.pct_of_cublas()), s.config_name));
+                         number(s.pct_of_cublas()), s.config_name, edge_comment(s.edge_checks)));
       }
     }
     line("};");
@@ -254,6 +341,23 @@ std::string render_cpp(const Table& t) {
       line(fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}}},", cpp_string_literal(g.name),
                        g.cc_major, g.cc_minor, g.sm_count, first, g.shapes.size(),
                        *config_index(configs, g.default_config), default_shape));
+      first += g.shapes.size();
+    }
+    line("};");
+  }
+  line("");
+  line(fmt::format("inline constexpr int kLayoutDefaultCount = {};", layout_default_count));
+  if (layout_default_count == 0) {
+    line("inline constexpr LayoutDefault kLayoutDefaults[1] = {};");
+  } else {
+    line("inline constexpr LayoutDefault kLayoutDefaults[] = {");
+    std::size_t first = 0;
+    for (std::size_t gi = 0; gi < t.gpus.size(); ++gi) {
+      const auto& g = t.gpus[gi];
+      for (const auto& d : g.layout_defaults) {
+        line(fmt::format("    {{{}, {}, {}, {}}},  // {}", gi, cpp_string_literal(d.layout),
+                         *config_index(configs, d.config), first + d.shape, d.name));
+      }
       first += g.shapes.size();
     }
     line("};");
@@ -289,7 +393,18 @@ nlohmann::json table_json(const Table& t) {
                         {"ok_trials", s.ok_trials},
                         {"stale", s.stale},
                         {"measured", s.measured},
-                        {"tuner_version", s.tuner_version}});
+                        {"tuner_version", s.tuner_version},
+                        {"edge_check_summary", edge_check_tally_json(s.edge_checks)},
+                        {"edge_checks", edge_checks_json(s.edge_checks)}});
+    }
+    nlohmann::json layout_defaults = nlohmann::json::array();
+    for (const auto& d : g.layout_defaults) {
+      layout_defaults.push_back({{"layout", d.layout},
+                                 {"config_name", d.name},
+                                 {"config_index", *config_index(configs, d.config)},
+                                 {"config", d.config},
+                                 {"source", "best_pct_of_cublas"},
+                                 {"shape", d.shape}});
     }
     nlohmann::json def = {{"config_name", g.default_name},
                           {"config_index", *config_index(configs, g.default_config)},
@@ -303,6 +418,7 @@ nlohmann::json table_json(const Table& t) {
                     {"sm_count", g.sm_count},
                     {"arch", fmt::format("sm_{}{}", g.cc_major, g.cc_minor)},
                     {"default", std::move(def)},
+                    {"layout_defaults", std::move(layout_defaults)},
                     {"shapes", std::move(shapes)}});
   }
   return {{"format", "sgemm-tune-table"},

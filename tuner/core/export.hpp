@@ -11,11 +11,12 @@
 
 #include "config.hpp"
 #include "problem.hpp"
+#include "trial.hpp"
 
 namespace sgt {
 
 // Version of the generated header's layout and of the JSON table (format "sgemm-tune-table").
-constexpr int kTableFormatVersion = 1;
+constexpr int kTableFormatVersion = 2;  // 2: knob fields, layouts served, edge checks
 
 // The winner of one tuned shape, as measured.
 struct TableShape {
@@ -29,9 +30,19 @@ struct TableShape {
   bool stale = false;       // only with --allow-stale
   std::string measured;     // ISO 8601 UTC of the winning trial
   std::string tuner_version;
+  std::vector<EdgeCheck> edge_checks;  // the winner's verification on edge shapes; empty: none
 
   // cuBLAS median / winner median in percent; 0 when unknown.
   double pct_of_cublas() const;
+};
+
+// The default config of one layout of a GPU: the winner with the best % of cuBLAS among that
+// layout's tuned f32 shapes.
+struct TableDefault {
+  std::string layout;
+  WarpTileConfig config;
+  std::string name;
+  std::size_t shape = 0;  // index into TableGpu::shapes of the shape it won
 };
 
 struct TableGpu {
@@ -39,10 +50,13 @@ struct TableGpu {
   int cc_major = 0, cc_minor = 0;
   int sm_count = 0;
   std::vector<TableShape> shapes;  // ordered by M, N, K, layout, dtype
-  // What the dispatcher runs when no tuned shape's winner fits a call; set by choose_default().
+  // Set by choose_default(). What the dispatcher runs when no tuned shape's winner fits a call:
+  // the default of the call's layout when layout_defaults has one, else default_config, which is
+  // the NN default or, when no NN shape is tuned, the built-in fallback.
   WarpTileConfig default_config;
   std::string default_name;
-  std::optional<std::size_t> default_shape;  // the shape it won; empty: the built-in fallback
+  std::optional<std::size_t> default_shape;   // the shape it won; empty: the built-in fallback
+  std::vector<TableDefault> layout_defaults;  // one per layout with tuned shapes, kLayouts order
 };
 
 struct Table {
@@ -55,9 +69,10 @@ struct Table {
   std::vector<TableGpu> gpus;
 };
 
-// The default is the winner with the best % of cuBLAS across the GPU's NN shapes (ties to the
-// earlier shape), since it is the config that held up best against the baseline; a GPU with no
-// NN shape gets `fallback`. Only NN shapes count: the dispatcher serves no other layout.
+// Per layout, the default is the winner with the best % of cuBLAS across the GPU's f32 shapes of
+// that layout (ties to the earlier shape), since it is the config that held up best against the
+// baseline; each layout with tuned shapes gets one (layout_defaults). default_config is the NN
+// default, or `fallback` when the GPU has no NN shape.
 void choose_default(TableGpu& gpu, const WarpTileConfig& fallback, std::string_view fallback_name);
 
 // Every config the table serves (shape winners and defaults), deduplicated, in order of first use:

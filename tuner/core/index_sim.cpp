@@ -1,14 +1,20 @@
 // Replays the warp-tiling kernel's index arithmetic on the CPU, thread by thread, and checks it
-// against an independent statement of what the block must do (load each slice once, multiply the
-// right operands, write each C element once, with aligned float4 accesses).
+// against an independent statement of what the block must do: load each element of a k-slice once
+// into the slot where the compute loop expects it (or a zero where the element lies outside the
+// matrix), multiply the right operands, write each C element inside the matrix once, with aligned
+// float4 accesses; and, for the launch, take every block tile and every k exactly once.
+//
+// The replay calls the kernel's functions (through SimIndexing); the checks do not: they state
+// the layouts directly (A stored m-major or k-major, As k-major rows of BM+PAD_A floats, ...).
 #include "index_sim.hpp"
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <climits>
 #include <cstdint>
-#include <functional>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -16,26 +22,42 @@ namespace sgt {
 
 namespace {
 
-using namespace sgt_kernel;
+using sgt_kernel::Geometry;
+using sgt_kernel::kVec;
+using sgt_kernel::kWarpSize;
 
 enum Kind : int {
   kDegenerate,
   kCOut,
+  kCMatrix,
   kCHole,
   kCOverlap,
   kAOut,
+  kAMatrix,
   kAsOut,
+  kAsPadWritten,
   kAsHole,
   kAsOverlap,
   kAsMisplaced,
   kBOut,
+  kBMatrix,
   kBsOut,
   kBsHole,
   kBsOverlap,
   kBsMisplaced,
   kSmemRead,
+  kAsPadRead,
   kOperand,
+  kKTail,
   kMisaligned,
+  kRasterOut,
+  kRasterHole,
+  kRasterOverlap,
+  kSplitMisaligned,
+  kSplitEmpty,
+  kSplitHole,
+  kSplitOverlap,
+  kSplitWorkspace,
   kNumKinds
 };
 
@@ -47,21 +69,35 @@ struct KindInfo {
 constexpr std::array<KindInfo, kNumKinds> kKinds = {{
     {"degenerate_geometry", "problems"},
     {"c_out_of_tile", "element writes"},
+    {"c_out_of_matrix", "element writes"},
     {"c_hole", "elements"},
     {"c_overlap", "elements"},
     {"a_out_of_tile", "element reads"},
+    {"a_out_of_matrix", "element reads"},
     {"as_out_of_tile", "element stores"},
+    {"as_pad_written", "element stores"},
     {"as_hole", "elements"},
     {"as_overlap", "elements"},
     {"as_misplaced", "element stores"},
     {"b_out_of_tile", "element reads"},
+    {"b_out_of_matrix", "element reads"},
     {"bs_out_of_tile", "element stores"},
     {"bs_hole", "elements"},
     {"bs_overlap", "elements"},
     {"bs_misplaced", "element stores"},
     {"smem_read_out_of_tile", "reads"},
+    {"as_pad_read", "reads"},
     {"operand_mismatch", "accumulator elements"},
+    {"k_tail_not_zeroed", "accumulator elements"},
     {"misaligned_vector", "float4 accesses"},
+    {"raster_out_of_grid", "blocks"},
+    {"raster_hole", "tiles"},
+    {"raster_overlap", "tiles"},
+    {"split_k_misaligned", "problems"},
+    {"split_k_empty", "splits"},
+    {"split_k_hole", "k values"},
+    {"split_k_overlap", "k values"},
+    {"split_k_workspace", "problems"},
 }};
 
 // Counts per kind and keeps the first example; the example is only formatted once, so a config
@@ -70,12 +106,16 @@ class Tally {
  public:
   template <typename F>
   void note(Kind k, F&& example) {
-    if (count_[k]++ == 0) example_[k] = example();
+    note_n(k, 1, example);
+  }
+  template <typename F>
+  void note_n(Kind k, long long n, F&& example) {
+    if (n <= 0) return;
+    if (count_[k] == 0) example_[k] = example();
+    count_[k] += n;
   }
   void add(Kind k, long long n, std::string example) {
-    if (n <= 0) return;
-    if (count_[k] == 0) example_[k] = std::move(example);
-    count_[k] += n;
+    note_n(k, n, [&] { return std::move(example); });
   }
   SimReport report() const {
     SimReport r;
@@ -98,21 +138,33 @@ constexpr long long kMaxParam = 1 << 20;
 constexpr long long kMaxThreads = 4096;
 constexpr long long kMaxTileElems = 1 << 20;
 constexpr long long kMaxWork = 1LL << 26;
+constexpr long long kMaxGridBlocks = 1 << 22;
+constexpr long long kMaxK = 1 << 24;
 
-// Why the geometry cannot be simulated, or nullopt. Checked before make_geometry runs, since its
-// int products could overflow on absurd inputs.
-std::optional<std::string> degenerate(const WarpTileConfig& c) {
+std::optional<std::string> field_out_of_range(const WarpTileConfig& c) {
   for (const auto& f : kConfigFields) {
     const int v = c.*f.member;
-    if (v <= 0) return fmt::format("{} = {} is not positive", f.name, v);
+    if (v < f.min_value)
+      return fmt::format("{} = {} is below its minimum {}", f.name, v, f.min_value);
     if (v > kMaxParam) return fmt::format("{} = {} is absurdly large", f.name, v);
   }
+  return std::nullopt;
+}
+
+// Why the block cannot be simulated, or nullopt. Checked before make_geometry runs, since its int
+// products could overflow on absurd inputs.
+std::optional<std::string> degenerate(const WarpTileConfig& c, const SimCase& sc,
+                                      const SimIndexing& ix) {
+  if (auto why = field_out_of_range(c)) return why;
   const long long BM = c.BM, BN = c.BN, BK = c.BK;
   if (c.NUM_THREADS > kMaxThreads) {
     return fmt::format("NUM_THREADS = {} is absurdly large", c.NUM_THREADS);
   }
-  if (BM * BN > kMaxTileElems || BK * BM > kMaxTileElems || BK * BN > kMaxTileElems) {
-    return fmt::format("tile {}x{}x{} is absurdly large", BM, BN, BK);
+  if (BM * BN > kMaxTileElems || BK * (BM + c.PAD_A) > kMaxTileElems || BK * BN > kMaxTileElems) {
+    return fmt::format("tile {}x{}x{} (PAD_A = {}) is absurdly large", BM, BN, BK, c.PAD_A);
+  }
+  if (4LL * c.STAGES * BK * (BM + c.PAD_A + BN) > INT_MAX) {
+    return fmt::format("STAGES = {} buffers of the tile are absurdly large", c.STAGES);
   }
   const long long wmwn = static_cast<long long>(c.WM) * c.WN;
   // One factor at a time: TM*TN*WNITER alone could overflow long long.
@@ -122,6 +174,14 @@ std::optional<std::string> degenerate(const WarpTileConfig& c) {
     return fmt::format("warp tile {}x{} with thread tile {}x{} and WNITER = {} is absurdly large",
                        c.WM, c.WN, c.TM, c.TN, c.WNITER);
   }
+  const std::pair<std::string_view, std::pair<int, long long>> rems[] = {
+      {"m_rem", {sc.m_rem, BM}}, {"n_rem", {sc.n_rem, BN}}, {"k_rem", {sc.k_rem, BK}}};
+  for (const auto& [name, vt] : rems) {
+    if (vt.first < 0 || vt.first > vt.second) {
+      return fmt::format("{} = {} is outside 0..{} (0: the matrix goes on)", name, vt.first,
+                         vt.second);
+    }
+  }
 
   const Geometry g = derive(c);
   const std::pair<std::string_view, int> must_be_positive[] = {
@@ -130,200 +190,730 @@ std::optional<std::string> degenerate(const WarpTileConfig& c) {
       {"WSUBN", g.WSUBN},
       {"LANES_N", g.LANES_N},
       {"WARPS_N", g.WARPS_N},
-      {"ROW_STRIDE_A", g.ROW_STRIDE_A},
-      {"ROW_STRIDE_B", g.ROW_STRIDE_B},
-      {"BK/4 (float4 columns of A)", g.BK / kVec},
-      {"BN/4 (float4 columns of B)", g.BN / kVec},
+      {"float4 columns of the stored A slice", ix.a_slice_cols(g, sc.trans_a) / kVec},
+      {"float4 columns of the stored B slice", ix.b_slice_cols(g, sc.trans_b) / kVec},
   };
   for (const auto& [name, v] : must_be_positive) {
-    // Zero here is a loop stride that never advances or a divisor that safe_div hides.
+    // Zero here is a divisor that safe_div hides: every thread would land on one row or column.
     if (v <= 0) return fmt::format("derived {} = {} is not positive", name, v);
   }
   const long long nt = c.NUM_THREADS;
   const long long work = nt * (static_cast<long long>(g.FRAGMENTS) * g.BK + kVec * g.ACCUMULATORS) +
-                         kVec * (BM / g.ROW_STRIDE_A + 1) * nt +
-                         kVec * (BK / g.ROW_STRIDE_B + 1) * nt;
+                         kVec * nt * (1LL + g.A_PASSES + g.B_PASSES);
   if (work > kMaxWork) {
     return fmt::format("one block does about {} index steps, too many to simulate", work);
   }
   return std::nullopt;
 }
 
-// Provenance of a shared-memory slot after the loads of one k-step.
-constexpr std::int32_t kFromOutside = -1;  // stored from a global element outside the slice
+// Where the matrix ends in a dimension, in the block's local coordinates: kOpen where it goes on
+// past the tile.
+constexpr int kOpen = INT_MAX;
+int extent(int rem) {
+  return rem > 0 ? rem : kOpen;
+}
+
+// What a shared-memory slot holds after the loads of the simulated k-slice: an element of the
+// slice (k * tile_mn + mn, independent coordinates), or one of these.
+constexpr std::int32_t kStale = -1;        // not written this slice: an earlier slice's data
+constexpr std::int32_t kZero = -2;         // the zero a guarded load stores for an outside element
+constexpr std::int32_t kFromOutside = -3;  // read from outside the tile or matrix (reported)
 // What a register fragment holds across the k-loop.
 constexpr int kUnknown = -1;  // its source is already reported (hole, overlap, read outside)
 constexpr int kWrong = -2;    // it holds the wrong k, or a different row/column at different k
+constexpr int kNone = -3;     // it holds no element at all (zeros only)
 
-struct Scratch {
-  std::vector<std::uint8_t> as_count, bs_count, c_count;
-  std::vector<std::int32_t> as_prov, bs_prov;
-  std::vector<int> row_of, col_of;
+// One operand of the simulated block, stated independently of the kernel's index functions.
+struct Operand {
+  bool is_a = true;
+  bool trans = false;
+  int rows = 0, cols = 0;  // the stored slice: A is BM x BK (trans: BK x BM), B BK x BN (BN x BK)
+  int kernel_cols = 0;     // what the kernel takes cols to be (ix.a_slice_cols / b_slice_cols)
+  bool col_is_k = false;   // stored columns run along k (A not transposed, B transposed)
+  int tile_mn = 0;         // BM or BN
+  int ld = 0;              // row length of As / Bs: BM + PAD_A, or BN
+  int size = 0;            // floats of one As / Bs buffer
+  int passes = 0;
+  int BK = 0;
+  int k_valid = 0, mn_valid = 0;  // the slice's k and the tile's m (n) inside the matrix
+  int row_ext = 0, col_ext = 0;   // where the matrix ends in stored rows / columns (kOpen)
+  bool fast = false;              // the kernel's main loop: whole tile and slice, no guard
+  bool vector_store = false;      // stored columns run along m (n): one float4 store into As/Bs
+  const char* name = "A";
+  const char* smem = "As";
+  const char* reg = "regM";
+  const char* mn = "m";
+  Kind out_of_tile = kAOut, out_of_matrix = kAMatrix, smem_out = kAsOut, hole = kAsHole,
+       overlap = kAsOverlap, misplaced = kAsMisplaced;
+
+  int index(const Geometry& g, const SimIndexing& ix, int k, int pos) const {
+    return is_a ? ix.as_index(g, k, pos) : ix.bs_index(g, k, pos);
+  }
+  bool is_pad(int slot) const { return slot % ld >= tile_mn; }
 };
 
-void load_a(const Geometry& g, int nt, Scratch& s, Tally& t) {
-  const int BM = g.BM, BK = g.BK;
-  s.as_count.assign(static_cast<size_t>(BM) * BK, 0);
-  s.as_prov.assign(static_cast<size_t>(BM) * BK, kFromOutside);
+Operand make_operand(const Geometry& g, const SimIndexing& ix, const SimCase& sc, bool is_a) {
+  Operand op;
+  op.is_a = is_a;
+  op.trans = is_a ? sc.trans_a : sc.trans_b;
+  op.tile_mn = is_a ? g.BM : g.BN;
+  op.col_is_k = is_a != op.trans;
+  op.rows = op.col_is_k ? op.tile_mn : g.BK;
+  op.cols = op.col_is_k ? g.BK : op.tile_mn;
+  op.kernel_cols = is_a ? ix.a_slice_cols(g, sc.trans_a) : ix.b_slice_cols(g, sc.trans_b);
+  op.ld = is_a ? g.BM + g.PAD_A : g.BN;
+  op.size = is_a ? g.AS_SIZE : g.BS_SIZE;
+  op.passes = is_a ? g.A_PASSES : g.B_PASSES;
+  op.BK = g.BK;
+  const int mn_rem = is_a ? sc.m_rem : sc.n_rem;
+  op.k_valid = sc.k_rem > 0 ? sc.k_rem : g.BK;
+  op.mn_valid = mn_rem > 0 ? mn_rem : op.tile_mn;
+  op.row_ext = extent(op.col_is_k ? mn_rem : sc.k_rem);
+  op.col_ext = extent(op.col_is_k ? sc.k_rem : mn_rem);
+  // The main loop (float4 loads, no guard) runs only for whole slices of a block whose tile lies
+  // inside the matrix in both M and N; anything else takes the guarded edge loop, both operands.
+  op.fast = (sc.m_rem == 0 || sc.m_rem == g.BM) && (sc.n_rem == 0 || sc.n_rem == g.BN) &&
+            (sc.k_rem == 0 || sc.k_rem == g.BK);
+  op.vector_store = !op.col_is_k;
+  if (!is_a) {
+    op.name = "B";
+    op.smem = "Bs";
+    op.reg = "regN";
+    op.mn = "n";
+    op.out_of_tile = kBOut;
+    op.out_of_matrix = kBMatrix;
+    op.smem_out = kBsOut;
+    op.hole = kBsHole;
+    op.overlap = kBsOverlap;
+    op.misplaced = kBsMisplaced;
+  }
+  return op;
+}
+
+struct SmemState {
+  std::vector<std::uint8_t> count;  // stores per slot (saturating at 255)
+  std::vector<std::int32_t> content;
+};
+
+// The loader of one k-slice: pass p of thread tid reads the float4 at stored (row, col), on the
+// fast path whole, else element by element with the guard (stored row and column inside the
+// matrix; an element outside is 0, never read), and stores it where slice_k / slice_mn and
+// as_index / bs_index say: as one float4 at the first element's slot where the stored columns run
+// along m (n), else element by element.
+void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, SmemState& s,
+          Tally& t) {
+  s.count.assign(static_cast<size_t>(op.size), 0);
+  s.content.assign(static_cast<size_t>(op.size), kStale);
+  // Successive k-slices (and split-K ranges, which start on whole slices) move a k-column by BK;
+  // successive blocks move an m- or n-column by the tile. A float4 is aligned in every one of them
+  // only if it is in the first four.
+  const int step = op.col_is_k ? g.BK : op.tile_mn;
+  auto slot_of = [&](int row, int c) {
+    return op.index(g, ix, ix.slice_k(op.trans, op.is_a, row, c),
+                    ix.slice_mn(op.trans, op.is_a, row, c));
+  };
   for (int tid = 0; tid < nt; ++tid) {
-    const int aRow = a_load_row(g, tid);
-    const int aCol = a_load_col(g, tid);
-    for (int off = 0; a_load_continues(g, off); off += g.ROW_STRIDE_A) {
-      const int row = aRow + off;
-      // The pointer advances by BK per k-step, so every step's column offset must stay aligned.
-      for (int step = 0; step < kVec; ++step) {
-        if ((step * BK + aCol) % kVec != 0) {
+    for (int p = 0; p < op.passes; ++p) {
+      const int row = ix.load_row(g, op.kernel_cols, tid, p);
+      const int col = ix.load_col(g, op.kernel_cols, tid, p);
+      for (int b = 0; b < kVec; ++b) {
+        const long long gcol = 1LL * b * step + col;
+        if (gcol % kVec != 0) {
           t.note(kMisaligned, [&] {
             return fmt::format(
-                "thread {} reads A[{}][{}] as float4 in k-step {} (global column {})", tid, row,
-                aCol, step, step * BK + aCol);
+                "thread {} reads {} as float4 at slice column {}, global column {} in {} {}", tid,
+                op.name, col, gcol, op.col_is_k ? "k-slice" : "block", b);
           });
           break;
         }
       }
+      const int slot0 = slot_of(row, col);
+      if (op.vector_store && slot0 % kVec != 0) {
+        t.note(kMisaligned, [&] {
+          return fmt::format("thread {} stores a float4 to {}[{}], not 16-byte aligned", tid,
+                             op.smem, slot0);
+        });
+      }
       for (int j = 0; j < kVec; ++j) {
-        const int col = aCol + j;
-        const bool inside = row >= 0 && row < BM && col >= 0 && col < BK;
-        if (!inside) {
-          t.note(kAOut, [&] {
-            return fmt::format("thread {} reads A[{}][{}] outside the {}x{} slice", tid, row, col,
-                               BM, BK);
-          });
+        const int c = col + j;
+        const bool inside = row >= 0 && row < op.rows && c >= 0 && c < op.cols;
+        const int k_true = op.col_is_k ? c : row;
+        const int mn_true = op.col_is_k ? row : c;
+        std::int32_t value = kZero;
+        // The guard: only the stored row and column's upper bounds, as in the kernel.
+        if (op.fast || (row < op.row_ext && c < op.col_ext)) {
+          const bool in_matrix = row >= 0 && c >= 0 && row < op.row_ext && c < op.col_ext;
+          value = kFromOutside;
+          if (!in_matrix) {
+            t.note(op.out_of_matrix, [&] {
+              return fmt::format(
+                  "thread {} reads {}[{}][{}] of the slice (k {}, {} {}), outside the matrix", tid,
+                  op.name, row, c, k_true, op.mn, mn_true);
+            });
+          } else if (!inside) {
+            t.note(op.out_of_tile, [&] {
+              return fmt::format("thread {} reads {}[{}][{}] outside the {}x{} slice", tid, op.name,
+                                 row, c, op.rows, op.cols);
+            });
+          } else {
+            value = k_true * op.tile_mn + mn_true;
+          }
         }
-        const int slot = as_index(g, row, col);
-        if (slot < 0 || slot >= BM * BK) {
-          t.note(kAsOut, [&] {
-            return fmt::format("thread {} stores A[{}][{}] to As[{}], outside As[{}]", tid, row,
-                               col, slot, BM * BK);
+        const int slot = op.vector_store ? slot0 + j : slot_of(row, c);
+        if (slot < 0 || slot >= op.size) {
+          t.note(op.smem_out, [&] {
+            return fmt::format("thread {} stores {}[{}][{}] to {}[{}], outside {}[{}]", tid,
+                               op.name, row, c, op.smem, slot, op.smem, op.size);
           });
           continue;
         }
-        // As holds A transposed: column-major over the slice.
-        if (inside && slot != col * BM + row) {
-          t.note(kAsMisplaced, [&] {
-            return fmt::format("thread {} stores A[{}][{}] to As[{}], expected As[{}]", tid, row,
-                               col, slot, col * BM + row);
+        if (op.is_pad(slot)) {
+          t.note(kAsPadWritten, [&] {
+            return fmt::format(
+                "thread {} stores A[{}][{}] to As[{}], a pad slot (column {} of a row of {} + {} "
+                "pad)",
+                tid, row, c, slot, slot % op.ld, op.tile_mn, op.ld - op.tile_mn);
+          });
+          continue;
+        }
+        const int expected = k_true * op.ld + mn_true;
+        if (inside && slot != expected) {
+          t.note(op.misplaced, [&] {
+            return fmt::format(
+                "thread {} stores {}[{}][{}] (k {}, {} {}) to {}[{}], expected {}[{}]", tid,
+                op.name, row, c, k_true, op.mn, mn_true, op.smem, slot, op.smem, expected);
           });
         }
-        auto& n = s.as_count[slot];
+        auto& n = s.count[static_cast<size_t>(slot)];
         if (n < 255) ++n;
-        s.as_prov[slot] = inside ? row * BK + col : kFromOutside;
+        s.content[static_cast<size_t>(slot)] = value;
       }
     }
   }
 }
 
-void load_b(const Geometry& g, int nt, Scratch& s, Tally& t) {
-  const int BN = g.BN, BK = g.BK;
-  s.bs_count.assign(static_cast<size_t>(BN) * BK, 0);
-  s.bs_prov.assign(static_cast<size_t>(BN) * BK, kFromOutside);
-  for (int tid = 0; tid < nt; ++tid) {
-    const int bRow = b_load_row(g, tid);
-    const int bCol = b_load_col(g, tid);
-    for (int off = 0; b_load_continues(g, off); off += g.ROW_STRIDE_B) {
-      const int row = bRow + off;
-      const int base = bs_index(g, row, bCol);
-      // The pointer starts at blockCol = blockIdx.x * BN, so every block's offset must align.
-      for (int bx = 0; bx < kVec; ++bx) {
-        if ((bx * BN + bCol) % kVec != 0) {
-          t.note(kMisaligned, [&] {
-            return fmt::format("thread {} of block column {} reads B as float4 at tile column {}",
-                               tid, bx, bCol);
-          });
-          break;
-        }
-      }
-      if (base % kVec != 0) {
-        t.note(kMisaligned,
-               [&] { return fmt::format("thread {} stores a float4 to Bs[{}]", tid, base); });
-      }
-      for (int j = 0; j < kVec; ++j) {
-        const int col = bCol + j;
-        const bool inside = row >= 0 && row < BK && col >= 0 && col < BN;
-        if (!inside) {
-          t.note(kBOut, [&] {
-            return fmt::format("thread {} reads B[{}][{}] outside the {}x{} slice", tid, row, col,
-                               BK, BN);
-          });
-        }
-        const int slot = base + j;
-        if (slot < 0 || slot >= BN * BK) {
-          t.note(kBsOut, [&] {
-            return fmt::format("thread {} stores B[{}][{}] to Bs[{}], outside Bs[{}]", tid, row,
-                               col, slot, BN * BK);
-          });
-          continue;
-        }
-        if (inside && slot != row * BN + col) {
-          t.note(kBsMisplaced, [&] {
-            return fmt::format("thread {} stores B[{}][{}] to Bs[{}], expected Bs[{}]", tid, row,
-                               col, slot, row * BN + col);
-          });
-        }
-        auto& n = s.bs_count[slot];
-        if (n < 255) ++n;
-        s.bs_prov[slot] = inside ? row * BN + col : kFromOutside;
-      }
-    }
-  }
-}
-
-// Every element of As, Bs and C must be written exactly once; `name` says which element a flat
-// index is.
-void check_coverage(const std::vector<std::uint8_t>& count, Kind hole, Kind overlap,
-                    const std::function<std::string(int)>& name, Tally& t) {
+// Every non-pad slot of As / Bs must be stored exactly once per k-slice (zeros included).
+void check_smem_coverage(const Operand& op, const SmemState& s, Tally& t) {
   long long holes = 0, overlaps = 0;
   int first_hole = -1, first_overlap = -1;
-  for (int i = 0; i < static_cast<int>(count.size()); ++i) {
-    if (count[i] == 0) {
+  for (int i = 0; i < op.size; ++i) {
+    if (op.is_pad(i)) continue;
+    const int n = s.count[static_cast<size_t>(i)];
+    if (n == 0) {
       if (holes++ == 0) first_hole = i;
-    } else if (count[i] > 1) {
+    } else if (n > 1) {
       if (overlaps++ == 0) first_overlap = i;
     }
   }
-  if (holes > 0) t.add(hole, holes, fmt::format("{} is written by no thread", name(first_hole)));
+  auto name = [&](int i) {
+    return fmt::format("{}[{}] (k {}, {} {})", op.smem, i, i / op.ld, op.mn, i % op.ld);
+  };
+  if (holes > 0) {
+    t.add(op.hole, holes, fmt::format("{} is stored by no thread", name(first_hole)));
+  }
   if (overlaps > 0) {
-    t.add(overlap, overlaps,
-          fmt::format("{} is written {}{} times", name(first_overlap), count[first_overlap],
-                      count[first_overlap] == 255 ? "+" : ""));
+    const int n = s.count[static_cast<size_t>(first_overlap)];
+    t.add(op.overlap, overlaps,
+          fmt::format("{} is stored {}{} times", name(first_overlap), n, n == 255 ? "+" : ""));
   }
 }
 
-// What one register fragment holds across the k-loop, given where it reads in shared memory for
-// every k: the A row (or B column) it stands for, kUnknown or kWrong. For As the provenance is
-// row*BK+col and must have col == k; for Bs it is row*BN+col and must have row == k.
-int fragment_source(int tid, int reg, int offset, int stride, int size, int width,
-                    const std::vector<std::int32_t>& prov, const std::vector<std::uint8_t>& count,
-                    int BK, bool is_a, Tally& t) {
-  int source = kUnknown;
-  bool unknown = false;
-  for (int k = 0; k < BK; ++k) {
-    const int slot = k * stride + offset;
-    if (slot < 0 || slot >= size) {
-      t.note(kSmemRead, [&] {
-        return fmt::format("thread {} reads {}[{}] at k = {} into {}[{}], outside {}[{}]", tid,
-                           is_a ? "As" : "Bs", slot, k, is_a ? "regM" : "regN", reg,
-                           is_a ? "As" : "Bs", size);
-      });
+// What one register holds across the k-loop when the compute loop reads slot index(k, pos) + j
+// for k = 0..BK-1 (j > 0: element j of a float4 read at tile position pos).
+struct Fragment {
+  int source = kNone;  // the m (n) of the element it holds at every valid k, kUnknown, kWrong or
+                       // kNone
+  int zero_k = -1;     // first valid k (< k_rem) at which it reads a zero instead of an element
+  int tail_k = -1;     // first k >= k_rem at which it reads something other than zero
+  int tail_slot = -1;
+  int bad = 0, bad_k = 0, bad_slot = 0;  // reads outside the shared buffer
+  int pad = 0, pad_k = 0, pad_slot = 0;  // reads of As pad slots
+  int misaligned = 0, misaligned_k = 0;  // as a float4 base (j = 0): slots not 16-byte aligned
+};
+
+Fragment fragment(const Geometry& g, const SimIndexing& ix, const Operand& op, const SmemState& s,
+                  int pos, int j) {
+  Fragment f;
+  bool unknown = false, wrong = false;
+  for (int k = 0; k < op.BK; ++k) {
+    const int slot = op.index(g, ix, k, pos) + j;
+    if (slot < 0 || slot >= op.size) {
+      if (f.bad++ == 0) f.bad_k = k, f.bad_slot = slot;
       unknown = true;
       continue;
     }
-    if (count[slot] != 1 || prov[slot] == kFromOutside) {
+    if (j == 0 && slot % kVec != 0 && f.misaligned++ == 0) f.misaligned_k = k;
+    if (op.is_pad(slot)) {
+      if (f.pad++ == 0) f.pad_k = k, f.pad_slot = slot;
       unknown = true;
       continue;
     }
-    const int p = prov[slot];
-    const int pk = is_a ? p % width : p / width;
-    const int pos = is_a ? p / width : p % width;
-    if (pk != k) return kWrong;
-    if (source == kUnknown) {
-      source = pos;
-    } else if (source != pos) {
-      return kWrong;
+    const bool tail = k >= op.k_valid;
+    const std::int32_t v = s.content[static_cast<size_t>(slot)];
+    if (s.count[static_cast<size_t>(slot)] > 1 || v == kFromOutside) {
+      unknown = true;  // an overlap or a read outside: reported where it happened
+      continue;
+    }
+    if (v == kZero) {
+      if (!tail && f.zero_k < 0) f.zero_k = k;
+      continue;
+    }
+    if (tail) {
+      // Stale data of an earlier slice (or an element beyond K): added into the accumulator.
+      if (f.tail_k < 0) f.tail_k = k, f.tail_slot = slot;
+      continue;
+    }
+    if (v == kStale) {
+      unknown = true;  // a hole: reported by the coverage check
+      continue;
+    }
+    const int pk = v / op.tile_mn;
+    const int pmn = v % op.tile_mn;
+    if (pk != k) {
+      wrong = true;
+    } else if (f.source == kNone) {
+      f.source = pmn;
+    } else if (f.source != pmn) {
+      wrong = true;
     }
   }
-  return unknown ? kUnknown : source;
+  if (wrong) {
+    f.source = kWrong;
+  } else if (unknown) {
+    f.source = kUnknown;
+  }
+  return f;
 }
+
+// Fragments depend on (pos, j) alone: computed once per position inside the tile.
+class FragmentCache {
+ public:
+  void reset(int tile) {
+    done_.assign(static_cast<size_t>(tile) * kVec, 0);
+    frags_.resize(static_cast<size_t>(tile) * kVec);
+    tile_ = tile;
+  }
+  const Fragment& get(const Geometry& g, const SimIndexing& ix, const Operand& op,
+                      const SmemState& s, int pos, int j) {
+    if (pos < 0 || pos >= tile_) {
+      scratch_ = fragment(g, ix, op, s, pos, j);
+      return scratch_;
+    }
+    const size_t i = static_cast<size_t>(pos) * kVec + static_cast<size_t>(j);
+    if (!done_[i]) {
+      frags_[i] = fragment(g, ix, op, s, pos, j);
+      done_[i] = 1;
+    }
+    return frags_[i];
+  }
+
+ private:
+  std::vector<std::uint8_t> done_;
+  std::vector<Fragment> frags_;
+  Fragment scratch_;
+  int tile_ = 0;
+};
+
+// One register of a thread's fragments: what it ends up holding.
+struct Reg {
+  int source = kNone;
+  int zero_k = -1;
+  int tail_k = -1;
+  int tail_slot = -1;
+};
+
+struct Scratch {
+  SmemState as, bs;
+  FragmentCache cache_a, cache_b;
+  std::vector<std::uint8_t> c_count;
+  std::vector<Reg> reg_m, reg_n;
+  std::vector<int> row_of, col_of;
+  std::vector<std::uint8_t> col_misaligned, a_flag, b_flag;
+};
+
+std::string show_source(int v) {
+  if (v == kWrong) return "mixed/wrong-k data";
+  if (v == kNone) return "nothing but zeros";
+  return std::to_string(v);
+}
+
+SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexing& ix) {
+  Tally t;
+  if (auto why = degenerate(c, sc, ix)) {
+    t.add(kDegenerate, 1, *why);
+    return t.report();
+  }
+  const Geometry g = derive(c);
+  const int nt = c.NUM_THREADS;
+  const int BM = g.BM, BN = g.BN, TM = g.TM, TN = g.TN;
+  const int WMITER = g.WMITER, WNITER = g.WNITER;
+  thread_local Scratch s;
+
+  const Operand a = make_operand(g, ix, sc, true);
+  const Operand b = make_operand(g, ix, sc, false);
+  load(g, ix, a, nt, s.as, t);
+  load(g, ix, b, nt, s.bs, t);
+  check_smem_coverage(a, s.as, t);
+  check_smem_coverage(b, s.bs, t);
+  s.cache_a.reset(BM);
+  s.cache_b.reset(BN);
+
+  const int m_valid = a.mn_valid, n_valid = b.mn_valid, k_valid = a.k_valid;
+  const int row_ext = extent(sc.m_rem), col_ext = extent(sc.n_rem);
+  // The epilogue's float4 path: the whole tile inside the matrix.
+  const bool fast_c = (sc.m_rem == 0 || sc.m_rem == BM) && (sc.n_rem == 0 || sc.n_rem == BN);
+  const int regs_m = WMITER * TM;
+  const int regs_n = WNITER * TN;
+  s.c_count.assign(static_cast<size_t>(BM) * BN, 0);
+  s.reg_m.resize(static_cast<size_t>(regs_m));
+  s.reg_n.resize(static_cast<size_t>(regs_n));
+  s.row_of.resize(static_cast<size_t>(regs_m));
+  s.col_of.resize(static_cast<size_t>(regs_n));
+  s.col_misaligned.resize(static_cast<size_t>(regs_n));
+  // Raw pointers: a store through the uint8_t counts may alias anything, which would make the
+  // compiler reload every vector's data pointer in the hot loop.
+  std::uint8_t* const c_count = s.c_count.data();
+  Reg* const reg_m = s.reg_m.data();
+  Reg* const reg_n = s.reg_n.data();
+  int* const row_of = s.row_of.data();
+  int* const col_of = s.col_of.data();
+  std::uint8_t* const col_misaligned = s.col_misaligned.data();
+
+  // The compute loop of one operand: register ws*T + i + j takes slot index(k, tile_pos(ws, i))
+  // + j; float4 reads (i in steps of 4) where `vec`, else one element per i.
+  auto load_regs = [&](int tid, const Operand& op, FragmentCache& cache, const SmemState& st,
+                       int iters, int T, bool vec, Reg* regs, int nregs) {
+    const int step = vec ? kVec : 1;
+    for (int ws = 0; ws < iters; ++ws) {
+      for (int i = 0; i < T; i += step) {
+        const int pos = op.is_a ? ix.tile_row(g, tid, ws, i) : ix.tile_col(g, tid, ws, i);
+        for (int j = 0; j < step; ++j) {
+          const int r = ws * T + i + j;
+          const Fragment& f = cache.get(g, ix, op, st, pos, j);
+          if (vec && j == 0) {
+            t.note_n(kMisaligned, f.misaligned, [&] {
+              return fmt::format(
+                  "thread {} reads a float4 from {}[{}] at k = {}, not 16-byte "
+                  "aligned",
+                  tid, op.smem, op.index(g, ix, f.misaligned_k, pos), f.misaligned_k);
+            });
+          }
+          t.note_n(kSmemRead, f.bad, [&] {
+            return fmt::format("thread {} reads {}[{}] at k = {} into {}[{}], outside {}[{}]", tid,
+                               op.smem, f.bad_slot, f.bad_k, op.reg, r, op.smem, op.size);
+          });
+          t.note_n(kAsPadRead, f.pad, [&] {
+            return fmt::format(
+                "thread {} reads As[{}] at k = {} into regM[{}]: a pad slot (column {} of a row "
+                "of {} + {} pad)",
+                tid, f.pad_slot, f.pad_k, r, f.pad_slot % op.ld, op.tile_mn, op.ld - op.tile_mn);
+          });
+          if (r >= nregs) {
+            t.note(kOperand, [&] {
+              return fmt::format("thread {} loads {}[{}], beyond its {} fragment registers", tid,
+                                 op.reg, r, nregs);
+            });
+            continue;
+          }
+          regs[r] = {f.source, f.zero_k, f.tail_k, f.tail_slot};
+        }
+      }
+    }
+  };
+
+  // A register's verdict against the C row (column) the epilogue pairs it with.
+  constexpr std::uint8_t kFlagSource = 1, kFlagZero = 2, kFlagTail = 4;
+  auto verdict = [](const Reg& r, int expected) {
+    return static_cast<std::uint8_t>(
+        (r.source != kUnknown && r.source != expected ? kFlagSource : 0) |
+        (r.zero_k >= 0 ? kFlagZero : 0) | (r.tail_k >= 0 ? kFlagTail : 0));
+  };
+  // With TN not a multiple of 4 the epilogue's float4 runs over into the next accumulators, and
+  // accumulator and C column no longer pair up by index: every element takes the slow check.
+  const bool spill = TN % kVec != 0;
+  s.a_flag.resize(static_cast<size_t>(regs_m));
+  s.b_flag.resize(static_cast<size_t>(regs_n));
+  std::uint8_t* const a_flag = s.a_flag.data();
+  std::uint8_t* const b_flag = s.b_flag.data();
+
+  // acc[f], f = ia * regs_n + ib, accumulated regM[ia] * regN[ib]; written to C[row][ccol] it
+  // must be the dot product of op(A)'s row `row` with op(B)'s column `ccol` over the valid k, plus
+  // zeros. The slow path, taken only for a suspect element.
+  auto check_acc = [&](int tid, int ia, int ib, int row, int ccol) {
+    if (ib >= regs_n) {
+      ia += ib / regs_n;
+      ib %= regs_n;
+    }
+    if (ia >= regs_m) {
+      t.note(kOperand, [&] {
+        return fmt::format("thread {} writes acc[{}] (beyond its {} accumulators) to C[{}][{}]",
+                           tid, ia * regs_n + ib, g.ACCUMULATORS, row, ccol);
+      });
+      return;
+    }
+    const Reg& fa = reg_m[ia];
+    const Reg& fb = reg_n[ib];
+    const bool a_bad = fa.source != kUnknown && fa.source != row;
+    const bool b_bad = fb.source != kUnknown && fb.source != ccol;
+    if (a_bad || b_bad) {
+      t.note(kOperand, [&] {
+        return fmt::format(
+            "thread {} writes acc[{}] to C[{}][{}] but it multiplied A row {} by B column {}", tid,
+            ia * regs_n + ib, row, ccol, show_source(fa.source), show_source(fb.source));
+      });
+    } else if (fa.zero_k >= 0 || fb.zero_k >= 0) {
+      t.note(kOperand, [&] {
+        const bool in_a = fa.zero_k >= 0;
+        return fmt::format(
+            "thread {} writes acc[{}] to C[{}][{}] but multiplied a zero for the {} element at "
+            "k = {}, which lies inside the matrix",
+            tid, ia * regs_n + ib, row, ccol, in_a ? "A" : "B", in_a ? fa.zero_k : fb.zero_k);
+      });
+    }
+    if (fa.tail_k >= 0 || fb.tail_k >= 0) {
+      t.note(kKTail, [&] {
+        const bool in_a = fa.tail_k >= 0;
+        const Reg& ft = in_a ? fa : fb;
+        return fmt::format(
+            "thread {} accumulates C[{}][{}] with {}[{}] at k = {}, past the slice's last k {} "
+            "inside the matrix, and it is not a zero but {}",
+            tid, row, ccol, in_a ? "As" : "Bs", ft.tail_slot, ft.tail_k, k_valid - 1,
+            (in_a ? s.as : s.bs).content[static_cast<size_t>(ft.tail_slot)] == kStale
+                ? "stale data of an earlier slice"
+                : "an element beyond K");
+      });
+    }
+  };
+  auto out_of_bounds = [&](int tid, int row, int ccol) {
+    if (row < 0 || ccol < 0 || row >= row_ext || ccol >= col_ext) {
+      t.note(kCMatrix, [&] {
+        return fmt::format("thread {} writes C[{}][{}] of the tile, outside the matrix", tid, row,
+                           ccol);
+      });
+    } else {
+      t.note(kCOut, [&] {
+        return fmt::format("thread {} writes C[{}][{}] outside the {}x{} tile", tid, row, ccol, BM,
+                           BN);
+      });
+    }
+  };
+
+  for (int tid = 0; tid < nt; ++tid) {
+    load_regs(tid, a, s.cache_a, s.as, WMITER, TM, TM % kVec == 0, reg_m, regs_m);
+    load_regs(tid, b, s.cache_b, s.bs, WNITER, TN, true, reg_n, regs_n);
+
+    // The epilogue: rows tile_row(wm, m), columns tile_col(wn, n) + j for n in steps of 4; on
+    // the fast path a float4 store, else each element only inside the matrix (row < M, col < N).
+    for (int wm = 0; wm < WMITER; ++wm) {
+      for (int m = 0; m < TM; ++m) row_of[wm * TM + m] = ix.tile_row(g, tid, wm, m);
+    }
+    for (int wn = 0; wn < WNITER; ++wn) {
+      for (int n = 0; n < TN; n += kVec) {
+        const int col = ix.tile_col(g, tid, wn, n);
+        for (int j = 0; j < kVec && n + j < TN; ++j) col_of[wn * TN + n + j] = col + j;
+        bool bad = false;
+        for (int bx = 0; bx < kVec; ++bx) bad = bad || (bx * BN + col) % kVec != 0;
+        col_misaligned[wn * TN + n] = bad;
+      }
+    }
+    if (!spill) {
+      for (int i = 0; i < regs_m; ++i) a_flag[i] = verdict(reg_m[i], row_of[i]);
+      for (int i = 0; i < regs_n; ++i) b_flag[i] = verdict(reg_n[i], col_of[i]);
+    }
+    for (int wm = 0; wm < WMITER; ++wm) {
+      for (int wn = 0; wn < WNITER; ++wn) {
+        for (int m = 0; m < TM; ++m) {
+          const int ia = wm * TM + m;
+          const int row = row_of[ia];
+          if (!fast_c && row >= row_ext) continue;  // the guard: row < M
+          const bool row_in_tile = row >= 0 && row < BM;
+          for (int n = 0; n < TN; n += kVec) {
+            const int ib0 = wn * TN + n;
+            const int col = col_of[ib0];
+            if (fast_c && col_misaligned[ib0]) {
+              t.note(kMisaligned, [&] {
+                return fmt::format(
+                    "thread {} writes C as float4 at tile column {}, misaligned in some block "
+                    "column (BN = {})",
+                    tid, col, BN);
+              });
+            }
+            for (int j = 0; j < kVec; ++j) {
+              const int ccol = col + j;
+              if (!fast_c && ccol >= col_ext) continue;  // the guard: col < N
+              if (!row_in_tile || ccol < 0 || ccol >= BN || ccol >= col_ext || row >= row_ext) {
+                out_of_bounds(tid, row, ccol);
+                continue;
+              }
+              std::uint8_t& cnt = c_count[row * BN + ccol];
+              if (cnt < 255) ++cnt;
+              if (spill || (a_flag[ia] | b_flag[ib0 + j]) != 0) {
+                check_acc(tid, ia, ib0 + j, row, ccol);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // Every C element of the tile inside the matrix is written exactly once.
+  long long holes = 0, overlaps = 0;
+  int hole_at = -1, overlap_at = -1;
+  for (int row = 0; row < m_valid; ++row) {
+    for (int col = 0; col < n_valid; ++col) {
+      const int i = row * BN + col;
+      const int n = c_count[i];
+      if (n == 0 && holes++ == 0) hole_at = i;
+      if (n > 1 && overlaps++ == 0) overlap_at = i;
+    }
+  }
+  if (holes > 0) {
+    t.add(kCHole, holes,
+          fmt::format("C[{}][{}] is written by no thread", hole_at / BN, hole_at % BN));
+  }
+  if (overlaps > 0) {
+    const int n = c_count[overlap_at];
+    t.add(kCOverlap, overlaps,
+          fmt::format("C[{}][{}] is written {}{} times", overlap_at / BN, overlap_at % BN, n,
+                      n == 255 ? "+" : ""));
+  }
+  return t.report();
+}
+
+SimReport run_grid(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix) {
+  Tally t;
+  auto degenerate_grid = [&]() -> std::optional<std::string> {
+    if (auto why = field_out_of_range(c)) return why;
+    if (M < 1 || N < 1 || K < 1) return fmt::format("problem {}x{}x{} is empty", M, N, K);
+    const long long blocks = (1LL * M + c.BM - 1) / c.BM * ((1LL * N + c.BN - 1) / c.BN);
+    if (blocks > kMaxGridBlocks) return fmt::format("{} blocks are too many to simulate", blocks);
+    if (K > kMaxK) return fmt::format("K = {} is too large to simulate", K);
+    return std::nullopt;
+  };
+  if (auto why = degenerate_grid()) {
+    t.add(kDegenerate, 1, *why);
+    return t.report();
+  }
+  const auto d = ix.launch_dims(M, N, K, c.BM, c.BN, c.BK, c.SPLIT_K);
+
+  // Block order: the kernel's own grid, and block bid -> tile must be a bijection onto it.
+  const int grid_m = (M + c.BM - 1) / c.BM;
+  const int grid_n = (N + c.BN - 1) / c.BN;
+  const long long tiles = 1LL * grid_m * grid_n;
+  std::vector<std::uint8_t> seen(static_cast<size_t>(tiles), 0);
+  const long long launched = std::clamp<long long>(d.grid_x, 0, 2 * tiles);
+  if (d.grid_x > launched) {
+    t.add(kRasterOut, d.grid_x - launched,
+          fmt::format("the launch has {} blocks for a {}x{} grid", d.grid_x, grid_m, grid_n));
+  }
+  for (int bid = 0; bid < launched; ++bid) {
+    const int r = ix.block_tile_row(bid, grid_m, grid_n, c.GROUP_M);
+    const int col = ix.block_tile_col(bid, grid_m, grid_n, c.GROUP_M);
+    if (r < 0 || r >= grid_m || col < 0 || col >= grid_n) {
+      t.note(kRasterOut, [&] {
+        return fmt::format("block {} takes tile ({}, {}), outside the {}x{} grid (GROUP_M = {})",
+                           bid, r, col, grid_m, grid_n, c.GROUP_M);
+      });
+      continue;
+    }
+    auto& n = seen[static_cast<size_t>(r) * grid_n + col];
+    if (n < 255) ++n;
+  }
+  long long holes = 0, overlaps = 0;
+  long long hole_at = -1, overlap_at = -1;
+  for (long long i = 0; i < tiles; ++i) {
+    if (seen[static_cast<size_t>(i)] == 0 && holes++ == 0) hole_at = i;
+    if (seen[static_cast<size_t>(i)] > 1 && overlaps++ == 0) overlap_at = i;
+  }
+  if (holes > 0) {
+    t.add(kRasterHole, holes,
+          fmt::format("tile ({}, {}) of the {}x{} grid is taken by no block (GROUP_M = {})",
+                      hole_at / grid_n, hole_at % grid_n, grid_m, grid_n, c.GROUP_M));
+  }
+  if (overlaps > 0) {
+    t.add(kRasterOverlap, overlaps,
+          fmt::format("tile ({}, {}) of the {}x{} grid is taken by {} blocks (GROUP_M = {})",
+                      overlap_at / grid_n, overlap_at % grid_n, grid_m, grid_n,
+                      seen[static_cast<size_t>(overlap_at)], c.GROUP_M));
+  }
+
+  // Split-K: split z takes k in [z*k_chunk, min(K, (z+1)*k_chunk)); the ranges must partition
+  // [0, K), none empty, each start on a whole slice (so that only the last slice of K is partial
+  // and the float4 k-columns stay aligned), and the workspace must hold every partial product.
+  const long long chunk = d.k_chunk;
+  const long long splits = std::clamp<long long>(d.grid_z, 0, 1LL * K + 1);
+  if (d.grid_z > 1 && (chunk <= 0 || chunk % c.BK != 0)) {
+    t.add(kSplitMisaligned, 1,
+          fmt::format("{} splits of {} k for K = {}: a split would start inside a BK = {} slice",
+                      d.grid_z, chunk, K, c.BK));
+  }
+  if (d.grid_z > 1 && d.workspace_floats < 1LL * d.grid_z * M * N) {
+    t.add(kSplitWorkspace, 1,
+          fmt::format("a workspace of {} floats cannot hold {} partial products of {}x{}",
+                      d.workspace_floats, d.grid_z, M, N));
+  }
+  std::vector<int> diff(static_cast<size_t>(K) + 1, 0);
+  for (long long z = 0; z < splits; ++z) {
+    const long long begin = std::clamp<long long>(z * chunk, 0, K);
+    const long long end = std::clamp<long long>(z * chunk + chunk, 0, K);
+    if (begin >= end) {
+      t.note(kSplitEmpty, [&] {
+        return fmt::format("split {} of {} (k_chunk {}) has no k of K = {}", z, d.grid_z, chunk, K);
+      });
+      continue;
+    }
+    ++diff[static_cast<size_t>(begin)];
+    --diff[static_cast<size_t>(end)];
+  }
+  holes = overlaps = 0;
+  int cover = 0, k_hole = -1, k_overlap = -1, overlap_n = 0;
+  for (int k = 0; k < K; ++k) {
+    cover += diff[static_cast<size_t>(k)];
+    if (cover == 0 && holes++ == 0) k_hole = k;
+    if (cover > 1 && overlaps++ == 0) k_overlap = k, overlap_n = cover;
+  }
+  if (holes > 0) {
+    t.add(kSplitHole, holes,
+          fmt::format("k = {} of K = {} is in no split ({} splits of {})", k_hole, K, d.grid_z,
+                      chunk));
+  }
+  if (overlaps > 0) {
+    t.add(kSplitOverlap, overlaps,
+          fmt::format("k = {} of K = {} is in {} splits ({} splits of {})", k_overlap, K, overlap_n,
+                      d.grid_z, chunk));
+  }
+  return t.report();
+}
+
+// Merges labelled reports: the first example of each kind, and how many other runs show it.
+class Merger {
+ public:
+  void add(const std::string& label, const SimReport& r) {
+    const auto& kinds = sim_defect_kinds();
+    for (const auto& d : r.defects) {
+      const auto k =
+          static_cast<size_t>(std::find(kinds.begin(), kinds.end(), d.kind) - kinds.begin());
+      if (k >= kinds.size()) continue;
+      if (runs_[k]++ == 0) detail_[k] = fmt::format("[{}] {}", label, d.detail);
+    }
+  }
+  SimReport report() const {
+    SimReport r;
+    for (size_t k = 0; k < detail_.size(); ++k) {
+      if (runs_[k] == 0) continue;
+      r.defects.push_back({std::string(sim_defect_kinds()[k]),
+                           runs_[k] == 1 ? detail_[k]
+                                         : fmt::format("{}; also in {} other simulated cases",
+                                                       detail_[k], runs_[k] - 1)});
+    }
+    return r;
+  }
+
+ private:
+  std::array<long long, kNumKinds> runs_{};
+  std::array<std::string, kNumKinds> detail_{};
+};
 
 }  // namespace
 
@@ -349,114 +939,107 @@ const std::vector<std::string_view>& sim_defect_kinds() {
   return kinds;
 }
 
-SimReport simulate_block(const WarpTileConfig& c) {
-  Tally t;
-  if (auto why = degenerate(c)) {
-    t.add(kDegenerate, 1, *why);
-    return t.report();
+std::string describe(const SimCase& sc) {
+  std::string out = fmt::format("{}{}", sc.trans_a ? 'T' : 'N', sc.trans_b ? 'T' : 'N');
+  if (sc.m_rem > 0 || sc.n_rem > 0 || sc.k_rem > 0) {
+    auto show = [](int v) { return v > 0 ? std::to_string(v) : std::string("-"); };
+    out += fmt::format(" edge {}x{} k{}", show(sc.m_rem), show(sc.n_rem), show(sc.k_rem));
   }
-  const Geometry g = derive(c);
-  const int nt = c.NUM_THREADS;
-  const int BM = g.BM, BN = g.BN, BK = g.BK, TM = g.TM, TN = g.TN;
-  const int WMITER = g.WMITER, WNITER = g.WNITER;
-  thread_local Scratch s;
+  return out;
+}
 
-  load_a(g, nt, s, t);
-  load_b(g, nt, s, t);
-  check_coverage(
-      s.as_count, kAsHole, kAsOverlap,
-      [&](int i) { return fmt::format("As[{}] (A[{}][{}])", i, i % BM, i / BM); }, t);
-  check_coverage(
-      s.bs_count, kBsHole, kBsOverlap,
-      [&](int i) { return fmt::format("Bs[{}] (B[{}][{}])", i, i / BN, i % BN); }, t);
+SimReport simulate_block(const WarpTileConfig& c, const SimCase& sc) {
+  return run_block(c, sc, SimIndexing{});
+}
 
-  const int regs_m = WMITER * TM;
-  const int regs_n = WNITER * TN;
-  s.c_count.assign(static_cast<size_t>(BM) * BN, 0);
-  s.row_of.resize(regs_m);
-  s.col_of.resize(regs_n);
-  for (int tid = 0; tid < nt; ++tid) {
-    // The compute loop: regM[ws*TM+i] = As[k*BM + tile_row(...)], regN likewise from Bs.
-    for (int ws = 0; ws < WMITER; ++ws) {
-      for (int i = 0; i < TM; ++i) {
-        s.row_of[ws * TM + i] = fragment_source(tid, ws * TM + i, tile_row(g, tid, ws, i), BM,
-                                                BM * BK, BK, s.as_prov, s.as_count, BK, true, t);
-      }
+SimReport simulate_block_with(const WarpTileConfig& c, const SimCase& sc, const SimIndexing& ix) {
+  return run_block(c, sc, ix);
+}
+
+SimReport simulate_grid(const WarpTileConfig& c, int M, int N, int K) {
+  return run_grid(c, M, N, K, SimIndexing{});
+}
+
+SimReport simulate_grid_with(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix) {
+  return run_grid(c, M, N, K, ix);
+}
+
+std::vector<SimCase> standard_cases(const WarpTileConfig& c) {
+  auto rem = [](int tile, int v) { return std::clamp(v, 1, std::max(1, tile)); };
+  const int BM = c.BM, BN = c.BN, BK = c.BK;
+  return {
+      {false, false, 0, 0, 0},
+      {false, true, 0, 0, 0},
+      {true, false, 0, 0, 0},
+      {true, true, 0, 0, 0},
+      {false, false, 1, 1, 1},
+      {false, true, rem(BM, BM - 3), rem(BN, BN - 3), rem(BK, BK - 3)},
+      {true, false, rem(BM, BM / 2 + 1), rem(BN, BN - 1), 0},
+      {true, true, rem(BM, BM - 1), 0, rem(BK, BK / 2 + 1)},
+      {false, false, 0, rem(BN, BN / 2 + 1), rem(BK, BK - 1)},
+  };
+}
+
+std::vector<SimGrid> standard_grids(const WarpTileConfig& c) {
+  const long long BM = std::max(1, c.BM), BN = std::max(1, c.BN), BK = std::max(1, c.BK);
+  const long long G = std::max(1, c.GROUP_M), S = std::max(1, c.SPLIT_K);
+  struct Spec {
+    long long grid_m, grid_n, K;
+  };
+  const Spec specs[] = {
+      {1, 1, 1},                         // one block, one partial slice
+      {G + 1, 3, BK * S * 2 + 3},        // a last group of one row; every split 2 slices, a tail
+      {2 * G + 3, 5, BK * (S - 1) + 1},  // a partial last group; the last split a single k
+      {7, 2 * G + 1, 3 * BK + 1},        // fewer slices than SPLIT_K
+  };
+  std::vector<SimGrid> out;
+  for (const auto& s : specs) {
+    // A partial last tile in M and N: the launch still counts it as a whole block.
+    const long long M = (s.grid_m - 1) * BM + std::max(1LL, BM - 3);
+    const long long N = (s.grid_n - 1) * BN + std::max(1LL, BN / 2 + 1);
+    if (M > INT_MAX || N > INT_MAX || s.K > kMaxK || s.grid_m * s.grid_n > kMaxGridBlocks) {
+      continue;
     }
-    for (int ws = 0; ws < WNITER; ++ws) {
-      for (int i = 0; i < TN; ++i) {
-        s.col_of[ws * TN + i] = fragment_source(tid, ws * TN + i, tile_col(g, tid, ws, i), BN,
-                                                BN * BK, BN, s.bs_prov, s.bs_count, BK, false, t);
-      }
-    }
-
-    // The epilogue: a float4 of C from four consecutive accumulators.
-    for (int wm = 0; wm < WMITER; ++wm) {
-      for (int wn = 0; wn < WNITER; ++wn) {
-        for (int m = 0; m < TM; ++m) {
-          for (int n = 0; n < TN; n += kVec) {
-            const int row = tile_row(g, tid, wm, m);
-            const int col = tile_col(g, tid, wn, n);
-            for (int bx = 0; bx < kVec; ++bx) {
-              if ((bx * BN + col) % kVec != 0) {
-                t.note(kMisaligned, [&] {
-                  return fmt::format(
-                      "thread {} of block column {} writes C as float4 at tile column {}", tid, bx,
-                      col);
-                });
-                break;
-              }
-            }
-            const int acc0 = (wm * TM + m) * regs_n + wn * TN + n;
-            for (int j = 0; j < kVec; ++j) {
-              const int ccol = col + j;
-              if (row < 0 || row >= BM || ccol < 0 || ccol >= BN) {
-                t.note(kCOut, [&] {
-                  return fmt::format("thread {} writes C[{}][{}] outside the {}x{} tile", tid, row,
-                                     ccol, BM, BN);
-                });
-                continue;
-              }
-              auto& cnt = s.c_count[static_cast<size_t>(row) * BN + ccol];
-              if (cnt < 255) ++cnt;
-
-              // acc[f] accumulated regM[f / regs_n] * regN[f % regs_n]; it must be the dot
-              // product of A's row `row` with B's column `ccol`.
-              const int f = acc0 + j;
-              if (f >= g.ACCUMULATORS) {
-                t.note(kOperand, [&] {
-                  return fmt::format(
-                      "thread {} writes acc[{}] (beyond its {} accumulators) to "
-                      "C[{}][{}]",
-                      tid, f, g.ACCUMULATORS, row, ccol);
-                });
-                continue;
-              }
-              const int a_row = s.row_of[f / regs_n];
-              const int b_col = s.col_of[f % regs_n];
-              const bool a_bad = a_row != kUnknown && a_row != row;
-              const bool b_bad = b_col != kUnknown && b_col != ccol;
-              if (a_bad || b_bad) {
-                t.note(kOperand, [&] {
-                  auto show = [](int v) {
-                    return v == kWrong ? std::string("mixed/wrong-k data") : std::to_string(v);
-                  };
-                  return fmt::format(
-                      "thread {} writes acc[{}] to C[{}][{}] but it multiplied A "
-                      "row {} by B column {}",
-                      tid, f, row, ccol, show(a_row), show(b_col));
-                });
-              }
-            }
-          }
-        }
-      }
-    }
+    out.push_back({static_cast<int>(M), static_cast<int>(N), static_cast<int>(s.K)});
   }
-  check_coverage(
-      s.c_count, kCHole, kCOverlap, [&](int i) { return fmt::format("C[{}][{}]", i / BN, i % BN); },
-      t);
-  return t.report();
+  return out;
+}
+
+SimReport simulate_config(const WarpTileConfig& c) {
+  Merger merged;
+  const SimIndexing ix;
+  for (const auto& sc : standard_cases(c)) {
+    const auto r = run_block(c, sc, ix);
+    merged.add(describe(sc), r);
+    // A degenerate geometry is degenerate in every case: once is enough.
+    if (r.has("degenerate_geometry")) return merged.report();
+  }
+  for (const auto& gr : standard_grids(c)) {
+    merged.add(fmt::format("grid {}x{}x{}", gr.M, gr.N, gr.K), run_grid(c, gr.M, gr.N, gr.K, ix));
+  }
+  return merged.report();
+}
+
+std::vector<SimReport> simulate_configs(const std::vector<WarpTileConfig>& configs,
+                                        unsigned threads) {
+  std::vector<SimReport> out(configs.size());
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, configs.size())));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < configs.size(); i = next++) out[i] = simulate_config(configs[i]);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (auto& th : pool) th.join();
+  return out;
+}
+
+std::string simulate_config_scope() {
+  return "layouts NN NT TN TT with whole tiles, 5 boundary blocks over the layouts (remainders 1, "
+         "tile-3, tile/2+1, tile-1 in M, N and K), and the block order and split-K ranges of 4 "
+         "launch grids";
 }
 
 }  // namespace sgt

@@ -1,5 +1,6 @@
-// CPU index simulation of one block of the warp-tiling kernel: replays the kernel's loops with the
-// very functions of warptile_geometry.h and reports every way its indexing goes wrong.
+// CPU index simulation of the warp-tiling kernel: replays the kernel's loops with the very
+// functions of warptile_geometry.h, for every operand layout and for boundary blocks, and reports
+// every way its indexing goes wrong. Also checks the block order and the split-K ranges.
 #pragma once
 
 #include <string>
@@ -12,9 +13,12 @@ namespace sgt {
 
 // One kind of defect, reported once per simulation with an example and a count.
 struct SimDefect {
-  // Stable name: degenerate_geometry, c_out_of_tile, c_hole, c_overlap, a_out_of_tile,
-  // as_out_of_tile, as_hole, as_overlap, as_misplaced, b_out_of_tile, bs_out_of_tile, bs_hole,
-  // bs_overlap, bs_misplaced, smem_read_out_of_tile, operand_mismatch, misaligned_vector.
+  // Stable name, one of sim_defect_kinds(): degenerate_geometry, c_out_of_tile, c_out_of_matrix,
+  // c_hole, c_overlap, a_out_of_tile, a_out_of_matrix, as_out_of_tile, as_pad_written, as_hole,
+  // as_overlap, as_misplaced, b_out_of_tile, b_out_of_matrix, bs_out_of_tile, bs_hole, bs_overlap,
+  // bs_misplaced, smem_read_out_of_tile, as_pad_read, operand_mismatch, k_tail_not_zeroed,
+  // misaligned_vector, raster_out_of_grid, raster_hole, raster_overlap, split_k_misaligned,
+  // split_k_empty, split_k_hole, split_k_overlap, split_k_workspace.
   std::string kind;
   std::string detail;  // one concrete (thread, element) example, then how many in all
 };
@@ -27,12 +31,83 @@ struct SimReport {
   std::string summary() const;  // "kind: detail" lines, for messages
 };
 
-// Every kind simulate_block can report, in report order.
+// Every kind the simulations can report, in report order.
 const std::vector<std::string_view>& sim_defect_kinds();
 
-// Simulates every thread of one block for one k-step plus the epilogue. Global alignment is judged
-// for K and N multiples of 4, as the shape rules guarantee. A degenerate or absurdly large geometry
-// is reported as degenerate_geometry alone, without running the loops.
-SimReport simulate_block(const WarpTileConfig& c);
+// Which block simulate_block replays. Layout: A is stored M x K (trans_a: K x M, op(A) = A^T),
+// B is stored K x N (trans_b: N x K). The remainders place the block: 0 means the matrix goes on
+// past the tile in that direction (an interior block, or a k-slice with more after it); 1..tile
+// means the matrix (or the split's k range) ends after that many rows (m_rem), columns (n_rem) or
+// k (k_rem) of the block's tile and of the simulated k-slice. A block whose tile and slice are
+// whole in M, N and K runs the kernel's main loop (unguarded float4 loads); any other takes the
+// guarded edge loop. The epilogue stores float4s where the tile is whole in M and N.
+struct SimCase {
+  bool trans_a = false;
+  bool trans_b = false;
+  int m_rem = 0;
+  int n_rem = 0;
+  int k_rem = 0;
+};
+// "NN", "TN", ... and, for a boundary block, e.g. "NT edge 61x61 k13" ("-" for 0).
+std::string describe(const SimCase& sc);
+
+// The kernel index functions the simulation replays. The defaults are warptile_geometry.h's; tests
+// swap one for a broken variant to prove the simulation notices.
+struct SimIndexing {
+  int (*a_slice_cols)(const sgt_kernel::Geometry&, bool) = sgt_kernel::a_slice_cols;
+  int (*b_slice_cols)(const sgt_kernel::Geometry&, bool) = sgt_kernel::b_slice_cols;
+  int (*load_row)(const sgt_kernel::Geometry&, int, int, int) = sgt_kernel::load_row;
+  int (*load_col)(const sgt_kernel::Geometry&, int, int, int) = sgt_kernel::load_col;
+  int (*slice_k)(bool, bool, int, int) = sgt_kernel::slice_k;
+  int (*slice_mn)(bool, bool, int, int) = sgt_kernel::slice_mn;
+  int (*as_index)(const sgt_kernel::Geometry&, int, int) = sgt_kernel::as_index;
+  int (*bs_index)(const sgt_kernel::Geometry&, int, int) = sgt_kernel::bs_index;
+  int (*tile_row)(const sgt_kernel::Geometry&, int, int, int) = sgt_kernel::tile_row;
+  int (*tile_col)(const sgt_kernel::Geometry&, int, int, int) = sgt_kernel::tile_col;
+  int (*block_tile_row)(int, int, int, int) = sgt_kernel::block_tile_row;
+  int (*block_tile_col)(int, int, int, int) = sgt_kernel::block_tile_col;
+  sgt_kernel::LaunchDims (*launch_dims)(long long, long long, long long, int, int, int,
+                                        int) = sgt_kernel::launch_dims;
+};
+
+// Simulates every thread of one block for one k-slice plus the epilogue, in the given layout, as
+// the kernel runs it: the fast path (unguarded float4 loads, float4 stores of C) where the tile
+// and the slice are whole, else the guarded path (an element outside the matrix is stored as 0,
+// never read; a C element is written only inside the matrix); the compute loop's shared-memory
+// reads (float4 where TM, TN allow). Global float4 alignment is judged for leading dimensions and
+// pointers that allow 16-byte accesses. A degenerate or absurdly large geometry, or a remainder
+// outside 0..tile, is reported as degenerate_geometry alone, without running the loops.
+SimReport simulate_block(const WarpTileConfig& c, const SimCase& sc = {});
+SimReport simulate_block_with(const WarpTileConfig& c, const SimCase& sc, const SimIndexing& ix);
+
+// The launch of an M x N x K problem (launch_dims): the block order over the ceil(M/BM) x
+// ceil(N/BN) grid with GROUP_M must visit every tile exactly once, and the SPLIT_K ranges must
+// cover every k in [0, K) exactly once, none empty, each starting on a whole BK slice, with a
+// workspace that holds every split's partial product.
+SimReport simulate_grid(const WarpTileConfig& c, int M, int N, int K);
+SimReport simulate_grid_with(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix);
+
+// The cases simulate_config runs: the four layouts with whole tiles, then boundary blocks in every
+// layout with remainders 1, tile-3, tile/2+1 and tile-1 spread over M, N and K, each dimension
+// also left whole in one of them.
+std::vector<SimCase> standard_cases(const WarpTileConfig& c);
+// The grids (M, N, K) simulate_config runs: odd grids with partial tiles, a partial last group of
+// GROUP_M rows, and K values that leave the last split short, a single k, or fewer splits than
+// SPLIT_K.
+struct SimGrid {
+  int M, N, K;
+};
+std::vector<SimGrid> standard_grids(const WarpTileConfig& c);
+
+// Everything at once: standard_cases() through simulate_block and standard_grids() through
+// simulate_grid. Each defect's detail names the case it was found in ("[TN edge 65x1 k1] ...")
+// and how many other cases show the same kind.
+SimReport simulate_config(const WarpTileConfig& c);
+// simulate_config for many configs, on up to `threads` threads (0: one per hardware thread);
+// report i belongs to configs[i].
+std::vector<SimReport> simulate_configs(const std::vector<WarpTileConfig>& configs,
+                                        unsigned threads = 0);
+// One line saying what simulate_config covers, for command output.
+std::string simulate_config_scope();
 
 }  // namespace sgt

@@ -1,5 +1,8 @@
 // A TrialStore over a JSON-lines file (one trial per line, flushed as it is written): the
-// `tune --results FILE` output, readable by scripts and resumable like the database.
+// `tune --results FILE` output, readable by scripts and resumable like the database. The file is
+// append-only: a trial recorded again (a winner, once its edge checks have run) appears again on a
+// later line, which supersedes the earlier one; lines written before edge checks existed (no
+// "edge_checks" key) still load.
 #pragma once
 
 #include <filesystem>

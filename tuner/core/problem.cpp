@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +13,23 @@
 #include "error.hpp"
 
 namespace sgt {
+
+bool is_layout(std::string_view text) {
+  for (const auto l : kLayouts) {
+    if (l == text) return true;
+  }
+  return false;
+}
+
+std::string parse_layout(std::string_view text) {
+  if (!is_layout(text)) {
+    throw InputError(fmt::format(
+        "bad layout '{}': expected NN, NT, TN or TT (op(A) op(B) of C = alpha*op(A)*op(B) + "
+        "beta*C; N: as stored row-major, T: transposed)",
+        text));
+  }
+  return std::string(text);
+}
 
 std::string Problem::shape() const {
   return fmt::format("{}x{}x{}", M, N, K);
@@ -52,7 +68,8 @@ Problem parse_shape(std::string_view text) {
   return p;
 }
 
-std::vector<Problem> load_shape_list(const std::string& path) {
+std::vector<Problem> load_shape_list(const std::string& path, std::string_view default_layout) {
+  const std::string fallback_layout = parse_layout(default_layout);
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("cannot read shape list '{}'", path));
   std::stringstream ss;
@@ -75,7 +92,6 @@ std::vector<Problem> load_shape_list(const std::string& path) {
   if (!j.is_array() || j.empty()) {
     throw InputError(fmt::format("{}: expected a non-empty list of shapes", path));
   }
-  static const std::set<std::string> kLayouts = {"NN"};
   std::vector<Problem> out;
   for (size_t i = 0; i < j.size(); ++i) {
     const auto& e = j[i];
@@ -92,16 +108,21 @@ std::vector<Problem> load_shape_list(const std::string& path) {
     Problem p;
     if (e.is_string()) {
       p = parse(e.get<std::string>());
+      p.layout = fallback_layout;
     } else if (e.is_object() && e.contains("shape") && e.at("shape").is_string()) {
       for (const auto& [k, v] : e.items()) {
         if (k != "shape" && k != "layout") throw where("unknown key '" + k + "'");
       }
       p = parse(e.at("shape").get<std::string>());
+      p.layout = fallback_layout;
       if (e.contains("layout")) {
-        if (!e.at("layout").is_string() || !kLayouts.contains(e.at("layout").get<std::string>())) {
-          throw where("layout must be \"NN\" (the only layout the kernel serves so far)");
+        const auto& l = e.at("layout");
+        if (!l.is_string()) throw where("layout must be a string: NN, NT, TN or TT");
+        try {
+          p.layout = parse_layout(l.get<std::string>());
+        } catch (const InputError& err) {
+          throw where(err.what());
         }
-        p.layout = e.at("layout").get<std::string>();
       }
     } else {
       throw where("expected \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": \"NN\"}");
@@ -114,17 +135,15 @@ std::vector<Problem> load_shape_list(const std::string& path) {
   return out;
 }
 
-std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p) {
+std::vector<RuleViolation> check_shape(const WarpTileConfig&, const Problem& p) {
+  // The config no longer matters: every valid config serves every shape of a supported layout.
   std::vector<RuleViolation> out;
-  if (c.BM <= 0 || c.BN <= 0 || c.BK <= 0) return out;  // check() reports those
-  if (p.M % c.BM != 0 || p.N % c.BN != 0 || p.K % c.BK != 0) {
+  if (!is_layout(p.layout)) {
     out.push_back(
-        {"shape_tile_multiple", fmt::format("shape {} is not a multiple of the block tile {}x{}x{}",
-                                            p.shape(), c.BM, c.BN, c.BK)});
-  }
-  if (p.layout != "NN") {
-    out.push_back(
-        {"shape_layout", fmt::format("layout {} is not supported by this kernel", p.layout)});
+        {"shape_layout", fmt::format("layout '{}' is not one of NN, NT, TN, TT", p.layout)});
+  } else if (p.dtype != "f32") {
+    out.push_back({"shape_layout",
+                   fmt::format("data type '{}' is not served by this kernel (f32 only)", p.dtype)});
   }
   return out;
 }

@@ -2,6 +2,7 @@
 // kernel can serve it.
 #pragma once
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,9 +11,19 @@
 
 namespace sgt {
 
+// The operand layouts of the row-major API C (MxN) = alpha * op(A) * op(B) + beta * C, written
+// op(A) op(B). 'N' for A: A is stored MxK row-major (lda >= K); 'T': A is stored KxM (lda >= M).
+// 'N' for B: B is stored KxN (ldb >= N); 'T': B is stored NxK (ldb >= K). C is MxN (ldc >= N).
+inline constexpr std::array<std::string_view, 4> kLayouts = {"NN", "NT", "TN", "TT"};
+
+// True for one of kLayouts (exact spelling, upper case).
+bool is_layout(std::string_view text);
+// `text` when it is one of kLayouts; else throws InputError quoting it and listing the four.
+std::string parse_layout(std::string_view text);
+
 struct Problem {
   long long M = 0, N = 0, K = 0;
-  std::string layout = "NN";  // op(A) op(B) in our row-major API; only NN until transposes land
+  std::string layout = "NN";  // one of kLayouts: op(A) op(B) in our row-major API
   std::string dtype = "f32";
 
   std::string shape() const;  // "MxNxK"
@@ -24,10 +35,14 @@ struct Problem {
 Problem parse_shape(std::string_view text);
 
 // Reads a list of problems from a JSON file: either an array or {"shapes": [...]}, each entry
-// "MxNxK" or {"shape": "MxNxK", "layout": "NN"}. Throws InputError naming the file and entry.
-std::vector<Problem> load_shape_list(const std::string& path);
+// "MxNxK" or {"shape": "MxNxK", "layout": "TN"}; an entry without a layout gets `default_layout`.
+// Throws InputError naming the file and entry (a layout outside kLayouts, a shape listed twice).
+std::vector<Problem> load_shape_list(const std::string& path,
+                                     std::string_view default_layout = "NN");
 
-// Shape rules of the current kernel: it has no edge path, so the tile must divide the problem.
+// Shape rules of the current kernel. It serves any M, N, K (edge tiles are guarded, leading
+// dimensions and pointers are runtime values), so only `shape_layout` remains: the layout must be
+// one of kLayouts and the data type f32.
 std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p);
 
 }  // namespace sgt

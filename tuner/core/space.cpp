@@ -40,8 +40,18 @@ constexpr LimitField kLimitFields[] = {
 // A value that breaks a rule whatever the other parameters are is a mistake in the space file,
 // not something to enumerate and count.
 std::optional<std::string> single_value_rule(std::string_view field, int v) {
-  if ((field == "BK" || field == "BN" || field == "WN" || field == "TN") && v % 4 != 0) {
+  if ((field == "BM" || field == "BK" || field == "BN" || field == "WN" || field == "TN") &&
+      v % 4 != 0) {
     return fmt::format("rule float4_alignment: {} must be a multiple of 4", field);
+  }
+  if (field == "PAD_A" && v % 4 != 0) {
+    return "rule pad_alignment: PAD_A must be a multiple of 4";
+  }
+  if (field == "FMA_ORDER" && v != 0 && v != 1) {
+    return "rule fma_order: FMA_ORDER must be 0 or 1";
+  }
+  if (field == "STAGES" && v != 1 && v != 2) {
+    return "rule pipeline_stages: STAGES must be 1 or 2";
   }
   if (field == "NUM_THREADS" && v % 32 != 0) {
     return "rule thread_count: NUM_THREADS must be a multiple of the warp size 32";
@@ -137,7 +147,14 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
   for (const auto& f : kConfigFields) {
     const std::string key(f.name);
     auto it = params->find(key);
-    if (it == params->end()) throw err(fmt::format("parameter '{}' is missing", key));
+    if (it == params->end()) {
+      // A knob the space does not mention stays at its default (the seed kernel's behaviour).
+      if (f.default_value != kRequired) {
+        s.values.push_back({f.default_value});
+        continue;
+      }
+      throw err(fmt::format("parameter '{}' is missing", key));
+    }
     if (!it->is_array()) throw err(fmt::format("parameter '{}' must be a list of integers", key));
     if (it->empty()) throw err(fmt::format("parameter '{}' has an empty value list", key));
     std::vector<int> vals;
@@ -146,9 +163,9 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
         throw err(fmt::format("parameter '{}': value {} is not an integer", key, v.dump()));
       }
       const auto x = v.get<long long>();
-      if (x < 1 || x > kMaxConfigValue) {
-        throw err(fmt::format("parameter '{}': value {} is out of range (1..{})", key, x,
-                              kMaxConfigValue));
+      if (x < f.min_value || x > kMaxConfigValue) {
+        throw err(fmt::format("parameter '{}': value {} is out of range ({}..{})", key, x,
+                              f.min_value, kMaxConfigValue));
       }
       if (auto why = single_value_rule(key, static_cast<int>(x))) {
         throw err(fmt::format("parameter '{}': value {} can never be valid ({})", key, x, *why));
@@ -224,7 +241,7 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
   };
   for (const auto& r : rules()) add_slot(std::string(r.name));
   if (problem) {
-    for (const char* r : {"shape_tile_multiple", "shape_layout"}) add_slot(r);
+    for (const char* r : {"shape_layout"}) add_slot(r);
   }
   for (size_t i = 0; i < space.constraints.size(); ++i) {
     add_slot(fmt::format("constraint[{}]", i));

@@ -2,6 +2,9 @@
 #include "trial.hpp"
 
 #include <chrono>
+#include <cmath>
+#include <limits>
+
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -107,6 +110,77 @@ void from_json(const nlohmann::json& j, Problem& p) {
   j.at("dtype").get_to(p.dtype);
 }
 
+namespace {
+
+// JSON has no NaN: nlohmann writes it as null, which reads back as NaN here.
+double real_or_nan(const nlohmann::json& j, const char* key) {
+  const auto& v = j.at(key);
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  return v.get<double>();
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const EdgeCheck& e) {
+  j = {{"label", e.label},   {"problem", e.problem}, {"lda", e.lda},      {"ldb", e.ldb},
+       {"ldc", e.ldc},       {"offset", e.offset},   {"alpha", e.alpha},  {"beta", e.beta},
+       {"passed", e.passed}, {"error", e.error},     {"reason", e.reason}};
+}
+
+void from_json(const nlohmann::json& j, EdgeCheck& e) {
+  j.at("label").get_to(e.label);
+  j.at("problem").get_to(e.problem);
+  j.at("lda").get_to(e.lda);
+  j.at("ldb").get_to(e.ldb);
+  j.at("ldc").get_to(e.ldc);
+  j.at("offset").get_to(e.offset);
+  e.alpha = static_cast<float>(real_or_nan(j, "alpha"));
+  e.beta = static_cast<float>(real_or_nan(j, "beta"));
+  j.at("passed").get_to(e.passed);
+  e.error = real_or_nan(j, "error");
+  j.at("reason").get_to(e.reason);
+}
+
+int edge_checks_passed(const std::vector<EdgeCheck>& checks) {
+  int n = 0;
+  for (const auto& c : checks) n += c.passed ? 1 : 0;
+  return n;
+}
+
+std::string edge_check_summary(const std::vector<EdgeCheck>& checks) {
+  if (checks.empty()) return "not verified on edge cases";
+  const int total = static_cast<int>(checks.size());
+  const int passed = edge_checks_passed(checks);
+  std::string out = fmt::format("verified on {} edge case{}: ", total, total == 1 ? "" : "s");
+  if (passed == total) return out + (total == 1 ? "passed" : "all passed");
+  out += fmt::format("{} failed:", total - passed);
+  bool first = true;
+  for (const auto& c : checks) {
+    if (c.passed) continue;
+    out +=
+        fmt::format("{} {} {} {}", first ? "" : ";", c.label, c.problem.shape(), c.problem.layout);
+    first = false;
+    if (!c.reason.empty()) {
+      out += fmt::format(" ({})", c.reason);
+    } else if (c.error >= 0 || std::isnan(c.error)) {
+      out += fmt::format(" (error {:.3g})", c.error);
+    }
+  }
+  return out;
+}
+
+nlohmann::json edge_check_tally_json(const std::vector<EdgeCheck>& checks) {
+  nlohmann::json failed = nlohmann::json::array();
+  for (const auto& c : checks) {
+    if (!c.passed) failed.push_back(c.label);
+  }
+  const int passed = edge_checks_passed(checks);
+  return {{"total", checks.size()},
+          {"passed", passed},
+          {"all_passed", !checks.empty() && passed == static_cast<int>(checks.size())},
+          {"failed", std::move(failed)}};
+}
+
 void to_json(nlohmann::json& j, const Trial& t) {
   j = {{"config", t.config},
        {"config_name", t.config_name},
@@ -127,7 +201,8 @@ void to_json(nlohmann::json& j, const Trial& t) {
        {"tuner_version", t.tuner_version},
        {"strategy", t.strategy},
        {"seed", t.seed},
-       {"timestamp", t.timestamp}};
+       {"timestamp", t.timestamp},
+       {"edge_checks", t.edge_checks}};
 }
 
 void from_json(const nlohmann::json& j, Trial& t) {
@@ -154,6 +229,12 @@ void from_json(const nlohmann::json& j, Trial& t) {
   j.at("strategy").get_to(t.strategy);
   j.at("seed").get_to(t.seed);
   j.at("timestamp").get_to(t.timestamp);
+  // Optional: JSON-lines files and exports written before edge checks existed have no such key.
+  t.edge_checks.clear();
+  if (const auto it = j.find("edge_checks"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) throw InputError("trial field 'edge_checks' must be a list");
+    it->get_to(t.edge_checks);
+  }
 }
 
 }  // namespace sgt

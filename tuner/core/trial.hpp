@@ -45,6 +45,20 @@ struct TimeStats {
   int repetitions = 0;
 };
 
+// One verification of a config on a problem other than the tuned one: edge tiles (shapes that are
+// not multiples of the tile), other layouts' leading dimensions, offset (unaligned) pointers,
+// other alpha/beta. A tune runs a suite of them on its winner and stores them with its trial.
+struct EdgeCheck {
+  std::string label;  // what the case exercises, e.g. "tile-3", "prime", "K%BK", "offset"
+  Problem problem;    // M, N, K (K may be 0; M or N 0 is a no-op case) and layout
+  long long lda = 0, ldb = 0, ldc = 0;  // as launched (>= the stored row length)
+  int offset = 0;  // elements by which A, B and C start past a 256-byte aligned allocation
+  float alpha = 1, beta = 0;
+  bool passed = false;
+  double error = -1;   // relative L2 error against cuBLAS FP32; -1 when not measured
+  std::string reason;  // why it failed; empty when passed
+};
+
 struct Trial {
   WarpTileConfig config;
   std::string config_name;
@@ -62,13 +76,25 @@ struct Trial {
   std::string tuner_version;
   std::string strategy;
   std::uint64_t seed = 0;
-  std::string timestamp;  // ISO 8601 UTC
+  std::string timestamp;               // ISO 8601 UTC
+  std::vector<EdgeCheck> edge_checks;  // the winner's edge-shape verification; empty otherwise
 };
+
+// How many of `checks` passed.
+int edge_checks_passed(const std::vector<EdgeCheck>& checks);
+// One line for reports: "verified on 23 edge cases: all passed", or "verified on 23 edge cases:
+// 2 failed: tile+1 129x65x17 TN (error 0.31); prime 127x131x137 NN (crashed: ...)"; "not verified
+// on edge cases" when `checks` is empty (trials recorded before edge checks existed, losers).
+std::string edge_check_summary(const std::vector<EdgeCheck>& checks);
+// {"total": n, "passed": p, "all_passed": bool, "failed": [label, ...]}
+nlohmann::json edge_check_tally_json(const std::vector<EdgeCheck>& checks);
 
 void to_json(nlohmann::json& j, const GpuFingerprint& g);
 void from_json(const nlohmann::json& j, GpuFingerprint& g);
 void to_json(nlohmann::json& j, const TimeStats& t);
 void from_json(const nlohmann::json& j, TimeStats& t);
+void to_json(nlohmann::json& j, const EdgeCheck& e);
+void from_json(const nlohmann::json& j, EdgeCheck& e);
 void to_json(nlohmann::json& j, const Trial& t);
 void from_json(const nlohmann::json& j, Trial& t);
 void to_json(nlohmann::json& j, const Problem& p);
@@ -86,7 +112,11 @@ class TrialStore {
   // tune skips it.
   virtual std::optional<Trial> finished(const std::string& config_name,
                                         const std::string& kernel_hash) = 0;
-  // Stores one finished trial durably before returning.
+  // Stores one finished trial durably before returning, with its edge_checks (in the same
+  // transaction). Recording a trial that is already stored (same GPU, problem, config, kernel,
+  // timestamp, seed) adds nothing, except that edge checks it carries are attached to the stored
+  // trial if that has none yet: a trial recorded before its edge checks ran may be recorded again
+  // with them.
   virtual void record(const Trial& trial) = 0;
 };
 

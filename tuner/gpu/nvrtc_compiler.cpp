@@ -35,7 +35,8 @@ using nlohmann::json;
 namespace {
 
 // Bump when the meaning of a cache entry changes, so that old entries simply stop matching.
-constexpr int kCacheFormat = 1;
+constexpr int kCacheFormat = 2;  // 2: layouts, knobs, the split-K reduction kernel
+constexpr const char* kReduceExpression = "sgemm_splitk_reduce<0>";
 
 class Program {
  public:
@@ -214,7 +215,9 @@ KernelCompiler::KernelCompiler(fs::path cache_dir, CompileOptions opts)
 
   // -v makes ptxas report registers, stack and spills into the program log: the status of a
   // config is decided from it. C++17 is what the nvcc check compiles the same file with.
-  options_ = {"-arch=" + opts_.arch, "-std=c++17", "--ptxas-options=-v"};
+  // -default-device: the kernel's generic lambdas are device code (NVRTC would otherwise take
+  // their call operators for host function templates, which JIT mode refuses).
+  options_ = {"-arch=" + opts_.arch, "-std=c++17", "-default-device", "--ptxas-options=-v"};
   options_.insert(options_.end(), opts_.extra_options.begin(), opts_.extra_options.end());
 
   std::error_code ec;
@@ -224,19 +227,31 @@ KernelCompiler::KernelCompiler(fs::path cache_dir, CompileOptions opts)
                             ec.message()));
 }
 
-std::string KernelCompiler::name_expression(const WarpTileConfig& c) {
-  std::string args;
-  for (const auto& f : kConfigFields)
-    args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
-  return fmt::format("{}<{}>", kKernelTemplateName, args);
+WarpTileConfig KernelCompiler::kernel_config(const WarpTileConfig& c) {
+  WarpTileConfig k = c;
+  k.SPLIT_K = 1;
+  return k;
 }
 
-std::string KernelCompiler::cache_key(const WarpTileConfig& c) const {
+std::string KernelCompiler::name_expression(const WarpTileConfig& c, std::string_view layout) {
+  if (layout.size() != 2 || (layout[0] != 'N' && layout[0] != 'T') ||
+      (layout[1] != 'N' && layout[1] != 'T'))
+    throw InputError(fmt::format("layout '{}' is not one of NN, NT, TN, TT", layout));
+  std::string args;
+  for (const auto& f : kConfigFields) {
+    if (f.member == &WarpTileConfig::SPLIT_K) continue;  // a launch parameter
+    args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
+  }
+  return fmt::format("{}<{},{},{}>", kKernelTemplateName, args, layout[0] == 'T' ? "true" : "false",
+                     layout[1] == 'T' ? "true" : "false");
+}
+
+std::string KernelCompiler::cache_key(const WarpTileConfig& c, std::string_view layout) const {
   std::string text = fmt::format(
       "sgemm-tune kernel cache {}\nkernel {}\nexpression {}\nconfig {}\narch {}\n"
       "nvrtc {}.{}\n",
-      kCacheFormat, kernel_source_hash(), name_expression(c), to_name(c), opts_.arch, nvrtc_major_,
-      nvrtc_minor_);
+      kCacheFormat, kernel_source_hash(), name_expression(c, layout), to_name(kernel_config(c)),
+      opts_.arch, nvrtc_major_, nvrtc_minor_);
   for (const auto& o : options_) text += "option " + o + "\n";
   return sha256_hex(text);
 }
@@ -251,10 +266,12 @@ std::string KernelCompiler::load_verified_cubin(const fs::path& p, const std::st
   return bytes;
 }
 
-KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c, int attempt) {
+KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
+                                                       std::string_view layout, int attempt) {
   Fresh fresh;
   Compiled& r = fresh.result;
   r.config_name = to_name(c);
+  r.layout = std::string(layout);
 
   const auto sources = kernel_sources();
   std::vector<std::string> header_texts, header_names;
@@ -269,8 +286,9 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c, 
   // on the text. Line numbers of errors are unchanged.
   if (attempt > 0) text += fmt::format("\n// attempt {}\n", attempt + 1);
   Program prog(std::move(text), std::string(sources.at(0).name), header_texts, header_names);
-  const std::string expr = name_expression(c);
+  const std::string expr = name_expression(c, layout);
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
+  SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kReduceExpression));
 
   std::vector<const char*> argv;
   for (const auto& o : options_) argv.push_back(o.c_str());
@@ -296,6 +314,8 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c, 
     const char* lowered = nullptr;
     SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered));
     r.lowered_name = lowered;
+    SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kReduceExpression, &lowered));
+    r.reduce_lowered_name = lowered;
   }
   const PtxasInfo info = parse_ptxas_info(r.log, r.lowered_name);
   r.registers = info.registers;
@@ -341,8 +361,8 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c, 
   return fresh;
 }
 
-bool KernelCompiler::load_cached(const WarpTileConfig& c, const std::string& key,
-                                 Compiled& out) const {
+bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layout,
+                                 const std::string& key, Compiled& out) const {
   const fs::path json_path = cache_dir_ / (key + ".json");
   std::error_code ec;
   if (!fs::exists(json_path, ec)) return false;
@@ -352,8 +372,12 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, const std::string& key
       throw Error("format or key does not match");
     Compiled r;
     r.config_name = j.at("config_name").get<std::string>();
-    if (r.config_name != to_name(c))
+    if (r.config_name != to_name(kernel_config(c)))
       throw Error(fmt::format("entry is for config {}", r.config_name));
+    r.config_name = to_name(c);
+    r.layout = j.at("layout").get<std::string>();
+    if (r.layout != layout) throw Error(fmt::format("entry is for layout {}", r.layout));
+    r.reduce_lowered_name = j.at("reduce_lowered_name").get<std::string>();
     const auto status = status_from_string(j.at("status").get<std::string>());
     if (!status || !is_compile_status(*status)) throw Error("bad status");
     r.status = *status;
@@ -383,8 +407,8 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, const std::string& key
   }
 }
 
-void KernelCompiler::store(const WarpTileConfig& c, const std::string& key, Compiled& r,
-                           const std::string& cubin) const {
+void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, const std::string& key,
+                           Compiled& r, const std::string& cubin) const {
   if (r.status == TrialStatus::ok) {
     r.cubin_path = cache_dir_ / (key + ".cubin");
     r.cubin_sha256 = sha256_hex(cubin);
@@ -393,15 +417,17 @@ void KernelCompiler::store(const WarpTileConfig& c, const std::string& key, Comp
   }
   json inputs = {{"kernel_source_hash", kernel_source_hash()},
                  {"kernel_template", kKernelTemplateName},
-                 {"name_expression", name_expression(c)},
-                 {"config", c},
+                 {"name_expression", name_expression(c, layout)},
+                 {"config", kernel_config(c)},
                  {"arch", opts_.arch},
                  {"nvrtc_version", fmt::format("{}.{}", nvrtc_major_, nvrtc_minor_)},
                  {"options", options_}};
   const json j = {{"format", kCacheFormat},
                   {"key", key},
                   {"inputs", std::move(inputs)},
-                  {"config_name", r.config_name},
+                  {"config_name", to_name(kernel_config(c))},
+                  {"layout", std::string(layout)},
+                  {"reduce_lowered_name", r.reduce_lowered_name},
                   {"status", to_string(r.status)},
                   {"reason", r.reason},
                   {"log", r.log},
@@ -419,19 +445,19 @@ void KernelCompiler::store(const WarpTileConfig& c, const std::string& key, Comp
   write_file_atomically(cache_dir_ / (key + ".json"), j.dump(2) + "\n");
 }
 
-Compiled KernelCompiler::compile(const WarpTileConfig& c) {
-  const std::string key = cache_key(c);
+Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layout) {
+  const std::string key = cache_key(c, layout);
   const KeyLock lock(cache_dir_ / (key + ".lock"));
   Compiled cached;
-  if (load_cached(c, key, cached)) return cached;
-  Fresh fresh = compile_uncached(c);
+  if (load_cached(c, layout, key, cached)) return cached;
+  Fresh fresh = compile_uncached(c, layout);
   if (fresh.missing_report) {
     spdlog::warn("{}: {}; compiling once more", fresh.result.config_name, fresh.result.reason);
-    fresh = compile_uncached(c, 1);
+    fresh = compile_uncached(c, layout, 1);
     // A second miss is recorded for this run but not cached: it is not the config's fault.
     if (fresh.missing_report) return std::move(fresh.result);
   }
-  store(c, key, fresh.result, fresh.cubin);
+  store(c, layout, key, fresh.result, fresh.cubin);
   spdlog::debug("compiled {} in {:.2f} s: {}", fresh.result.config_name,
                 fresh.result.compile_seconds, to_string(fresh.result.status));
   return std::move(fresh.result);
@@ -439,7 +465,8 @@ Compiled KernelCompiler::compile(const WarpTileConfig& c) {
 
 std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConfig>& cs,
                                                   unsigned threads,
-                                                  std::function<void(const Compiled&)> on_done) {
+                                                  std::function<void(const Compiled&)> on_done,
+                                                  std::string_view layout) {
   std::vector<Compiled> results(cs.size());
   if (cs.empty()) return results;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -454,7 +481,7 @@ std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConf
       const size_t i = next++;
       if (i >= cs.size()) return;
       try {
-        results[i] = compile(cs[i]);
+        results[i] = compile(cs[i], layout);
         if (on_done) {
           std::lock_guard lock(done_mu);
           on_done(results[i]);

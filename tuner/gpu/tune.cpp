@@ -17,6 +17,7 @@
 #include "error.hpp"
 #include "kernel_source.hpp"
 #include "nvrtc_compiler.hpp"
+#include "edge_cases.hpp"
 #include "sha256.hpp"
 
 namespace sgt::gpu {
@@ -79,7 +80,7 @@ std::chrono::milliseconds trial_timeout(double cublas_ms, int reps) {
 // Compiled -> verified and timed -> recorded: the one path every candidate takes, screened or
 // final.
 Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& comp,
-              WorkerClient& worker, TrialStore& store, double best_ms, int cut_after,
+              WorkerClient& worker, TrialStore* store, double best_ms, int cut_after,
               double cublas_ms) {
   Trial t = base_trial(o, cfg);
   apply_compiled(t, comp);
@@ -94,7 +95,7 @@ Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& c
   }
   t.cublas_median_ms = cublas_ms;
   t.timestamp = utc_timestamp();
-  store.record(t);
+  if (store) store->record(t);
   if (t.status != TrialStatus::ok) {
     spdlog::debug("{}: {} ({})", t.config_name, to_string(t.status), t.reason);
   }
@@ -109,9 +110,19 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c, c
   r.cubin_path = comp.cubin_path.string();
   r.cubin_sha256 = comp.cubin_sha256;
   r.kernel = comp.lowered_name;
-  r.grid = {static_cast<unsigned>(p.N / c.BN), static_cast<unsigned>(p.M / c.BM)};
+  r.reduce_kernel = comp.reduce_lowered_name;
+  r.tile = LaunchTile{c.BM, c.BN, c.BK, c.SPLIT_K};
   r.block = static_cast<unsigned>(c.NUM_THREADS);
+  (void)p;
   return r;
+}
+
+std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileConfig& c,
+                                         const Problem& p, WorkerClient& worker, std::uint64_t seed,
+                                         double tolerance) {
+  auto req = make_trial_request(comp, c, p);
+  req.tolerance = tolerance;
+  return worker.verify_cases(req, edge_cases(c, p.layout), seed, std::chrono::seconds(120));
 }
 
 TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& store,
@@ -167,11 +178,14 @@ TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& stor
   const auto tc0 = Clock::now();
   std::thread pool([&] {
     try {
-      compiler.compile_all(to_compile, o.compile_threads, [&](const Compiled& c) {
-        std::lock_guard lock(mu);
-        compiled[slot.at(c.config_name)] = c;
-        cv.notify_all();
-      });
+      compiler.compile_all(
+          to_compile, o.compile_threads,
+          [&](const Compiled& c) {
+            std::lock_guard lock(mu);
+            compiled[slot.at(c.config_name)] = c;
+            cv.notify_all();
+          },
+          o.problem.layout);
     } catch (...) {
       std::lock_guard lock(mu);
       compile_error = std::current_exception();
@@ -211,7 +225,7 @@ TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& stor
     ++(comp.from_cache ? rep.cache_hits : rep.compiled);
 
     Trial t =
-        measure(o, cfg, comp, worker, store, best_ms, o.cut_after, rep.cublas_screen.median_ms);
+        measure(o, cfg, comp, worker, &store, best_ms, o.cut_after, rep.cublas_screen.median_ms);
     if (t.status == TrialStatus::ok && !t.cut_early &&
         (best_ms == 0 || t.time.median_ms < best_ms)) {
       best_ms = t.time.median_ms;
@@ -252,17 +266,44 @@ TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& stor
     TuneOptions fo = o;
     fo.repetitions = o.final_repetitions;
     fo.strategy = o.strategy + "/final";
+    std::vector<Compiled> comps;
     for (const Trial* screened : ranked) {
-      const auto comp = compiler.compile(screened->config);  // a cache hit
-      // Finalists run every repetition: no cut.
-      Trial t =
-          measure(fo, screened->config, comp, worker, store, 0, 0, rep.cublas_final.median_ms);
+      comps.push_back(compiler.compile(screened->config, o.problem.layout));  // a cache hit
+      // Finalists run every repetition: no cut. Recorded once their verification is known.
+      Trial t = measure(fo, screened->config, comps.back(), worker, nullptr, 0, 0,
+                        rep.cublas_final.median_ms);
       Finalist f{t, 0};
       if (t.status == TrialStatus::ok && t.time.median_ms > 0) {
         f.ratio_to_cublas = rep.cublas_final.median_ms / t.time.median_ms;
       }
       rep.finalists.push_back(std::move(f));
     }
+    std::vector<size_t> order(rep.finalists.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return rep.finalists[a].ratio_to_cublas > rep.finalists[b].ratio_to_cublas;
+    });
+    // The winner must also be right off its tuned shape: verify finalists in rank order on the
+    // edge-shape suite until one passes every case; a finalist that fails keeps its failed cases
+    // (stored with its trial) and is marked incorrect, so it can never be served.
+    for (size_t i : order) {
+      Finalist& f = rep.finalists[i];
+      if (f.trial.status != TrialStatus::ok) continue;
+      f.trial.edge_checks =
+          verify_edge_cases(comps[i], f.trial.config, o.problem, worker, o.seed, o.tolerance);
+      const auto failed = std::count_if(f.trial.edge_checks.begin(), f.trial.edge_checks.end(),
+                                        [](const EdgeCheck& e) { return !e.passed; });
+      if (failed == 0) break;
+      f.trial.status = TrialStatus::incorrect;
+      f.trial.reason = fmt::format(
+          "failed {} of {} edge cases, first: {} ({})", failed, f.trial.edge_checks.size(),
+          describe(*std::find_if(f.trial.edge_checks.begin(), f.trial.edge_checks.end(),
+                                 [](const EdgeCheck& e) { return !e.passed; })),
+          "see edge_checks");
+      f.ratio_to_cublas = 0;
+      spdlog::warn("{}: {}", f.trial.config_name, f.trial.reason);
+    }
+    for (const Finalist& f : rep.finalists) store.record(f.trial);
     std::stable_sort(
         rep.finalists.begin(), rep.finalists.end(),
         [](const Finalist& a, const Finalist& b) { return a.ratio_to_cublas > b.ratio_to_cublas; });

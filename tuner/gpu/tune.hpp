@@ -60,6 +60,11 @@ struct TuneReport {
 // The worker request that runs a compiled config on a problem (launch geometry from the config).
 TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c, const Problem& p);
 
+// Verifies a compiled config on the edge-shape suite of edge_cases() in the problem's layout.
+std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileConfig& c,
+                                         const Problem& p, WorkerClient& worker, std::uint64_t seed,
+                                         double tolerance);
+
 // Tunes one problem on the worker's GPU (opts.gpu is the worker's business, not this function's).
 // Trials are recorded in `store` as they finish, so a killed tune loses nothing it finished.
 TuneReport run_tune(const TuneOptions& opts, WorkerClient& worker, TrialStore& store,

@@ -3,7 +3,9 @@
 // process after it has answered; the parent records the candidate and starts a fresh worker.
 #include "worker.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -19,6 +21,7 @@
 #include "bench.hpp"
 #include "check.hpp"
 #include "sha256.hpp"
+#include "warptile_geometry.h"
 #include "worker_protocol.hpp"
 
 namespace sgt::gpu {
@@ -89,13 +92,38 @@ struct DeviceBuffer {
   T* ptr = nullptr;
   size_t count = 0;
   explicit DeviceBuffer(size_t n) : count(n) {
-    SGT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr), n * sizeof(T)));
+    SGT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr), std::max<size_t>(n, 1) * sizeof(T)));
   }
   ~DeviceBuffer() {
     if (ptr) cudaFree(ptr);
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// The value C's padding (columns ldc - N beyond each row) holds in both the reference and the
+// kernel's result: a kernel that writes there differs from the reference and fails.
+constexpr float kPaddingSentinel = 12345.0f;
+
+// One GEMM instance on the device: operands as stored for its layout, with leading dimensions and
+// an offset from the allocation, the initial C, and cuBLAS's FP32 result from that C.
+struct Instance {
+  Problem p;
+  long long lda = 0, ldb = 0, ldc = 0;
+  int offset = 0;
+  float alpha = 1, beta = 0;
+  std::unique_ptr<DeviceBuffer<float>> a, b, c, c0, ref, work;
+
+  bool trans_a() const { return p.layout[0] == 'T'; }
+  bool trans_b() const { return p.layout[1] == 'T'; }
+  long long a_rows() const { return trans_a() ? p.K : p.M; }
+  long long b_rows() const { return trans_b() ? p.N : p.K; }
+  size_t a_elems() const { return static_cast<size_t>(a_rows() * lda + offset); }
+  size_t b_elems() const { return static_cast<size_t>(b_rows() * ldb + offset); }
+  size_t c_elems() const { return static_cast<size_t>(p.M * ldc + offset); }
+  const float* A() const { return a->ptr + offset; }
+  const float* B() const { return b->ptr + offset; }
+  float* C() const { return c->ptr + offset; }
 };
 
 class Worker {
@@ -105,9 +133,11 @@ class Worker {
     if (op == "hello") return hello(req);
     if (op == "problem") return problem(req);
     if (op == "trial") return trial(req);
+    if (op == "verify") return verify_cases(req);
     if (op == "cublas") return {{"ok", true}, {"cublas", time_cublas(req.at("reps").get<int>())}};
     throw Error("unknown op '" + op + "'");
   }
+
   bool context_poisoned() const { return poisoned_; }
 
   ~Worker() {
@@ -187,88 +217,102 @@ class Worker {
     SGT_CUDA_CHECK(cudaLibraryGetKernel(&compare_, compare_lib_, "sgt_compare"));
   }
 
-  json problem(const json& req) {
-    if (!stream_) throw Error("problem before hello");
-    // cuBLAS and the comparison kernel only once there is work: a bare hello (a device probe)
-    // stays cheap.
-    if (!cublas_) {
-      SGT_CUBLAS_CHECK(cublasCreate(&cublas_));
-      SGT_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-      // Plain FP32: no TF32 tensor-op shortcut in the baseline.
-      SGT_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
-      build_compare_kernel();
-    }
-    problem_ = req.at("problem").get<Problem>();
-    alpha_ = req.at("alpha").get<float>();
-    beta_ = req.at("beta").get<float>();
-    const auto seed = req.at("seed").get<std::uint64_t>();
-    const size_t M = problem_.M, N = problem_.N, K = problem_.K;
-    a_.reset();
-    b_.reset();
-    c_.reset();
-    c0_.reset();
-    ref_.reset();
-    a_ = std::make_unique<DeviceBuffer<float>>(M * K);
-    b_ = std::make_unique<DeviceBuffer<float>>(K * N);
-    c_ = std::make_unique<DeviceBuffer<float>>(M * N);
-    ref_ = std::make_unique<DeviceBuffer<float>>(M * N);
-    sums_ = std::make_unique<DeviceBuffer<double>>(2);
-    bad_ = std::make_unique<DeviceBuffer<unsigned long long>>(1);
+  void ensure_cublas() {
+    if (cublas_) return;
+    SGT_CUBLAS_CHECK(cublasCreate(&cublas_));
+    SGT_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
+    // Plain FP32: no TF32 tensor-op shortcut in the baseline.
+    SGT_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+    build_compare_kernel();
+  }
 
-    // Random inputs, never zeros: timing on zeros flatters the hardware.
+  // Allocates and fills an instance: random operands (never zeros: timing on zeros flatters the
+  // hardware), C0 random when beta != 0 and NaN when beta == 0 (a kernel that reads C then cannot
+  // hide it), C's padding a finite sentinel, and the cuBLAS reference computed from C0.
+  std::unique_ptr<Instance> make_instance(const Problem& p, long long lda, long long ldb,
+                                          long long ldc, int offset, float alpha, float beta,
+                                          std::uint64_t seed) {
+    ensure_cublas();
+    auto in = std::make_unique<Instance>();
+    in->p = p;
+    in->lda = lda;
+    in->ldb = ldb;
+    in->ldc = ldc;
+    in->offset = offset;
+    in->alpha = alpha;
+    in->beta = beta;
+    in->a = std::make_unique<DeviceBuffer<float>>(in->a_elems());
+    in->b = std::make_unique<DeviceBuffer<float>>(in->b_elems());
+    in->c = std::make_unique<DeviceBuffer<float>>(in->c_elems());
+    in->c0 = std::make_unique<DeviceBuffer<float>>(in->c_elems());
+    in->ref = std::make_unique<DeviceBuffer<float>>(in->c_elems());
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> host(std::max(M * K, K * N));
-    for (size_t i = 0; i < M * K; ++i) host[i] = dist(rng);
-    SGT_CUDA_CHECK(cudaMemcpy(a_->ptr, host.data(), M * K * sizeof(float), cudaMemcpyHostToDevice));
-    for (size_t i = 0; i < K * N; ++i) host[i] = dist(rng);
-    SGT_CUDA_CHECK(cudaMemcpy(b_->ptr, host.data(), K * N * sizeof(float), cudaMemcpyHostToDevice));
-
-    // With beta != 0 the kernel reads C: both it and the reference start from the same random C0.
-    // With beta == 0 C starts as NaN, which a kernel that reads C cannot hide.
-    c0_ = std::make_unique<DeviceBuffer<float>>(M * N);
-    if (beta_ != 0.0f) {
-      host.resize(std::max(host.size(), M * N));
-      for (size_t i = 0; i < M * N; ++i) host[i] = dist(rng);
-      SGT_CUDA_CHECK(
-          cudaMemcpy(c0_->ptr, host.data(), M * N * sizeof(float), cudaMemcpyHostToDevice));
-    } else {
-      SGT_CUDA_CHECK(cudaMemset(c0_->ptr, 0xFF, M * N * sizeof(float)));
+    std::vector<float> host(std::max({in->a_elems(), in->b_elems(), in->c_elems()}));
+    auto upload = [&](float* dst, size_t n) {
+      SGT_CUDA_CHECK(cudaMemcpy(dst, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    };
+    for (size_t i = 0; i < in->a_elems(); ++i) host[i] = dist(rng);
+    upload(in->a->ptr, in->a_elems());
+    for (size_t i = 0; i < in->b_elems(); ++i) host[i] = dist(rng);
+    upload(in->b->ptr, in->b_elems());
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (size_t i = 0; i < in->c_elems(); ++i) {
+      const long long e = static_cast<long long>(i) - offset;
+      const bool inside = e >= 0 && e % ldc < p.N;
+      host[i] = !inside ? kPaddingSentinel : (beta != 0.0f ? dist(rng) : nan);
     }
+    upload(in->c0->ptr, in->c_elems());
+    SGT_CUDA_CHECK(cudaMemcpy(in->ref->ptr, in->c0->ptr, in->c_elems() * sizeof(float),
+                              cudaMemcpyDeviceToDevice));
+    cublas_gemm(*in, in->ref->ptr + offset);
+    SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return in;
+  }
 
+  json problem(const json& req) {
+    if (!stream_) throw Error("problem before hello");
+    const Problem p = req.at("problem").get<Problem>();
+    const long long pad = req.value("pad", 0LL);
+    const int offset = req.value("offset", 0);
+    const bool ta = p.layout[0] == 'T', tb = p.layout[1] == 'T';
+    inst_.reset();
+    inst_ = make_instance(p, (ta ? p.M : p.K) + pad, (tb ? p.K : p.N) + pad, p.N + pad, offset,
+                          req.at("alpha").get<float>(), req.at("beta").get<float>(),
+                          req.at("seed").get<std::uint64_t>());
     // Overwriting twice the L2 before each repetition keeps every timing cold-cache.
     bench_ = std::make_unique<Bench>(stream_, 2 * static_cast<size_t>(fp_.l2_bytes));
-
-    SGT_CUDA_CHECK(
-        cudaMemcpy(ref_->ptr, c0_->ptr, M * N * sizeof(float), cudaMemcpyDeviceToDevice));
-    cublas_gemm(ref_->ptr, stream_);
-    SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return {{"ok", true}, {"cublas", time_cublas(req.at("reps").get<int>())}};
   }
 
-  // Row-major C = A*B is column-major C^T = B^T * A^T: swap the operands.
-  void cublas_gemm(float* c, cudaStream_t) {
-    const int M = static_cast<int>(problem_.M), N = static_cast<int>(problem_.N),
-              K = static_cast<int>(problem_.K);
-    SGT_CUBLAS_CHECK(cublasSgemm(cublas_, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha_, b_->ptr, N,
-                                 a_->ptr, K, &beta_, c, N));
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a row-major stored
+  // matrix is its own transpose in column-major terms: swap the operands, keep each one's op.
+  void cublas_gemm(const Instance& in, float* c) {
+    const int M = static_cast<int>(in.p.M), N = static_cast<int>(in.p.N),
+              K = static_cast<int>(in.p.K);
+    if (M == 0 || N == 0) return;
+    SGT_CUBLAS_CHECK(cublasSgemm(cublas_, in.trans_b() ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                 in.trans_a() ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &in.alpha,
+                                 in.B(), static_cast<int>(in.ldb), in.A(), static_cast<int>(in.lda),
+                                 &in.beta, c, static_cast<int>(in.ldc)));
   }
 
   TimeStats time_cublas(int reps) {
-    if (!bench_) throw Error("cublas before problem");
+    if (!bench_ || !inst_) throw Error("cublas before problem");
     BenchSettings s;
     s.repetitions = reps;
     s.warmup = 2;
-    return bench_->run([&](cudaStream_t st) { cublas_gemm(c_->ptr, st); }, s).stats;
+    return bench_->run([&](cudaStream_t) { cublas_gemm(*inst_, inst_->C()); }, s).stats;
   }
 
-  // Relative L2 error of c_ against the reference; +inf when any value is NaN or Inf.
-  double verify() {
+  // Relative L2 error of the instance's C (the whole allocation: padding included) against the
+  // reference; +inf when any value is NaN or Inf.
+  double verify(const Instance& in) {
     SGT_CUDA_CHECK(cudaMemsetAsync(sums_->ptr, 0, 2 * sizeof(double), stream_));
     SGT_CUDA_CHECK(cudaMemsetAsync(bad_->ptr, 0, sizeof(unsigned long long), stream_));
-    long long n = problem_.M * problem_.N;
-    const float* c = c_->ptr;
-    const float* r = ref_->ptr;
+    long long n = static_cast<long long>(in.c_elems());
+    const float* c = in.c->ptr;
+    const float* r = in.ref->ptr;
     double* sums = sums_->ptr;
     unsigned long long* bad = bad_->ptr;
     void* args[] = {&c, &r, &n, &sums, &bad};
@@ -283,14 +327,122 @@ class Worker {
     return h[1] > 0 ? std::sqrt(h[0] / h[1]) : std::sqrt(h[0]);
   }
 
+  // A loaded candidate: the library stays loaded while the object lives (unless the context is
+  // lost, when unloading is pointless).
+  struct Loaded {
+    cudaLibrary_t lib = nullptr;
+    cudaKernel_t kernel = nullptr, reduce = nullptr;
+    bool* poisoned = nullptr;
+    ~Loaded() {
+      if (lib && !*poisoned) cudaLibraryUnload(lib);
+    }
+  };
+
+  // Never load a binary that is not the one the compiler produced: nullopt-like empty string
+  // when the file is missing or its hash differs.
+  static std::string read_checked(const std::string& path, const std::string& sha) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string cubin = ss.str();
+    if (!in || cubin.empty() || sha256_hex(cubin) != sha) return {};
+    return cubin;
+  }
+
+  void load(Loaded& l, const std::string& cubin, const std::string& kernel,
+            const std::string& reduce) {
+    l.poisoned = &poisoned_;
+    SGT_CUDA_CHECK(
+        cudaLibraryLoadData(&l.lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.kernel, l.lib, kernel.c_str()));
+    if (!reduce.empty()) SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.reduce, l.lib, reduce.c_str()));
+  }
+
+  // Launches the candidate on an instance (from whatever C holds): the tile grid with its
+  // k-splits, then the split-K reduction when there are splits.
+  void launch(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in,
+              cudaStream_t st) {
+    const auto d =
+        sgt_kernel::launch_dims(in.p.M, in.p.N, in.p.K, tile.BM, tile.BN, tile.BK, tile.split_k);
+    if (in.p.M == 0 || in.p.N == 0) return;  // nothing to compute, nothing to write
+    if (d.grid_x > 0x7fffffffLL) throw Error("grid too large for this problem");
+    float* work = nullptr;
+    if (d.workspace_floats > 0) {
+      if (!l.reduce) throw Error("split-K launch without a reduction kernel");
+      if (!in.work || in.work->count < static_cast<size_t>(d.workspace_floats))
+        in.work = std::make_unique<DeviceBuffer<float>>(static_cast<size_t>(d.workspace_floats));
+      work = in.work->ptr;
+    }
+    int M = static_cast<int>(in.p.M), N = static_cast<int>(in.p.N), K = static_cast<int>(in.p.K);
+    int lda = static_cast<int>(in.lda), ldb = static_cast<int>(in.ldb),
+        ldc = static_cast<int>(in.ldc);
+    float alpha = in.alpha, beta = in.beta;
+    const float* A = in.A();
+    const float* B = in.B();
+    float* C = in.C();
+    int k_chunk = d.k_chunk;
+    void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
+    SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(l.kernel),
+                                    dim3(static_cast<unsigned>(d.grid_x), 1, d.grid_z), dim3(block),
+                                    args, 0, st));
+    if (d.grid_z > 1) {
+      int splits = d.grid_z;
+      const float* partial = work;
+      void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
+      SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(l.reduce),
+                                      dim3(fp_.sm_count * 4), dim3(256), rargs, 0, st));
+    }
+  }
+
+  // Runs one verification from C0; the relative error.
+  double run_and_verify(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in) {
+    SGT_CUDA_CHECK(cudaMemcpyAsync(in.c->ptr, in.c0->ptr, in.c_elems() * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, stream_));
+    launch(l, tile, block, in, stream_);
+    SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return verify(in);
+  }
+
+  static LaunchTile tile_from(const json& j) {
+    LaunchTile t;
+    t.BM = j.at("BM");
+    t.BN = j.at("BN");
+    t.BK = j.at("BK");
+    t.split_k = j.value("split_k", 1);
+    if (t.BM <= 0 || t.BN <= 0 || t.BK <= 0 || t.split_k <= 0) throw Error("bad launch tile");
+    return t;
+  }
+
+  // A failure while running a candidate: a refused launch leaves the context usable, a fault
+  // does not (then the worker exits after answering).
+  void classify_failure(const Error& e, TrialStatus& status, std::string& reason) {
+    const cudaError_t sticky = cudaDeviceSynchronize();
+    if (sticky != cudaSuccess) {
+      poisoned_ = true;
+      status = TrialStatus::crashed;
+      reason = fmt::format("{} (context lost: {})", e.what(), cudaGetErrorString(sticky));
+    } else {
+      cudaGetLastError();
+      status = TrialStatus::resources;
+      reason = e.what();
+    }
+  }
+
+  void ensure_scratch() {
+    if (!sums_) sums_ = std::make_unique<DeviceBuffer<double>>(2);
+    if (!bad_) bad_ = std::make_unique<DeviceBuffer<unsigned long long>>(1);
+  }
+
   json trial(const json& req) {
-    if (!bench_) throw Error("trial before problem");
+    if (!bench_ || !inst_) throw Error("trial before problem");
+    ensure_scratch();
     TrialRequest t;
     t.name = req.at("name");
     t.cubin_path = req.at("cubin");
     t.cubin_sha256 = req.at("sha256");
     t.kernel = req.at("kernel");
-    t.grid = req.at("grid");
+    t.reduce_kernel = req.value("reduce_kernel", "");
+    t.tile = tile_from(req.at("tile"));
     t.block = req.at("block");
     t.warmup = req.at("warmup");
     t.repetitions = req.at("reps");
@@ -298,81 +450,48 @@ class Worker {
     t.cut_ratio = req.at("cut_ratio");
     t.best_ms = req.at("best_ms");
     t.tolerance = req.at("tolerance");
-
-    // Never load a binary that is not the one the compiler produced.
-    std::ifstream in(t.cubin_path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const std::string cubin = ss.str();
-    if (!in || cubin.empty() || sha256_hex(cubin) != t.cubin_sha256) {
+    const std::string cubin = read_checked(t.cubin_path, t.cubin_sha256);
+    if (cubin.empty()) {
       return {{"ok", true},
               {"status", "compile_failed"},
               {"reason", "cached binary missing or its SHA-256 does not match; not loaded"}};
     }
-
-    cudaLibrary_t lib = nullptr;
     TrialResponse out;
     std::string checksum;
-    try {
-      SGT_CUDA_CHECK(
-          cudaLibraryLoadData(&lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-      cudaKernel_t kernel;
-      SGT_CUDA_CHECK(cudaLibraryGetKernel(&kernel, lib, t.kernel.c_str()));
-      int M = static_cast<int>(problem_.M), N = static_cast<int>(problem_.N),
-          K = static_cast<int>(problem_.K);
-      float alpha = alpha_, beta = beta_;
-      const float* A = a_->ptr;
-      const float* B = b_->ptr;
-      float* C = c_->ptr;
-      void* args[] = {&M, &N, &K, &alpha, &A, &B, &beta, &C};
-      const dim3 grid(t.grid[0], t.grid[1]), block(t.block);
-      auto launch = [&](cudaStream_t st) {
-        SGT_CUDA_CHECK(
-            cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, 0, st));
-      };
-
-      // Verify before timing, from C0 (NaN when beta = 0: then the kernel must not read C).
-      SGT_CUDA_CHECK(cudaMemcpyAsync(C, c0_->ptr, problem_.M * problem_.N * sizeof(float),
-                                     cudaMemcpyDeviceToDevice, stream_));
-      launch(stream_);
-      SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      out.verify_error = verify();
-      if (req.value("checksum", false)) {
-        std::string host(problem_.M * problem_.N * sizeof(float), '\0');
-        SGT_CUDA_CHECK(cudaMemcpy(host.data(), C, host.size(), cudaMemcpyDeviceToHost));
-        checksum = sha256_hex(host);
-      }
-      if (!(out.verify_error <= t.tolerance)) {
-        out.status = TrialStatus::incorrect;
-        out.reason = std::isfinite(out.verify_error)
-                         ? fmt::format("relative L2 error {:.3g} exceeds tolerance {:.1g}",
-                                       out.verify_error, t.tolerance)
-                         : "result holds NaN or Inf";
-      } else {
-        BenchSettings s;
-        s.warmup = t.warmup;
-        s.repetitions = t.repetitions;
-        s.cut_after = t.cut_after;
-        s.cut_ratio = t.cut_ratio;
-        s.best_ms = t.best_ms;
-        const auto b = bench_->run(launch, s);
-        out.time = b.stats;
-        out.cut = b.cut;
-      }
-    } catch (const Error& e) {
-      // A launch refused for its configuration leaves the context usable; a fault does not.
-      const cudaError_t sticky = cudaDeviceSynchronize();
-      if (sticky != cudaSuccess) {
-        poisoned_ = true;
-        out.status = TrialStatus::crashed;
-        out.reason = fmt::format("{} (context lost: {})", e.what(), cudaGetErrorString(sticky));
-      } else {
-        cudaGetLastError();
-        out.status = TrialStatus::resources;
-        out.reason = e.what();
+    {
+      Loaded l;
+      try {
+        load(l, cubin, t.kernel, t.reduce_kernel);
+        // Verify before timing, from C0 (NaN when beta = 0: then the kernel must not read C).
+        out.verify_error = run_and_verify(l, t.tile, t.block, *inst_);
+        if (req.value("checksum", false)) {
+          std::string host(inst_->c_elems() * sizeof(float), '\0');
+          SGT_CUDA_CHECK(
+              cudaMemcpy(host.data(), inst_->c->ptr, host.size(), cudaMemcpyDeviceToHost));
+          checksum = sha256_hex(host);
+        }
+        if (!(out.verify_error <= t.tolerance)) {
+          out.status = TrialStatus::incorrect;
+          out.reason = std::isfinite(out.verify_error)
+                           ? fmt::format("relative L2 error {:.3g} exceeds tolerance {:.1g}",
+                                         out.verify_error, t.tolerance)
+                           : "result holds NaN or Inf";
+        } else {
+          BenchSettings s;
+          s.warmup = t.warmup;
+          s.repetitions = t.repetitions;
+          s.cut_after = t.cut_after;
+          s.cut_ratio = t.cut_ratio;
+          s.best_ms = t.best_ms;
+          const auto b =
+              bench_->run([&](cudaStream_t st) { launch(l, t.tile, t.block, *inst_, st); }, s);
+          out.time = b.stats;
+          out.cut = b.cut;
+        }
+      } catch (const Error& e) {
+        classify_failure(e, out.status, out.reason);
       }
     }
-    if (lib && !poisoned_) cudaLibraryUnload(lib);
     json j = {{"ok", true},
               {"status", to_string(out.status)},
               {"reason", out.reason},
@@ -383,15 +502,52 @@ class Worker {
     return j;
   }
 
+  // Verifies one candidate on a list of cases, each on its own small instance.
+  json verify_cases(const json& req) {
+    if (!stream_) throw Error("verify before hello");
+    ensure_scratch();
+    const std::string cubin = read_checked(req.at("cubin"), req.at("sha256"));
+    if (cubin.empty()) {
+      return {{"ok", false},
+              {"error", "cached binary missing or its SHA-256 does not match; not loaded"}};
+    }
+    const LaunchTile tile = tile_from(req.at("tile"));
+    const unsigned block = req.at("block");
+    const double tol = req.at("tolerance");
+    const auto seed = req.at("seed").get<std::uint64_t>();
+    auto cases = req.at("cases").get<std::vector<EdgeCheck>>();
+    Loaded l;
+    load(l, cubin, req.at("kernel"), req.value("reduce_kernel", ""));
+    for (size_t i = 0; i < cases.size(); ++i) {
+      auto& c = cases[i];
+      try {
+        auto in =
+            make_instance(c.problem, c.lda, c.ldb, c.ldc, c.offset, c.alpha, c.beta, seed + i);
+        c.error = run_and_verify(l, tile, block, *in);
+        c.passed = c.error <= tol;
+        c.reason =
+            c.passed ? ""
+            : std::isfinite(c.error)
+                ? fmt::format("relative L2 error {:.3g} exceeds tolerance {:.1g}", c.error, tol)
+                : "result holds NaN or Inf, or wrote outside C";
+        if (!std::isfinite(c.error)) c.error = 1e300;
+      } catch (const Error& e) {
+        TrialStatus st;
+        classify_failure(e, st, c.reason);
+        c.passed = false;
+        if (poisoned_) break;
+      }
+    }
+    return {{"ok", true}, {"cases", cases}};
+  }
+
   int dev_ = 0;
   GpuFingerprint fp_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cudaLibrary_t compare_lib_ = nullptr;
   cudaKernel_t compare_ = nullptr;
-  Problem problem_;
-  float alpha_ = 1, beta_ = 0;
-  std::unique_ptr<DeviceBuffer<float>> a_, b_, c_, c0_, ref_;
+  std::unique_ptr<Instance> inst_;
   std::unique_ptr<DeviceBuffer<double>> sums_;
   std::unique_ptr<DeviceBuffer<unsigned long long>> bad_;
   std::unique_ptr<Bench> bench_;

@@ -155,12 +155,69 @@ json WorkerClient::call(const json& req, std::chrono::milliseconds timeout) {
   return *resp;
 }
 
+nlohmann::json tile_json(const LaunchTile& t) {
+  return {{"BM", t.BM}, {"BN", t.BN}, {"BK", t.BK}, {"split_k", t.split_k}};
+}
+
+std::vector<EdgeCheck> WorkerClient::verify_cases(const TrialRequest& t,
+                                                  const std::vector<EdgeCheck>& cases,
+                                                  std::uint64_t seed,
+                                                  std::chrono::milliseconds timeout) {
+  const json req = {{"op", "verify"},
+                    {"cubin", t.cubin_path},
+                    {"sha256", t.cubin_sha256},
+                    {"kernel", t.kernel},
+                    {"reduce_kernel", t.reduce_kernel},
+                    {"tile", tile_json(t.tile)},
+                    {"block", t.block},
+                    {"tolerance", t.tolerance},
+                    {"seed", seed},
+                    {"cases", cases}};
+  send(req);
+  const auto resp = receive(timeout);
+  if (!resp) {
+    // The candidate crashed or hung the worker: every case is a failure, and a new worker serves
+    // whatever comes next.
+    int status = 0;
+    const bool alive = pid_ > 0 && waitpid(pid_, &status, WNOHANG) == 0;
+    if (!alive && pid_ > 0) {
+      close(to_worker_);
+      close(from_worker_);
+      to_worker_ = from_worker_ = -1;
+      pid_ = -1;
+    }
+    restart();
+    auto out = cases;
+    for (auto& c : out) {
+      c.passed = false;
+      c.reason = alive ? "no answer in time; worker killed" : "worker died";
+    }
+    return out;
+  }
+  if (!resp->value("ok", false)) {
+    throw Error(fmt::format("GPU worker could not verify {}: {}", t.name,
+                            resp->value("error", std::string())));
+  }
+  auto out = resp->at("cases").get<std::vector<EdgeCheck>>();
+  if (out.size() != cases.size()) throw Error("GPU worker answered a different number of cases");
+  // A case that lost the context took the worker with it.
+  for (const auto& c : out) {
+    if (c.reason.find("context lost") != std::string::npos) {
+      restart();
+      break;
+    }
+  }
+  return out;
+}
+
 TimeStats WorkerClient::set_problem(const ProblemSetup& s) {
   const json resp = call({{"op", "problem"},
                           {"problem", s.problem},
                           {"alpha", s.alpha},
                           {"beta", s.beta},
                           {"seed", s.seed},
+                          {"pad", s.pad},
+                          {"offset", s.offset},
                           {"reps", s.cublas_repetitions}},
                          kProblemTimeout);
   if (!resp.value("ok", false)) {
@@ -184,7 +241,8 @@ TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::millis
         {"cubin", t.cubin_path},
         {"sha256", t.cubin_sha256},
         {"kernel", t.kernel},
-        {"grid", t.grid},
+        {"reduce_kernel", t.reduce_kernel},
+        {"tile", tile_json(t.tile)},
         {"block", t.block},
         {"warmup", t.warmup},
         {"reps", t.repetitions},

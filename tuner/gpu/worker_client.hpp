@@ -19,7 +19,11 @@ struct ProblemSetup {
   float alpha = 1.0f, beta = 0.0f;
   std::uint64_t seed = 0;
   int cublas_repetitions = 20;
+  long long pad = 0;  // extra elements per stored row of A, B, C (padded leading dimensions)
+  int offset = 0;     // elements by which A, B, C start past an aligned allocation
 };
+
+nlohmann::json tile_json(const LaunchTile& t);
 
 struct WorkerInfo {
   GpuFingerprint fingerprint;
@@ -45,6 +49,11 @@ class WorkerClient {
   // a crashed/timeout response and the worker is replaced before returning.
   TrialResponse run_trial(const TrialRequest& req, std::chrono::milliseconds timeout);
   TimeStats time_cublas(int repetitions);
+  // Runs the candidate of `t` on each case (its own buffers; the problem stays set) and returns
+  // the cases with passed/error/reason filled. A crash or hang fails every case and replaces the
+  // worker; a request the worker cannot serve throws Error.
+  std::vector<EdgeCheck> verify_cases(const TrialRequest& t, const std::vector<EdgeCheck>& cases,
+                                      std::uint64_t seed, std::chrono::milliseconds timeout);
 
   int restarts() const { return restarts_; }
 

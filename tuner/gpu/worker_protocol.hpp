@@ -3,13 +3,22 @@
 // store; the worker may die at any moment and is replaced.
 //
 // Requests ("op"):
-//   hello   {protocol, gpu (-1 = auto)}          -> {ok, protocol, fingerprint, device, why,
-//   devices} problem {problem, alpha, beta, seed, reps}    -> {ok, cublas: TimeStats} trial {name,
-//   cubin, sha256, kernel, grid, block, warmup, reps, cut_after, cut_ratio,
-//            best_ms, tolerance, checksum?}       -> {status, reason, verify_error, time, cut,
-//                                                    checksum?}
-//   cublas  {reps}                                -> {ok, cublas: TimeStats}
-//   bye     {}                                    -> (exit)
+//   hello    {protocol, gpu (-1 = auto)}   -> {ok, protocol, fingerprint, device, why, devices}
+//   problem  {problem, alpha, beta, seed, reps, pad?, offset?}
+//                                          -> {ok, cublas: TimeStats}
+//            pad: extra elements per stored row of A, B and C (leading dimension = row + pad);
+//            offset: elements by which A, B and C start past an aligned allocation.
+//   trial    {name, cubin, sha256, kernel, reduce_kernel, tile {BM, BN, BK, split_k}, block,
+//             warmup, reps, cut_after, cut_ratio, best_ms, tolerance, checksum?}
+//                                          -> {status, reason, verify_error, time, cut, checksum?}
+//   verify   {cubin, sha256, kernel, reduce_kernel, tile, block, tolerance, seed,
+//             cases: [EdgeCheck]}         -> {ok, cases: [EdgeCheck with passed/error/reason]}
+//            each case on its own buffers; the current problem is left as it was.
+//   cublas   {reps}                        -> {ok, cublas: TimeStats}
+//   bye      {}                            -> (exit)
+// Kernels are launched as sgemm_warptile(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, k_chunk,
+// partial) on the grid launch_dims() gives for the tile (warptile_geometry.h), followed by
+// reduce_kernel(M, N, splits, alpha, partial, beta, C, ldc) when that grid has k-splits.
 // Every response carries "ok" (false with "error" when the request itself failed). A trial that
 // poisons the CUDA context answers status "crashed" and the worker exits.
 #pragma once
@@ -21,14 +30,21 @@
 
 namespace sgt::gpu {
 
-constexpr int kWorkerProtocol = 1;
+constexpr int kWorkerProtocol = 2;
+
+// What the worker needs to know of a config to launch it.
+struct LaunchTile {
+  int BM = 0, BN = 0, BK = 0;
+  int split_k = 1;
+};
 
 struct TrialRequest {
   std::string name;
   std::string cubin_path;
   std::string cubin_sha256;
-  std::string kernel;  // lowered (mangled) name
-  std::array<unsigned, 2> grid{1, 1};
+  std::string kernel;         // lowered (mangled) name
+  std::string reduce_kernel;  // lowered name of the split-K reduction in the same cubin
+  LaunchTile tile;
   unsigned block = 0;
   int warmup = 1;
   int repetitions = 5;

@@ -1,0 +1,274 @@
+// `sgemm-tune bench` without a GPU (CI's case): help, input checks before anything else, a clear
+// error and no partial output without a device; the plot script on a CSV the report writer made;
+// the shipped suite bench/shapes.json.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <set>
+
+#include "problem.hpp"
+#include "retime.hpp"
+#include "test_support.hpp"
+
+namespace sgt {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool have_gpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+fs::path source_dir() {
+  return SGT_TEST_SOURCE_DIR;
+}
+
+fs::path plot_script() {
+  return source_dir() / "tools" / "plot_bench.py";
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+std::string q(const fs::path& p) {
+  return "'" + p.string() + "'";
+}
+
+// A python3 that can import matplotlib, found as the CLI finds it: $SGT_PYTHON, else python3 on
+// PATH, else the system's.
+std::optional<std::string> python_with_matplotlib() {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("SGT_PYTHON"); env && *env) {
+    candidates.push_back(env);
+  } else {
+    candidates = {"python3", "/usr/bin/python3"};
+  }
+  for (const auto& py : candidates) {
+    if (test::run_shell(py + " -c 'import matplotlib' >/dev/null 2>&1").exit_code == 0) return py;
+  }
+  return std::nullopt;
+}
+
+TEST(BenchCli, HelpNamesTheOptions) {
+  const auto r = test::run_cli("bench --help");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  for (const char* opt : {"--suite", "--csv", "--plot", "--reps", "--no-tune", "--space", "--db",
+                          "--gpu", "--json", "--seed", "--cache-dir", "--plot-script"}) {
+    EXPECT_NE(r.out.find(opt), std::string::npos) << opt << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("at least 20"), std::string::npos) << r.out;
+  // And the top-level help lists the command.
+  EXPECT_NE(test::run_cli("--help").out.find("bench"), std::string::npos);
+}
+
+TEST(BenchCli, SuiteIsRequired) {
+  const auto r = test::run_cli("bench");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("--suite"), std::string::npos) << r.out;
+}
+
+TEST(BenchCli, BadSuiteFileIsBadInputNamingTheFile) {
+  test::TempDir dir;
+  const auto csv = dir.path() / "out.csv";
+  const auto db = dir.path() / "t.db";
+  const std::string tail = " --csv " + q(csv) + " --db " + q(db);
+
+  const auto missing = dir.path() / "nope.json";
+  auto r = test::run_cli("bench --suite " + q(missing) + tail);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(missing.string()), std::string::npos) << r.out;
+
+  const auto bad = dir.path() / "bad.json";
+  write(bad, R"(["1024x1024x1024", "12x"])");
+  r = test::run_cli("bench --suite " + q(bad) + tail);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(bad.string()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("12x"), std::string::npos) << r.out;
+
+  write(bad, R"([{"shape": "64x64x64", "layout": "XY"}])");
+  r = test::run_cli("bench --suite " + q(bad) + tail);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(bad.string()), std::string::npos) << r.out;
+
+  write(bad, "{not json");
+  r = test::run_cli("bench --suite " + q(bad) + tail);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(bad.string()), std::string::npos) << r.out;
+
+  EXPECT_FALSE(fs::exists(csv));
+  EXPECT_FALSE(fs::exists(db));
+}
+
+TEST(BenchCli, BadOptionsAreBadInput) {
+  test::TempDir dir;
+  const auto suite = dir.path() / "s.json";
+  write(suite, R"(["256x256x256"])");
+  const std::string base = "bench --suite " + q(suite) + " --db " + q(dir.path() / "t.db");
+  struct Case {
+    std::string args, says;
+  };
+  const std::vector<Case> cases = {
+      {" --reps 19", "--reps"},
+      {" --plot " + q(dir.path() / "chart.pdf"), ".png or .svg"},
+      {" --plot " + q(dir.path() / "chart.png") + " --plot-script " + q(dir.path() / "nope.py"),
+       "nope.py"},
+      {" --csv " + q(dir.path() / "no-such-dir" / "x.csv"), "no-such-dir"},
+      {" --csv " + q(dir.path()), "is a directory"},
+      {" --gpu first", "--gpu"},
+      {" --space " + q(dir.path() / "nope-space.json"), "nope-space.json"},
+  };
+  for (const auto& c : cases) {
+    const auto r = test::run_cli(base + c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
+  }
+  EXPECT_FALSE(fs::exists(dir.path() / "t.db"));
+}
+
+TEST(BenchCli, WithoutAGpuSaysSoAndWritesNothing) {
+  if (have_gpu()) GTEST_SKIP() << "a CUDA device is present";
+  test::TempDir dir;
+  const auto suite = dir.path() / "s.json";
+  write(suite, R"([{"shape": "1024x1024x1024", "layout": "NN"}, "512x512x512"])");
+  const auto csv = dir.path() / "out.csv";
+  const auto png = dir.path() / "out.png";
+  const auto db = dir.path() / "t.db";
+  const auto cache = dir.path() / "cache";
+  for (const std::string extra : {"", " --no-tune"}) {
+    const auto r =
+        test::run_cli("bench --suite " + q(suite) + " --csv " + q(csv) + " --plot " + q(png) +
+                      " --db " + q(db) + " --cache-dir " + q(cache) + " --space quick" + extra);
+    EXPECT_EQ(r.exit_code, 1) << extra << "\n" << r.out;
+    EXPECT_NE(r.out.find("no usable CUDA device"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(csv));
+    EXPECT_FALSE(fs::exists(png));
+    EXPECT_FALSE(fs::exists(db));
+    EXPECT_FALSE(fs::exists(cache));
+    // Nothing left beside them either (no temporary CSV).
+    std::set<std::string> left;
+    for (const auto& e : fs::directory_iterator(dir.path())) left.insert(e.path().filename());
+    EXPECT_EQ(left, std::set<std::string>{"s.json"});
+  }
+}
+
+std::vector<gpu::BenchRow> sample_rows() {
+  auto make = [](const std::string& shape, const std::string& layout, double t, double c,
+                 const std::string& status) {
+    gpu::BenchRow r;
+    r.problem = parse_shape(shape);
+    r.problem.layout = layout;
+    r.config = status == "untuned" ? "" : "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1";
+    r.status = status;
+    r.tuned_ms = t;
+    r.cublas_ms = c;
+    r.repetitions = 20;
+    r.gpu = "NVIDIA H200";
+    r.date = "2026-11-30T10:00:00Z";
+    return r;
+  };
+  return {make("4096x4096x4096", "NN", 3.0562, 2.6914, "ok"),
+          make("8192x128x8192", "NN", 0.561, 0.204, "ok"),
+          make("2048x512x2048", "TN", 0.2, 0.22, "ok"),
+          make("1000x1000x1000", "NN", 0, 0, "untuned")};
+}
+
+TEST(BenchPlot, ScriptDrawsAPngAndAnSvgFromTheBenchCsv) {
+  const auto py = python_with_matplotlib();
+  if (!py) GTEST_SKIP() << "no python3 with matplotlib (apt-get install python3-matplotlib)";
+  test::TempDir dir;
+  const auto csv = dir.path() / "r.csv";
+  write(csv, gpu::bench_csv(sample_rows()));
+  for (const char* name : {"r.png", "r.svg"}) {
+    const auto out = dir.path() / name;
+    const auto r = test::run_shell(*py + " " + q(plot_script()) + " " + q(csv) + " " + q(out));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    ASSERT_TRUE(fs::exists(out));
+    EXPECT_GT(fs::file_size(out), 2000u);
+    std::ifstream in(out, std::ios::binary);
+    std::string head(8, '\0');
+    in.read(head.data(), 8);
+    if (std::string(name).ends_with(".png")) {
+      EXPECT_EQ(head, "\x89PNG\r\n\x1a\n");
+    } else {
+      std::string all((std::istreambuf_iterator<char>(in)), {});
+      EXPECT_NE(all.find("<svg"), std::string::npos);
+      EXPECT_NE(all.find("NVIDIA H200"), std::string::npos);
+    }
+  }
+}
+
+TEST(BenchPlot, ScriptRefusesABadCsvOrExtension) {
+  const auto py = python_with_matplotlib();
+  if (!py) GTEST_SKIP() << "no python3 with matplotlib (apt-get install python3-matplotlib)";
+  test::TempDir dir;
+  const auto csv = dir.path() / "r.csv";
+  write(csv, gpu::bench_csv(sample_rows()));
+  auto r =
+      test::run_shell(*py + " " + q(plot_script()) + " " + q(csv) + " " + q(dir.path() / "r.pdf"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find(".png or .svg"), std::string::npos) << r.out;
+
+  const auto bad = dir.path() / "bad.csv";
+  write(bad, "a,b\n1,2\n");
+  r = test::run_shell(*py + " " + q(plot_script()) + " " + q(bad) + " " + q(dir.path() / "x.png"));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("not a bench CSV"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir.path() / "x.png"));
+}
+
+TEST(BenchPlot, ScriptSaysWhenMatplotlibIsMissing) {
+  // A python3 that cannot import matplotlib: an empty module path hides site-packages.
+  if (test::run_shell("python3 -S -I -c 'import csv' >/dev/null 2>&1").exit_code != 0) {
+    GTEST_SKIP() << "no python3";
+  }
+  test::TempDir dir;
+  const auto csv = dir.path() / "r.csv";
+  write(csv, gpu::bench_csv(sample_rows()));
+  const auto r = test::run_shell("python3 -S -I " + q(plot_script()) + " " + q(csv) + " " +
+                                 q(dir.path() / "x.png"));
+  if (r.exit_code == 0) GTEST_SKIP() << "this python3 has matplotlib in its standard library path";
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("python3-matplotlib"), std::string::npos) << r.out;
+}
+
+// The shipped suite loads and covers every category the benchmark claims to cover.
+TEST(BenchSuite, ShippedShapesLoadAndCoverEveryCategory) {
+  const auto problems = load_shape_list((source_dir() / "bench" / "shapes.json").string());
+  EXPECT_GE(problems.size(), 14u);
+  EXPECT_LE(problems.size(), 18u);
+  auto has = [&](auto pred) { return std::any_of(problems.begin(), problems.end(), pred); };
+  for (long long n : {1024, 2048, 4096, 8192}) {
+    EXPECT_TRUE(has([&](const Problem& p) {
+      return p.M == n && p.N == n && p.K == n && p.layout == "NN";
+    })) << "square "
+        << n;
+  }
+  EXPECT_TRUE(has([](const Problem& p) {
+    const auto lo = std::min(p.M, p.N), hi = std::max(p.M, p.N);
+    return lo >= 64 && lo <= 128 && hi >= 4096;
+  })) << "skinny M or N";
+  EXPECT_TRUE(has([](const Problem& p) { return p.M <= 128 && p.N >= 4096; })) << "skinny M";
+  EXPECT_TRUE(has([](const Problem& p) { return p.N <= 128 && p.M >= 4096; })) << "skinny N";
+  EXPECT_TRUE(has([](const Problem& p) { return p.K >= 8 * std::max(p.M, p.N); })) << "deep K";
+  EXPECT_TRUE(has([](const Problem& p) { return p.M % 2 == 1 || p.N % 2 == 1 || p.K % 2 == 1; }))
+      << "odd size";
+  EXPECT_TRUE(has([](const Problem& p) { return p.M % 64 != 0 && p.N % 64 != 0; }))
+      << "no tile divides it";
+  std::set<std::string> layouts;
+  for (const auto& p : problems) layouts.insert(p.layout);
+  EXPECT_EQ(layouts, (std::set<std::string>{"NN", "NT", "TN", "TT"}));
+  // Moderate enough to tune with a small space in minutes.
+  double flops = 0;
+  for (const auto& p : problems) flops += p.flops();
+  EXPECT_LT(flops, 2e12);
+}
+
+}  // namespace
+}  // namespace sgt

@@ -1,0 +1,135 @@
+// `sgemm-tune bench` on a device (ctest label `gpu`; skipped without one): a tiny suite tuned with
+// the quick space, then benchmarked again from the database alone.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.hpp"
+
+namespace sgt {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool have_gpu() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+std::string q(const fs::path& p) {
+  return "'" + p.string() + "'";
+}
+
+// The CSV as one map per row, keyed by the header (no quoted fields are expected in these rows).
+std::vector<std::map<std::string, std::string>> read_csv(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> header;
+  std::vector<std::map<std::string, std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    if (!line.empty() && line.back() == ',') f.emplace_back();
+    if (header.empty()) {
+      header = f;
+      continue;
+    }
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < f.size(); ++i) row[header[i]] = f[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(BenchGpu, TinySuiteIsTunedThenBenchmarkedAgainstCublas) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  test::TempDir tmp;
+  const auto suite = tmp.path() / "suite.json";
+  // Square, another layout, and an odd size that no tile divides.
+  std::ofstream(suite) << R"({"shapes": [
+    {"shape": "1024x1024x1024", "layout": "NN"},
+    {"shape": "512x768x256", "layout": "NT"},
+    {"shape": "1000x1000x1000", "layout": "NN"}]})";
+  const auto csv = tmp.path() / "bench.csv";
+  const std::string common = "bench --suite " + q(suite) + " --space quick --seed 7 --db " +
+                             q(tmp.path() / "t.db") + " --cache-dir " + q(tmp.path() / "cache") +
+                             " --csv " + q(csv);
+
+  const auto first = test::run_cli(common + " --json", false);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const auto j = nlohmann::json::parse(first.out);
+  ASSERT_EQ(j.at("rows").size(), 3u);
+  EXPECT_EQ(j.at("reps"), 20);
+  EXPECT_EQ(j.at("summary").at("measured"), 3) << j.dump(2);
+  EXPECT_GT(j.at("summary").at("geomean_ratio").get<double>(), 0.05);
+  for (const auto& r : j.at("rows")) EXPECT_EQ(r.at("source"), "tuned") << r.dump();
+
+  const auto rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 3u);
+  const std::vector<std::string> shapes = {"1024x1024x1024", "512x768x256", "1000x1000x1000"};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    EXPECT_EQ(r.at("shape"), shapes[i]);
+    EXPECT_EQ(r.at("status"), "ok") << r.at("reason");
+    EXPECT_GT(std::stod(r.at("tuned_ms")), 0);
+    EXPECT_GT(std::stod(r.at("cublas_ms")), 0);
+    EXPECT_GT(std::stod(r.at("ratio")), 0);
+    EXPECT_FALSE(r.at("config").empty());
+    EXPECT_FALSE(r.at("gpu").empty());
+    EXPECT_EQ(r.at("reps"), "20");
+  }
+  EXPECT_EQ(rows[1].at("layout"), "NT");
+
+  // Again, from the database alone: the same winners, nothing tuned; and the table on stdout.
+  const auto second = test::run_cli(common + " --no-tune --reps 25", false);
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  EXPECT_NE(second.out.find("geometric mean of the ratio"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("minimum ratio"), std::string::npos) << second.out;
+  const auto again = read_csv(csv);
+  ASSERT_EQ(again.size(), 3u);
+  for (size_t i = 0; i < again.size(); ++i) {
+    EXPECT_EQ(again[i].at("source"), "db");
+    EXPECT_EQ(again[i].at("status"), "ok");
+    EXPECT_EQ(again[i].at("config"), rows[i].at("config"));
+    EXPECT_EQ(again[i].at("reps"), "25");
+  }
+
+  // A shape the database has never seen is reported untuned under --no-tune, not an error.
+  std::ofstream(suite) << R"(["1024x1024x1024", "768x768x768"])";
+  const auto third = test::run_cli(common + " --no-tune --json", false);
+  ASSERT_EQ(third.exit_code, 0) << third.out;
+  const auto j3 = nlohmann::json::parse(third.out);
+  EXPECT_EQ(j3.at("rows")[0].at("status"), "ok");
+  EXPECT_EQ(j3.at("rows")[1].at("status"), "untuned");
+  EXPECT_EQ(j3.at("summary").at("measured"), 1);
+}
+
+TEST(BenchGpu, PlotIsDrawnWhenMatplotlibIsThere) {
+  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  bool mpl = false;
+  for (const char* py : {"python3", "/usr/bin/python3"}) {
+    mpl =
+        mpl ||
+        test::run_shell(std::string(py) + " -c 'import matplotlib' >/dev/null 2>&1").exit_code == 0;
+  }
+  if (!mpl) GTEST_SKIP() << "no python3 with matplotlib";
+  test::TempDir tmp;
+  const auto suite = tmp.path() / "suite.json";
+  std::ofstream(suite) << R"(["512x512x512"])";
+  const auto png = tmp.path() / "bench.png";
+  const auto r = test::run_cli("bench --suite " + q(suite) + " --space quick --db " +
+                               q(tmp.path() / "t.db") + " --cache-dir " + q(tmp.path() / "cache") +
+                               " --csv " + q(tmp.path() / "b.csv") + " --plot " + q(png));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  ASSERT_TRUE(fs::exists(png));
+  EXPECT_GT(fs::file_size(png), 2000u);
+}
+
+}  // namespace
+}  // namespace sgt

@@ -1,0 +1,194 @@
+// Trials and their edge checks as JSON: round trips, files written before edge checks existed, the
+// summaries the CLI prints, and the JSON-lines store that carries them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "error.hpp"
+#include "jsonl_store.hpp"
+#include "test_support.hpp"
+#include "trial.hpp"
+
+namespace sgt {
+namespace {
+
+EdgeCheck edge(std::string label, long long M, long long N, long long K, std::string layout,
+               bool passed) {
+  EdgeCheck e;
+  e.label = std::move(label);
+  e.problem.M = M;
+  e.problem.N = N;
+  e.problem.K = K;
+  e.problem.layout = std::move(layout);
+  e.lda = e.problem.layout[0] == 'N' ? K + 3 : M + 3;
+  e.ldb = N + 1;
+  e.ldc = N + 5;
+  e.offset = 1;
+  e.alpha = 1.5f;
+  e.beta = -0.75f;
+  e.passed = passed;
+  e.error = passed ? 2.5e-7 : 0.31;
+  e.reason = passed ? "" : "relative error 0.31 over the tolerance";
+  return e;
+}
+
+Trial trial_with(std::vector<EdgeCheck> checks) {
+  Trial t;
+  t.config = test::config(test::kSeed);
+  t.config_name = test::kSeed;
+  t.problem.M = t.problem.N = t.problem.K = 4096;
+  t.problem.layout = "TN";
+  t.time = {1.0, 0.98, 1.03, 0.05, 20};
+  t.gflops = 137000;
+  t.verify_error = 1e-7;
+  t.registers = 128;
+  t.cublas_median_ms = 0.9;
+  t.kernel_template = "sgemm_warptile";
+  t.kernel_hash = "abc";
+  t.tuner_version = "0.1.0-test";
+  t.strategy = "exhaustive/final";
+  t.seed = 42;
+  t.timestamp = "2025-06-01T12:00:00Z";
+  t.edge_checks = std::move(checks);
+  return t;
+}
+
+TEST(EdgeCheckJson, RoundTripsEveryField) {
+  const auto e = edge("tile+1", 129, 65, 17, "TN", false);
+  const nlohmann::json j = e;
+  EXPECT_EQ(j.at("label"), "tile+1");
+  EXPECT_EQ(j.at("problem").at("M"), 129);
+  EXPECT_EQ(j.at("problem").at("layout"), "TN");
+  EXPECT_EQ(j.at("lda"), 132);
+  EXPECT_EQ(j.at("offset"), 1);
+  EXPECT_EQ(j.at("passed"), false);
+
+  // Through text, as files and the database export carry it.
+  const auto back = nlohmann::json::parse(j.dump()).get<EdgeCheck>();
+  EXPECT_EQ(back.label, e.label);
+  EXPECT_EQ(back.problem, e.problem);
+  EXPECT_EQ(back.lda, e.lda);
+  EXPECT_EQ(back.ldb, e.ldb);
+  EXPECT_EQ(back.ldc, e.ldc);
+  EXPECT_EQ(back.offset, e.offset);
+  EXPECT_EQ(back.alpha, e.alpha);
+  EXPECT_EQ(back.beta, e.beta);
+  EXPECT_EQ(back.passed, e.passed);
+  EXPECT_EQ(back.error, e.error);
+  EXPECT_EQ(back.reason, e.reason);
+}
+
+TEST(EdgeCheckJson, DegenerateShapesAndAnUnmeasurableErrorSurvive) {
+  // K = 0 (C = beta*C) and a NaN error: JSON writes null, which reads back as NaN.
+  auto e = edge("K=0", 7, 5, 0, "TT", false);
+  e.error = std::nan("");
+  const auto text = nlohmann::json(e).dump();
+  EXPECT_NE(text.find("\"error\":null"), std::string::npos) << text;
+  const auto back = nlohmann::json::parse(text).get<EdgeCheck>();
+  EXPECT_EQ(back.problem.K, 0);
+  EXPECT_TRUE(std::isnan(back.error));
+}
+
+TEST(EdgeCheckJson, MissingFieldIsAnError) {
+  auto j = nlohmann::json(edge("prime", 127, 131, 137, "NN", true));
+  j.erase("ldb");
+  EXPECT_THROW(j.get<EdgeCheck>(), nlohmann::json::exception);
+}
+
+TEST(TrialJson, CarriesEdgeChecksInOrder) {
+  const auto t =
+      trial_with({edge("1", 1, 1, 1, "TN", true), edge("tile-3", 125, 61, 13, "TN", true),
+                  edge("prime", 127, 131, 137, "TN", false)});
+  const nlohmann::json j = t;
+  ASSERT_TRUE(j.at("edge_checks").is_array());
+  ASSERT_EQ(j.at("edge_checks").size(), 3u);
+  const auto back = nlohmann::json::parse(j.dump()).get<Trial>();
+  ASSERT_EQ(back.edge_checks.size(), 3u);
+  EXPECT_EQ(back.edge_checks[0].label, "1");
+  EXPECT_EQ(back.edge_checks[1].problem.M, 125);
+  EXPECT_EQ(back.edge_checks[2].passed, false);
+  EXPECT_EQ(nlohmann::json(back), j);
+}
+
+TEST(TrialJson, FilesWrittenBeforeEdgeChecksStillLoad) {
+  auto j = nlohmann::json(trial_with({}));
+  EXPECT_TRUE(j.at("edge_checks").empty());
+  j.erase("edge_checks");
+  const auto back = j.get<Trial>();
+  EXPECT_TRUE(back.edge_checks.empty());
+  EXPECT_EQ(back.config_name, test::kSeed);
+
+  j["edge_checks"] = nullptr;
+  EXPECT_TRUE(j.get<Trial>().edge_checks.empty());
+  j["edge_checks"] = "all fine";
+  EXPECT_THROW(j.get<Trial>(), InputError);
+}
+
+TEST(EdgeCheckSummary, SaysAllPassedOrNamesTheFailures) {
+  EXPECT_EQ(edge_check_summary({}), "not verified on edge cases");
+
+  std::vector<EdgeCheck> ok;
+  for (int i = 0; i < 23; ++i)
+    ok.push_back(edge("case" + std::to_string(i), 1 + i, 2, 3, "NN", true));
+  EXPECT_EQ(edge_checks_passed(ok), 23);
+  EXPECT_EQ(edge_check_summary(ok), "verified on 23 edge cases: all passed");
+
+  auto some = ok;
+  some[4] = edge("tile+1", 129, 65, 17, "NT", false);
+  some[9] = edge("prime", 127, 131, 137, "NT", false);
+  some[9].reason.clear();  // no reason: the error is shown instead
+  EXPECT_EQ(edge_checks_passed(some), 21);
+  const auto s = edge_check_summary(some);
+  EXPECT_EQ(s.rfind("verified on 23 edge cases: 2 failed:", 0), 0u) << s;
+  EXPECT_NE(s.find("tile+1 129x65x17 NT (relative error 0.31 over the tolerance)"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("prime 127x131x137 NT (error 0.31)"), std::string::npos) << s;
+  EXPECT_EQ(s.find("case4"), std::string::npos) << s;
+
+  const auto j = edge_check_tally_json(some);
+  EXPECT_EQ(j.at("total"), 23);
+  EXPECT_EQ(j.at("passed"), 21);
+  EXPECT_EQ(j.at("all_passed"), false);
+  EXPECT_EQ(j.at("failed"), nlohmann::json({"tile+1", "prime"}));
+  EXPECT_EQ(edge_check_tally_json(ok).at("all_passed"), true);
+  EXPECT_EQ(edge_check_tally_json({}).at("all_passed"), false);
+}
+
+TEST(JsonLinesStore, KeepsEdgeChecksAndReadsOldLines) {
+  test::TempDir dir;
+  const auto path = dir.path() / "results.jsonl";
+  // A line as written before edge checks existed, with no "edge_checks" key.
+  auto old = nlohmann::json(trial_with({}));
+  old.erase("edge_checks");
+  old["strategy"] = "exhaustive";
+  std::ofstream(path) << old.dump() << "\n";
+
+  Trial fresh = trial_with({edge("offset", 130, 66, 18, "TN", true)});
+  fresh.strategy = "exhaustive";
+  fresh.config = test::config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb2");
+  fresh.config_name = "wt_128x64x16_w64x32_wn2_t4x4_n128_mb2";
+  {
+    JsonLinesStore store(path);
+    store.begin(GpuFingerprint{}, fresh.problem);
+    const auto found = store.finished(test::kSeed, "abc");
+    ASSERT_TRUE(found.has_value());
+    EXPECT_TRUE(found->edge_checks.empty());
+    store.record(fresh);
+  }
+  JsonLinesStore again(path);
+  again.begin(GpuFingerprint{}, fresh.problem);
+  const auto back = again.finished(fresh.config_name, "abc");
+  ASSERT_TRUE(back.has_value());
+  ASSERT_EQ(back->edge_checks.size(), 1u);
+  EXPECT_EQ(back->edge_checks[0].label, "offset");
+  EXPECT_EQ(back->edge_checks[0].problem.layout, "TN");
+}
+
+}  // namespace
+}  // namespace sgt

@@ -1,0 +1,465 @@
+// `sgemm-tune bench`: for each problem of a suite, the GPU's tuned winner (tuned first when the
+// database has none), re-timed beside cuBLAS FP32 in the same worker phase; a table, a CSV and,
+// on request, a plot of the ratio per shape.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "error.hpp"
+#include "file_util.hpp"
+#include "nvrtc_compiler.hpp"
+#include "retime.hpp"
+#include "space.hpp"
+#include "store.hpp"
+#include "tune.hpp"
+#include "tune_store.hpp"
+
+extern char** environ;
+
+namespace sgt::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kMinReps = 20;
+constexpr int kRounds = 2;
+constexpr double kThreshold = 0.90;
+
+struct BenchOpts {
+  std::string suite, gpu = "auto", db, space = "default", cache_dir, csv = "bench-results.csv",
+                     plot, plot_script;
+  int reps = kMinReps, jobs = 0;
+  std::uint64_t seed = 0;
+  bool no_tune = false, json = false;
+};
+
+int parse_gpu(const std::string& s) {
+  if (s == "auto") return -1;
+  try {
+    size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used == s.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(fmt::format("bad --gpu '{}': expected 'auto' or a device index", s));
+}
+
+fs::path self_exe() {
+  return fs::read_symlink("/proc/self/exe");
+}
+
+// Runs argv (argv[0] looked up on PATH), its stdout and stderr going to ours unless quiet. The exit
+// status, or -1 when it could not be started (errno_out tells why).
+int run_program(const std::vector<std::string>& args, bool quiet, int* errno_out = nullptr) {
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  if (quiet) {
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  } else {
+    // Our stdout carries results only: the script's chatter goes to stderr.
+    posix_spawn_file_actions_adddup2(&fa, STDERR_FILENO, STDOUT_FILENO);
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    if (errno_out) *errno_out = rc;
+    return -1;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return -1;
+  }
+  if (WIFEXITED(status)) {
+    // posix_spawnp reports a missing program through exit code 127 on some libcs.
+    if (WEXITSTATUS(status) == 127 && errno_out) *errno_out = ENOENT;
+    return WEXITSTATUS(status);
+  }
+  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// The Python that draws the plot: $SGT_PYTHON when set, else the first of `python3` on PATH and
+// the system's /usr/bin/python3 that can import matplotlib (a virtual environment or pyenv first on
+// PATH often lacks Debian's python3-matplotlib). nullopt, with why, when none can.
+std::optional<std::string> find_python(std::string& why) {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("SGT_PYTHON"); env && *env) {
+    candidates.push_back(env);
+  } else {
+    candidates = {"python3", "/usr/bin/python3"};
+  }
+  bool any_python = false;
+  for (const auto& py : candidates) {
+    int err = 0;
+    const int rc = run_program({py, "-c", "import matplotlib"}, true, &err);
+    if (rc == 0) return py;
+    if (rc >= 0 && !(rc == 127 && err == ENOENT)) any_python = true;
+  }
+  why = any_python ? "python3 is there but cannot import matplotlib"
+                   : "python3 was not found (set SGT_PYTHON to one)";
+  why += " (on Debian/Ubuntu: apt-get install python3-matplotlib)";
+  return std::nullopt;
+}
+
+// tools/plot_bench.py: --plot-script, else beside the installed binary
+// (<prefix>/share/sgemm-tune/plot_bench.py), else in the source tree it was built from.
+fs::path find_plot_script(const std::string& given) {
+  std::error_code ec;
+  if (!given.empty()) {
+    if (!fs::is_regular_file(given, ec)) {
+      throw InputError(fmt::format("--plot-script '{}': no such file", given));
+    }
+    return given;
+  }
+  std::vector<fs::path> tried = {self_exe().parent_path().parent_path() / "share" / "sgemm-tune" /
+                                 "plot_bench.py"};
+#ifdef SGT_SOURCE_DIR
+  tried.push_back(fs::path(SGT_SOURCE_DIR) / "tools" / "plot_bench.py");
+#endif
+  std::string list;
+  for (const auto& p : tried) {
+    if (fs::is_regular_file(p, ec)) return p;
+    list += fmt::format(" '{}'", p.string());
+  }
+  throw InputError(
+      fmt::format("cannot find the plot script plot_bench.py (looked at{}); pass --plot-script "
+                  "PATH (it is tools/plot_bench.py in the source tree)",
+                  list));
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+void check_output_path(const std::string& opt, const std::string& path) {
+  std::error_code ec;
+  const fs::path p(path);
+  if (fs::is_directory(p, ec)) {
+    throw InputError(fmt::format("{} '{}' is a directory; expected a file name", opt, path));
+  }
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  if (!fs::is_directory(dir, ec)) {
+    throw InputError(
+        fmt::format("{} '{}': the directory '{}' does not exist", opt, path, dir.string()));
+  }
+}
+
+std::string duration(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+}
+
+void print_table(const std::vector<gpu::BenchRow>& rows, const gpu::BenchSummary& s,
+                 const std::string& gpu_name, int reps) {
+  fmt::print(
+      "Tuned winners against cuBLAS FP32 on {} (same run; median of {} repetitions, best of "
+      "{} interleaved rounds per side)\n\n",
+      gpu_name, reps, kRounds);
+  fmt::print("{:<20} {:<6} {:<44} {:>10} {:>10} {:>7} {:>9} {:>9}\n", "shape", "layout", "winner",
+             "tuned ms", "cuBLAS ms", "ratio", "GFLOP/s", "cuBLAS");
+  for (const auto& r : rows) {
+    if (!r.measured()) {
+      fmt::print("{:<20} {:<6} {:<44} {}{}\n", r.problem.shape(), r.problem.layout,
+                 r.config.empty() ? "-" : r.config, r.status,
+                 r.reason.empty() ? "" : ": " + r.reason);
+      continue;
+    }
+    fmt::print("{:<20} {:<6} {:<44} {:>10.4f} {:>10.4f} {:>7.3f} {:>9.1f} {:>9.1f}\n",
+               r.problem.shape(), r.problem.layout, r.config, r.tuned_ms, r.cublas_ms, r.ratio(),
+               r.tuned_gflops(), r.cublas_gflops());
+  }
+  fmt::print(
+      "\nratio = cuBLAS time / tuned time (tuned speed relative to cuBLAS; above 1: faster)\n");
+  if (s.measured == 0) {
+    fmt::print("no shape was measured ({} in the suite)\n", s.total);
+    return;
+  }
+  fmt::print("geometric mean of the ratio: {:.3f} over {} of {} shapes\n", s.geomean, s.measured,
+             s.total);
+  fmt::print("minimum ratio: {:.3f} ({}); maximum {:.3f}\n", s.min_ratio, s.min_label, s.max_ratio);
+  fmt::print("shapes below {:.2f}: {} of {}\n", s.threshold, s.below, s.measured);
+}
+
+void run_bench(const BenchOpts& o) {
+  // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
+  const auto problems = load_shape_list(o.suite);
+  const int gpu_index = parse_gpu(o.gpu);
+  check_output_path("--csv", o.csv);
+  fs::path plot_script;
+  if (!o.plot.empty()) {
+    const auto ext = lower(fs::path(o.plot).extension().string());
+    if (ext != ".png" && ext != ".svg") {
+      throw InputError(fmt::format("--plot '{}': expected a .png or .svg file name", o.plot));
+    }
+    check_output_path("--plot", o.plot);
+    plot_script = find_plot_script(o.plot_script);
+  }
+  std::optional<SearchSpace> space;
+  std::vector<Enumeration> spaces;
+  if (!o.no_tune) {
+    space = load_space(o.space);
+    for (const auto& p : problems) spaces.push_back(enumerate(*space, p));
+  }
+  const auto cache_dir = o.cache_dir.empty() ? gpu::default_cache_dir() : fs::path(o.cache_dir);
+  const std::uint64_t seed = o.seed ? o.seed : std::random_device{}();
+
+  gpu::WorkerClient worker(self_exe(), gpu_index);
+  const auto& fp = worker.info().fingerprint;
+  spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", worker.info().device, fp.name,
+               fp.cc_major, fp.cc_minor, fp.sm_count, worker.info().why);
+  if (!o.plot.empty()) {
+    std::string why;
+    if (!find_python(why)) spdlog::warn("the plot will fail: {}; the CSV will be written", why);
+  }
+
+  const fs::path db_path = o.db.empty() ? db::default_db_path() : fs::path(o.db);
+  std::optional<db::SqliteStore> store;
+  std::error_code ec;
+  if (!o.no_tune) {
+    store.emplace(db::SqliteStore::open(db_path, db::OpenMode::read_write));
+  } else if (fs::exists(db_path, ec)) {
+    store.emplace(db::SqliteStore::open(db_path, db::OpenMode::read_only));
+  } else {
+    spdlog::warn("no tuning database at '{}': every shape is untuned", db_path.string());
+  }
+  const auto gpu_id = db::GpuIdentity::of(fp);
+  db::QueryOptions query;
+  // Served winners must come from this kernel source, driver major and NVRTC major.
+  query.reference.driver_major = fp.driver_version / 1000;
+  query.reference.nvrtc_major = fp.nvrtc_major;
+  gpu::KernelCompiler compiler(cache_dir, gpu::CompileOptions{fp.arch(), {}});
+
+  spdlog::info("bench {}: {} shapes, {} repetitions per side and round, input seed {}", o.suite,
+               problems.size(), o.reps, seed);
+  std::vector<gpu::BenchRow> rows;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const auto& problem = problems[i];
+    gpu::BenchRow row;
+    row.problem = problem;
+    row.gpu = fp.name;
+    row.seed = seed;
+    row.source = "db";
+    try {
+      std::optional<db::Winner> w;
+      if (store) w = store->winner(gpu_id, problem, query);
+      if (!w && o.no_tune) {
+        row.status = gpu::kBenchUntuned;
+        row.reason = "no winner in the database";
+        if (store) {
+          const auto stale = store->stale_trials(gpu_id, problem, query);
+          if (stale.total > 0) {
+            row.reason += fmt::format(" ({} stale trials: other kernel source, driver or NVRTC)",
+                                      stale.total);
+          }
+        }
+      } else if (!w) {
+        const auto& e = spaces[i];
+        if (e.survivors.empty()) {
+          row.status = gpu::kBenchNoConfig;
+          row.reason = fmt::format("space '{}' has no valid config for it", space->name);
+        } else {
+          spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,
+                       problems.size(), gpu::bench_label(problem), e.survivors.size(), space->name);
+          gpu::TuneOptions t;  // as `tune --shapes` with its defaults
+          t.problem = problem;
+          t.candidates = e.survivors;
+          t.seed = seed;
+          t.compile_threads = static_cast<unsigned>(o.jobs);
+          t.cache_dir = cache_dir;
+          t.strategy = "exhaustive";
+          auto last = std::chrono::steady_clock::now();
+          const auto r = gpu::run_tune(t, worker, *store, [&](const gpu::TuneProgress& p) {
+            const auto now = std::chrono::steady_clock::now();
+            if (p.done == p.total || now - last > std::chrono::seconds(10)) {
+              spdlog::info("{}/{} candidates, best {:.3f} ms ({}), elapsed {}, ETA {}", p.done,
+                           p.total, p.best_ms, p.best_name, duration(p.elapsed_s),
+                           duration(p.eta_s));
+              last = now;
+            }
+          });
+          row.source = "tuned";
+          w = store->winner(gpu_id, problem, query);
+          if (!w) {
+            row.status = gpu::kBenchNoWinner;
+            std::string statuses;
+            for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
+            row.reason = "no candidate passed:" + statuses;
+          }
+        }
+      }
+      if (w) {
+        const auto& best = w->best.trial;
+        row.config = best.config_name.empty() ? to_name(best.config) : best.config_name;
+        const auto comp = compiler.compile(best.config, problem.layout);
+        if (comp.status != TrialStatus::ok) {
+          row.status = std::string(to_string(comp.status));
+          row.reason = comp.reason;
+        } else {
+          gpu::RetimeOptions ro;
+          ro.repetitions = o.reps;
+          ro.rounds = kRounds;
+          ro.seed = seed;
+          const auto m = gpu::retime(worker, comp, best.config, problem, ro);
+          row.repetitions = o.reps;
+          row.cublas_ms = m.cublas.median_ms;
+          row.cublas_spread = m.cublas.spread;
+          if (m.status == TrialStatus::ok) {
+            row.status = "ok";
+            row.tuned_ms = m.tuned.median_ms;
+            row.tuned_spread = m.tuned.spread;
+          } else {
+            row.status = std::string(to_string(m.status));
+            row.reason = m.reason;
+          }
+        }
+      }
+    } catch (const InputError&) {
+      throw;
+    } catch (const Error& e) {
+      // The worker or the store failed on this shape: recorded, and the next shape is tried.
+      row.status = gpu::kBenchError;
+      row.reason = e.what();
+    }
+    row.date = utc_timestamp();
+    if (row.measured()) {
+      spdlog::info("[{}/{}] {}: {} {:.4f} ms, cuBLAS {:.4f} ms, ratio {:.3f}", i + 1,
+                   problems.size(), gpu::bench_label(problem), row.config, row.tuned_ms,
+                   row.cublas_ms, row.ratio());
+    } else {
+      spdlog::warn("[{}/{}] {}: {}{}", i + 1, problems.size(), gpu::bench_label(problem),
+                   row.status, row.reason.empty() ? "" : ": " + row.reason);
+    }
+    rows.push_back(std::move(row));
+    // The whole CSV again after every shape, through a rename: a reader (or a crash) never sees
+    // half a file, and nothing finished is lost.
+    write_file_atomically(o.csv, gpu::bench_csv(rows));
+  }
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  const auto summary = gpu::summarize_bench(rows, kThreshold);
+  if (o.json) {
+    nlohmann::json j = {{"gpu", fp},         {"device", worker.info().device},
+                        {"suite", o.suite},  {"reps", o.reps},
+                        {"rounds", kRounds}, {"seed", seed},
+                        {"csv", o.csv},      {"wall_s", wall_s},
+                        {"rows", rows},      {"summary", summary}};
+    if (!o.plot.empty()) j["plot"] = o.plot;
+    std::puts(j.dump(2).c_str());
+  } else {
+    print_table(rows, summary, fp.name, o.reps);
+    fmt::print("CSV: {} ({} rows); wall {}\n", o.csv, rows.size(), duration(wall_s));
+  }
+  std::fflush(stdout);
+
+  const auto errors =
+      std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.status == "error"; });
+  std::string failure;
+  if (!o.plot.empty()) {
+    std::string why;
+    if (const auto py = find_python(why)) {
+      const int rc = run_program({*py, plot_script.string(), o.csv, o.plot}, false);
+      if (rc != 0) {
+        failure = fmt::format("the plot script '{}' failed (exit code {}); the CSV '{}' is written",
+                              plot_script.string(), rc, o.csv);
+      } else {
+        spdlog::info("plot: {}", o.plot);
+      }
+    } else {
+      failure = fmt::format("cannot draw the plot: {}; the CSV '{}' is written", why, o.csv);
+    }
+  }
+  if (errors > 0) {
+    const auto msg = fmt::format("{} of {} shapes failed with an error (see the CSV's reason)",
+                                 errors, rows.size());
+    failure = failure.empty() ? msg : msg + "; " + failure;
+  }
+  if (!failure.empty()) throw Error(failure);
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app) {
+  auto o = std::make_shared<BenchOpts>();
+  auto* sub = app.add_subcommand(
+      "bench",
+      "Benchmark the tuned kernels against cuBLAS FP32 over a suite of problems: for each, the\n"
+      "GPU's winner from the database (tuned first, as `tune --shapes` does, when there is none),\n"
+      "re-timed beside cuBLAS in the same worker phase on the same random inputs. Prints a table\n"
+      "and the geometric mean and minimum of the ratio, writes a CSV and, with --plot, a chart.");
+  sub->add_option("--suite", o->suite,
+                  "JSON list of problems: \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": "
+                  "\"NN\"|\"NT\"|\"TN\"|\"TT\"} (e.g. bench/shapes.json)")
+      ->required();
+  sub->add_option("--gpu", o->gpu, "'auto' (most SMs x clock) or a device index")
+      ->capture_default_str();
+  add_db_option(*sub, o->db);
+  sub->add_option("--space", o->space,
+                  "Search space for the shapes that must be tuned first: a JSON file or a built-in "
+                  "name")
+      ->capture_default_str();
+  sub->add_option("--cache-dir", o->cache_dir,
+                  "Compiled-kernel cache (default: $SGT_CACHE_DIR, else the user cache dir)");
+  sub->add_option("-j,--jobs", o->jobs, "NVRTC threads when tuning (default: all cores)")
+      ->check(CLI::Range(0, 1024));
+  sub->add_option("--seed", o->seed, "Seed of the random inputs (default: random, logged)");
+  sub->add_option("--reps", o->reps,
+                  fmt::format("Timed repetitions per side (tuned, cuBLAS) and round; each side is "
+                              "the median of its round, best of {} interleaved rounds (at least "
+                              "{})",
+                              kRounds, kMinReps))
+      ->check(CLI::Range(kMinReps, 100000))
+      ->capture_default_str();
+  sub->add_flag("--no-tune", o->no_tune,
+                "Tune nothing: a shape without a winner in the database is reported 'untuned' and "
+                "skipped");
+  sub->add_option("--csv", o->csv,
+                  "CSV (default: in the current directory) written as shapes finish, one row per "
+                  "shape (shape,M,N,K,layout,config,"
+                  "tuned_ms,cublas_ms,ratio,tuned_gflops,cublas_gflops,status,gpu,date,...)")
+      ->capture_default_str();
+  sub->add_option("--plot", o->plot,
+                  "Also draw the ratio per shape from the CSV into this .png or .svg (runs "
+                  "tools/plot_bench.py with a python3 that has matplotlib; $SGT_PYTHON picks one)");
+  sub->add_option("--plot-script", o->plot_script,
+                  "The plot script (default: share/sgemm-tune/plot_bench.py beside the installed "
+                  "binary, else tools/plot_bench.py of the source tree)");
+  sub->add_flag("--json", o->json, "Print the rows and the summary as one JSON document");
+  sub->footer(
+      "ratio = cuBLAS median / tuned median (above 1: the tuned kernel is faster). The summary\n"
+      "gives the geometric mean and the minimum of the ratio over the measured shapes and how\n"
+      "many are below 0.90. Row statuses: ok, untuned (--no-tune, nothing stored), no_config\n"
+      "(the space has no valid config), no_winner (no candidate passed), error, or the re-timed\n"
+      "winner's trial status (incorrect, crashed, timeout, ...).\n"
+      "Exit codes: 0 done (whatever the rows' statuses); 1 no GPU, database trouble, a shape\n"
+      "failed with an error, or the plot failed (the CSV is written); 2 bad input.");
+  sub->callback([o] { run_bench(*o); });
+}
+
+}  // namespace sgt::cli
