@@ -50,17 +50,6 @@ struct BenchOpts {
   bool no_tune = false, json = false;
 };
 
-int parse_gpu(const std::string& s) {
-  if (s == "auto") return -1;
-  try {
-    size_t used = 0;
-    const int v = std::stoi(s, &used);
-    if (used == s.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw InputError(fmt::format("bad --gpu '{}': expected 'auto' or a device index", s));
-}
-
 fs::path self_exe() {
   return fs::read_symlink("/proc/self/exe");
 }

@@ -57,17 +57,6 @@ class ProgressView {
   std::chrono::steady_clock::time_point last_{};
 };
 
-int parse_gpu(const std::string& s) {
-  if (s == "auto") return -1;
-  try {
-    size_t used = 0;
-    const int v = std::stoi(s, &used);
-    if (used == s.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw InputError(fmt::format("bad --gpu '{}': expected 'auto' or a device index", s));
-}
-
 // One line of the multi-shape summary; an empty winner means no config served the shape.
 struct ShapeSummary {
   Problem problem;

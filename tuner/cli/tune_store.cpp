@@ -1,6 +1,11 @@
 // The tune command's store: the SQLite tuning cache, opened for writing.
 #include "tune_store.hpp"
 
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "error.hpp"
 #include "store.hpp"
 
 namespace sgt::cli {
@@ -14,6 +19,17 @@ void add_db_option(CLI::App& sub, std::string& db) {
 std::unique_ptr<TrialStore> open_tune_store(const std::string& db) {
   const auto path = db.empty() ? db::default_db_path() : std::filesystem::path(db);
   return std::make_unique<db::SqliteStore>(db::SqliteStore::open(path, db::OpenMode::read_write));
+}
+
+int parse_gpu(const std::string& s) {
+  if (s == "auto") return -1;
+  try {
+    size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used == s.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(fmt::format("bad --gpu '{}': expected 'auto' or a device index", s));
 }
 
 }  // namespace sgt::cli

@@ -14,4 +14,7 @@ namespace sgt::cli {
 void add_db_option(CLI::App& sub, std::string& db);
 std::unique_ptr<TrialStore> open_tune_store(const std::string& db);
 
+// --gpu: "auto" -> -1, else a device index >= 0; InputError naming the text otherwise.
+int parse_gpu(const std::string& s);
+
 }  // namespace sgt::cli

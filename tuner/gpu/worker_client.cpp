@@ -155,6 +155,26 @@ json WorkerClient::call(const json& req, std::chrono::milliseconds timeout) {
   return *resp;
 }
 
+std::pair<bool, std::string> WorkerClient::replace_silent_worker(
+    std::chrono::milliseconds timeout) {
+  // Tell a hang from a death: a live process past the deadline is a hang.
+  int status = 0;
+  const bool alive = pid_ > 0 && waitpid(pid_, &status, WNOHANG) == 0;
+  std::string why =
+      alive ? fmt::format("no answer within {} ms; worker killed", timeout.count())
+            : fmt::format("worker died ({})", WIFSIGNALED(status)
+                                                  ? fmt::format("signal {}", WTERMSIG(status))
+                                                  : fmt::format("exit {}", WEXITSTATUS(status)));
+  if (!alive && pid_ > 0) {  // already reaped by waitpid above
+    close(to_worker_);
+    close(from_worker_);
+    to_worker_ = from_worker_ = -1;
+    pid_ = -1;
+  }
+  restart();
+  return {alive, std::move(why)};
+}
+
 nlohmann::json tile_json(const LaunchTile& t) {
   return {{"BM", t.BM}, {"BN", t.BN}, {"BK", t.BK}, {"split_k", t.split_k}};
 }
@@ -178,19 +198,11 @@ std::vector<EdgeCheck> WorkerClient::verify_cases(const TrialRequest& t,
   if (!resp) {
     // The candidate crashed or hung the worker: every case is a failure, and a new worker serves
     // whatever comes next.
-    int status = 0;
-    const bool alive = pid_ > 0 && waitpid(pid_, &status, WNOHANG) == 0;
-    if (!alive && pid_ > 0) {
-      close(to_worker_);
-      close(from_worker_);
-      to_worker_ = from_worker_ = -1;
-      pid_ = -1;
-    }
-    restart();
+    const auto [hung, why] = replace_silent_worker(timeout);
     auto out = cases;
     for (auto& c : out) {
       c.passed = false;
-      c.reason = alive ? "no answer in time; worker killed" : "worker died";
+      c.reason = why;
     }
     return out;
   }
@@ -254,22 +266,9 @@ TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::millis
   const auto resp = receive(timeout);
   TrialResponse out;
   if (!resp) {
-    // Tell a hang from a death: a live process past the deadline is a hang.
-    int status = 0;
-    const bool alive = waitpid(pid_, &status, WNOHANG) == 0;
-    out.status = alive ? TrialStatus::timeout : TrialStatus::crashed;
-    out.reason =
-        alive ? fmt::format("no answer within {} ms; worker killed", timeout.count())
-              : fmt::format("worker died ({})", WIFSIGNALED(status)
-                                                    ? fmt::format("signal {}", WTERMSIG(status))
-                                                    : fmt::format("exit {}", WEXITSTATUS(status)));
-    if (!alive) {  // already reaped by waitpid above
-      close(to_worker_);
-      close(from_worker_);
-      to_worker_ = from_worker_ = -1;
-      pid_ = -1;
-    }
-    restart();
+    const auto [hung, why] = replace_silent_worker(timeout);
+    out.status = hung ? TrialStatus::timeout : TrialStatus::crashed;
+    out.reason = why;
     return out;
   }
   if (!resp->value("ok", false)) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -61,6 +62,9 @@ class WorkerClient {
   void start();
   void stop(bool kill);
   void restart();
+  // After a request went unanswered: whether the worker hung (else it died) and a reason naming
+  // the timeout, signal or exit status; the worker has been replaced when this returns.
+  std::pair<bool, std::string> replace_silent_worker(std::chrono::milliseconds timeout);
   void send(const nlohmann::json& req);
   // nullopt when the worker died or the timeout expired.
   std::optional<nlohmann::json> receive(std::chrono::milliseconds timeout);
