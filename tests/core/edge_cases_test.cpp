@@ -1,0 +1,114 @@
+// The edge-shape suite a winner is verified on: what it covers, derived from the config's tile.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "edge_cases.hpp"
+#include "test_support.hpp"
+
+namespace sgt {
+namespace {
+
+const EdgeCheck* find(const std::vector<EdgeCheck>& cases, const std::string& label) {
+  for (const auto& c : cases) {
+    if (c.label == label) return &c;
+  }
+  return nullptr;
+}
+
+TEST(EdgeCases, CoverTheIssuesShapesDerivedFromTheTile) {
+  const auto c = test::config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1");
+  const auto cases = edge_cases(c, "NN");
+  ASSERT_GE(cases.size(), 15u);
+  auto shape = [&](const std::string& label) {
+    const auto* e = find(cases, label);
+    EXPECT_NE(e, nullptr) << label;
+    return e ? e->problem.shape() : std::string();
+  };
+  EXPECT_EQ(shape("one"), "1x1x1");
+  EXPECT_EQ(shape("tile-3"), "125x61x13");
+  EXPECT_EQ(shape("tile+1"), "129x65x17");
+  EXPECT_EQ(shape("K=0"), "133x71x0");
+  EXPECT_EQ(shape("M=0"), "0x64x16");
+  EXPECT_EQ(shape("N=0"), "128x0x16");
+  // K not a multiple of BK, and primes.
+  EXPECT_NE(find(cases, "K%BK")->problem.K % c.BK, 0);
+  EXPECT_EQ(shape("primes"), "127x251x61");
+  // Every label once, every case unrun.
+  std::set<std::string> labels;
+  for (const auto& e : cases) {
+    EXPECT_TRUE(labels.insert(e.label).second) << e.label;
+    EXPECT_FALSE(e.passed);
+    EXPECT_EQ(e.error, -1);
+  }
+}
+
+TEST(EdgeCases, LeadingDimensionsFollowTheLayoutAndPaddingIsExplicit) {
+  const auto c = test::config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1");
+  for (const std::string layout : {"NN", "NT", "TN", "TT"}) {
+    const auto cases = edge_cases(c, layout);
+    int padded = 0, offset = 0, beta_nonzero = 0, beta_zero = 0;
+    for (const auto& e : cases) {
+      EXPECT_EQ(e.problem.layout, layout);
+      // Never below the stored row length (nor below 1, as BLAS requires).
+      EXPECT_GE(e.lda, min_lda(e.problem)) << e.label;
+      EXPECT_GE(e.ldb, min_ldb(e.problem)) << e.label;
+      EXPECT_GE(e.ldc, min_ldc(e.problem)) << e.label;
+      EXPECT_GE(e.lda, 1);
+      if (e.lda > min_lda(e.problem)) ++padded;
+      if (e.offset > 0) ++offset;
+      (e.beta != 0.0f ? beta_nonzero : beta_zero)++;
+    }
+    EXPECT_GE(padded, 2) << layout;  // one float4-aligned padding, one that breaks alignment
+    EXPECT_GE(offset, 2) << layout;
+    EXPECT_GE(beta_nonzero, 3) << layout;
+    EXPECT_GE(beta_zero, 10) << layout;  // beta = 0: C starts as NaN in the worker
+    const auto* ld4 = find(cases, "ld+4");
+    const auto* ld3 = find(cases, "ld+3");
+    ASSERT_TRUE(ld4 && ld3);
+    EXPECT_EQ(ld4->lda % 4, 0) << "ld+4 must keep rows 16-byte aligned";
+    EXPECT_NE(ld3->ldc % 4, 0) << "ld+3 must break row alignment";
+  }
+  // The stored row length: K for A, M for A^T; N for B, K for B^T.
+  Problem p;
+  p.M = 7;
+  p.N = 9;
+  p.K = 11;
+  p.layout = "TN";
+  EXPECT_EQ(min_lda(p), 7);
+  EXPECT_EQ(min_ldb(p), 9);
+  p.layout = "NT";
+  EXPECT_EQ(min_lda(p), 11);
+  EXPECT_EQ(min_ldb(p), 11);
+  p.K = 0;
+  EXPECT_EQ(min_lda(p), 1);
+}
+
+TEST(EdgeCases, DeepKGivesEverySplitSeveralSlicesAndOneRaggedEnd) {
+  for (const char* name :
+       {"wt_128x64x16_w64x32_wn2_t4x4_n128_mb1", "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_k16"}) {
+    const auto c = test::config(name);
+    const auto* deep = find(edge_cases(c, "NN"), "deep-K");
+    ASSERT_NE(deep, nullptr);
+    const long long slices = deep->problem.K / c.BK;
+    EXPECT_GE(slices, 3LL * c.SPLIT_K) << name;
+    EXPECT_NE(deep->problem.K % c.BK, 0) << name;
+  }
+}
+
+TEST(EdgeCases, DescribeNamesWhatDiffersFromAPackedCall) {
+  const auto cases = edge_cases(test::config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1"), "TN");
+  EXPECT_EQ(describe(*find(cases, "one")), "1x1x1 TN");
+  EXPECT_NE(describe(*find(cases, "ld+3")).find(" ld "), std::string::npos);
+  EXPECT_NE(describe(*find(cases, "offset")).find(" off1"), std::string::npos);
+  EXPECT_NE(describe(*find(cases, "alpha-beta")).find(" a1.5 b-0.75"), std::string::npos);
+  // Same config and layout, same list: the suite is reproducible.
+  const auto again = edge_cases(test::config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1"), "TN");
+  ASSERT_EQ(again.size(), cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(describe(again[i]), describe(cases[i]));
+}
+
+}  // namespace
+}  // namespace sgt
