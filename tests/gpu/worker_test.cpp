@@ -132,7 +132,7 @@ class WorkerTest : public ::testing::Test {
     EXPECT_TRUE(check(cfg).empty()) << name << " is not a valid config";
     const auto c = compiler_->compile(cfg, problem_.layout);
     EXPECT_EQ(c.status, TrialStatus::ok) << c.reason;
-    auto req = make_trial_request(c, cfg, problem_);
+    auto req = make_trial_request(c, cfg);
     req.checksum = checksum;
     return worker_->run_trial(req, 60s);
   }
@@ -295,7 +295,7 @@ TEST_F(WorkerTest, TamperedCubinIsNotLoaded) {
   set_problem("256x256x256", 1.0f, 0.0f);
   const auto cfg = from_name(kConfigs[0]).value();
   const auto c = compiler_->compile(cfg);
-  auto req = make_trial_request(c, cfg, problem_);
+  auto req = make_trial_request(c, cfg);
   req.cubin_sha256[0] = req.cubin_sha256[0] == '0' ? '1' : '0';
   const auto r = worker_->run_trial(req, 60s);
   EXPECT_EQ(r.status, TrialStatus::compile_failed);
@@ -309,7 +309,7 @@ TEST_F(WorkerTest, NvrtcAndNvccInstancesGiveIdenticalResults) {
   const auto cfg = from_name(kConfigs[0]).value();
   const auto c = compiler_->compile(cfg);
   ASSERT_EQ(c.status, TrialStatus::ok);
-  auto req = make_trial_request(c, cfg, problem_);
+  auto req = make_trial_request(c, cfg);
   req.checksum = true;
   const auto nvrtc = worker_->run_trial(req, 60s);
   ASSERT_EQ(nvrtc.status, TrialStatus::ok) << nvrtc.reason;

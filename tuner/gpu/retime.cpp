@@ -127,7 +127,7 @@ Retimed retime(WorkerClient& worker, const Compiled& compiled, const WarpTileCon
     if (round > 0) cublas = worker.time_cublas(o.repetitions);
     keep_best(out.cublas, cublas);
 
-    auto req = make_trial_request(compiled, config, problem);
+    auto req = make_trial_request(compiled, config);
     req.repetitions = o.repetitions;
     req.cut_after = 0;  // every repetition: no early cut
     req.best_ms = 0;

@@ -85,7 +85,7 @@ Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& c
   Trial t = base_trial(o, cfg);
   apply_compiled(t, comp);
   if (t.status == TrialStatus::ok) {
-    auto req = make_trial_request(comp, cfg, o.problem);
+    auto req = make_trial_request(comp, cfg);
     req.repetitions = o.repetitions;
     req.cut_after = cut_after;
     req.cut_ratio = o.cut_ratio;
@@ -104,7 +104,7 @@ Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& c
 
 }  // namespace
 
-TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c, const Problem& p) {
+TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
   TrialRequest r;
   r.name = comp.config_name;
   r.cubin_path = comp.cubin_path.string();
@@ -113,14 +113,13 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c, c
   r.reduce_kernel = comp.reduce_lowered_name;
   r.tile = LaunchTile{c.BM, c.BN, c.BK, c.SPLIT_K};
   r.block = static_cast<unsigned>(c.NUM_THREADS);
-  (void)p;
   return r;
 }
 
 std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileConfig& c,
                                          const Problem& p, WorkerClient& worker, std::uint64_t seed,
                                          double tolerance) {
-  auto req = make_trial_request(comp, c, p);
+  auto req = make_trial_request(comp, c);
   req.tolerance = tolerance;
   return worker.verify_cases(req, edge_cases(c, p.layout), seed, std::chrono::seconds(120));
 }

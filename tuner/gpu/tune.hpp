@@ -57,8 +57,9 @@ struct TuneReport {
   double compile_wall_s = 0, wall_s = 0;
 };
 
-// The worker request that runs a compiled config on a problem (launch geometry from the config).
-TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c, const Problem& p);
+// The worker request that runs a compiled config (the worker derives the grid from its tile and
+// the problem it holds).
+TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c);
 
 // Verifies a compiled config on the edge-shape suite of edge_cases() in the problem's layout.
 std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileConfig& c,

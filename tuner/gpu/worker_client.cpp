@@ -175,24 +175,32 @@ std::pair<bool, std::string> WorkerClient::replace_silent_worker(
   return {alive, std::move(why)};
 }
 
-nlohmann::json tile_json(const LaunchTile& t) {
-  return {{"BM", t.BM}, {"BN", t.BN}, {"BK", t.BK}, {"split_k", t.split_k}};
+namespace {
+
+// What every request about one compiled candidate carries: which binary, which kernels, and the
+// launch geometry the worker derives the grid from.
+json candidate_request(const char* op, const TrialRequest& t) {
+  return {{"op", op},
+          {"name", t.name},
+          {"cubin", t.cubin_path},
+          {"sha256", t.cubin_sha256},
+          {"kernel", t.kernel},
+          {"reduce_kernel", t.reduce_kernel},
+          {"tile",
+           {{"BM", t.tile.BM}, {"BN", t.tile.BN}, {"BK", t.tile.BK}, {"split_k", t.tile.split_k}}},
+          {"block", t.block},
+          {"tolerance", t.tolerance}};
 }
+
+}  // namespace
 
 std::vector<EdgeCheck> WorkerClient::verify_cases(const TrialRequest& t,
                                                   const std::vector<EdgeCheck>& cases,
                                                   std::uint64_t seed,
                                                   std::chrono::milliseconds timeout) {
-  const json req = {{"op", "verify"},
-                    {"cubin", t.cubin_path},
-                    {"sha256", t.cubin_sha256},
-                    {"kernel", t.kernel},
-                    {"reduce_kernel", t.reduce_kernel},
-                    {"tile", tile_json(t.tile)},
-                    {"block", t.block},
-                    {"tolerance", t.tolerance},
-                    {"seed", seed},
-                    {"cases", cases}};
+  json req = candidate_request("verify", t);
+  req["seed"] = seed;
+  req["cases"] = cases;
   send(req);
   const auto resp = receive(timeout);
   if (!resp) {
@@ -248,21 +256,14 @@ TimeStats WorkerClient::time_cublas(int repetitions) {
 }
 
 TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::milliseconds timeout) {
-  send({{"op", "trial"},
-        {"name", t.name},
-        {"cubin", t.cubin_path},
-        {"sha256", t.cubin_sha256},
-        {"kernel", t.kernel},
-        {"reduce_kernel", t.reduce_kernel},
-        {"tile", tile_json(t.tile)},
-        {"block", t.block},
-        {"warmup", t.warmup},
-        {"reps", t.repetitions},
-        {"cut_after", t.cut_after},
-        {"cut_ratio", t.cut_ratio},
-        {"best_ms", t.best_ms},
-        {"tolerance", t.tolerance},
-        {"checksum", t.checksum}});
+  json req = candidate_request("trial", t);
+  req["warmup"] = t.warmup;
+  req["reps"] = t.repetitions;
+  req["cut_after"] = t.cut_after;
+  req["cut_ratio"] = t.cut_ratio;
+  req["best_ms"] = t.best_ms;
+  req["checksum"] = t.checksum;
+  send(req);
   const auto resp = receive(timeout);
   TrialResponse out;
   if (!resp) {

@@ -24,8 +24,6 @@ struct ProblemSetup {
   int offset = 0;     // elements by which A, B, C start past an aligned allocation
 };
 
-nlohmann::json tile_json(const LaunchTile& t);
-
 struct WorkerInfo {
   GpuFingerprint fingerprint;
   int device = 0;

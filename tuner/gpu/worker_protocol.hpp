@@ -23,7 +23,6 @@
 // poisons the CUDA context answers status "crashed" and the worker exits.
 #pragma once
 
-#include <array>
 #include <string>
 
 #include "trial.hpp"
