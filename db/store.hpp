@@ -94,8 +94,9 @@ struct QueryOptions {
   Reference reference;
 };
 
-// The best ok trial (lowest median) of one GPU x problem x kernel template. Derived from trials on
-// every call, never stored, so merges and new trials change it with nothing to recompute.
+// The best ok trial of one GPU x problem x kernel template: one that passed the edge-shape suite
+// before any that was not verified, then the lowest median. Derived from trials on every call,
+// never stored, so merges and new trials change it with nothing to recompute.
 struct Winner {
   StoredTrial best;
   bool stale = false;       // only ever true when stale trials were allowed

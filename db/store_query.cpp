@@ -15,13 +15,14 @@ namespace sgt::db {
 
 namespace {
 
-// Every ok trial with the reasons it might be stale. The reference is the binary's kernel hash and,
-// unless overridden, the latest driver and NVRTC majors recorded for the trial's GPU. Filters are
-// optional: a NULL parameter means "any".
+// Every ok trial with the reasons it might be stale and whether it passed an edge-shape suite. The
+// reference is the binary's kernel hash and, unless overridden, the latest driver and NVRTC majors
+// recorded for the trial's GPU. Filters are optional: a NULL parameter means "any". VERIFIED is
+// replaced by verified_sql().
 constexpr const char* kCandidatesCte = R"sql(
 WITH cand AS (
   SELECT t.id AS id, t.gpu_id AS gpu_id, t.problem_id AS problem_id, k.name AS template_name,
-         t.median_ms AS median_ms,
+         t.median_ms AS median_ms, VERIFIED AS verified,
          k.source_hash <> :hash AS stale_hash,
          t.driver_version / 1000 <> COALESCE(:driver_major, g.driver_version / 1000)
            AS stale_driver,
@@ -39,7 +40,10 @@ WITH cand AS (
 )
 )sql";
 
-// The winner of each GPU x problem x template: lowest median, ties to the earliest trial.
+// The winner of each GPU x problem x template: a trial verified on the edge-shape suite before any
+// that is not (a tune verifies its finalists in rank order, and a faster screening trial of a
+// config it never verified must not overtake the one it did), then lowest median, ties to the
+// earliest trial.
 constexpr const char* kWinnersSql = R"sql(
 SELECT id, stale, ok_trials FROM (
   SELECT id, gpu_id, problem_id, template_name,
@@ -48,7 +52,8 @@ SELECT id, stale, ok_trials FROM (
          count(*) OVER (PARTITION BY gpu_id, problem_id, template_name) AS ok_trials
   FROM cand
   WHERE :allow_stale OR NOT (stale_hash OR stale_driver OR stale_nvrtc)
-  WINDOW w AS (PARTITION BY gpu_id, problem_id, template_name ORDER BY median_ms, id)
+  WINDOW w AS (PARTITION BY gpu_id, problem_id, template_name
+               ORDER BY verified DESC, median_ms, id)
 )
 WHERE rank = 1
 ORDER BY gpu_id, problem_id, template_name
@@ -92,9 +97,22 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// The candidates CTE for this database: a trial is verified when it has edge checks and passed them
+// all; a database from before edge checks (no table) has none.
+std::string candidates_cte(const StoreImpl& impl) {
+  std::string cte = kCandidatesCte;
+  const std::string verified =
+      impl.edge_table ? "(EXISTS (SELECT 1 FROM edge_checks e WHERE e.trial_id = t.id) AND NOT "
+                        "EXISTS (SELECT 1 FROM edge_checks e WHERE e.trial_id = t.id AND "
+                        "e.passed = 0))"
+                      : "0";
+  cte.replace(cte.find("VERIFIED"), std::string_view("VERIFIED").size(), verified);
+  return cte;
+}
+
 std::vector<Winner> run_winners(const StoreImpl& impl, const Filter& f, const Reference& ref,
                                 bool allow_stale) {
-  Stmt s(impl.conn, std::string(kCandidatesCte) + kWinnersSql);
+  Stmt s(impl.conn, candidates_cte(impl) + kWinnersSql);
   bind_candidates(s, f, ref);
   s.bind(":allow_stale", allow_stale);
   std::vector<std::tuple<long long, bool, long long>> rows;
@@ -250,7 +268,7 @@ StaleCounts SqliteStore::stale_trials(const GpuIdentity& gpu, const std::optiona
     f.problem_id = impl_->problem_id(*problem);
     if (!f.problem_id) return c;
   }
-  Stmt s(impl_->conn, std::string(kCandidatesCte) + kStaleSql);
+  Stmt s(impl_->conn, candidates_cte(*impl_) + kStaleSql);
   bind_candidates(s, f, opts.reference);
   if (s.step()) {
     c.total = s.int64(0);
@@ -296,7 +314,7 @@ QueryResult SqliteStore::query(const GpuIdentity& gpu, const Problem& problem,
     }
     if (!opts.allow_stale) {
       Filter sf = f;
-      Stmt s(impl_->conn, std::string(kCandidatesCte) + kStaleSql);
+      Stmt s(impl_->conn, candidates_cte(*impl_) + kStaleSql);
       bind_candidates(s, sf, opts.reference);
       if (s.step()) {
         r.stale_skipped = StaleCounts{s.int64(0), s.int64(1), s.int64(2), s.int64(3)};

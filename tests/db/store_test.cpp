@@ -156,6 +156,39 @@ TEST_F(StoreTest, WinnerIsTheFastestOkTrialAndIsDerived) {
   EXPECT_FALSE(store.winner(GpuIdentity::of(test::a100()), p));
 }
 
+// A tune screens every config, then verifies its finalists on the edge-shape suite in rank order
+// and records the first that passes with its checks. A faster screening trial of a config that was
+// never verified must not become the winner the database serves.
+TEST_F(StoreTest, AVerifiedTrialWinsOverAFasterUnverifiedOne) {
+  const auto p = shape(4096, 4096, 4096);
+  const auto id = GpuIdentity::of(test::h200());
+  auto store = rw();
+  store.begin(test::h200(), p);
+  store.record(make_trial(p, 0, 0.9));  // fastest in screening, never verified
+  auto verified = make_trial(p, 1, 1.0);
+  verified.edge_checks = test::edge_checks(p, 24);
+  store.record(verified);
+  auto failed = make_trial(p, 2, 0.8);  // checked, one case failed (as stored by an older tuner)
+  failed.edge_checks = test::edge_checks(p, 24, 1);
+  store.record(failed);
+  auto w = store.winner(id, p);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(1)));
+  EXPECT_EQ(w->ok_trials, 3);
+  EXPECT_EQ(store.query(id, p).config_name, to_name(test::config_n(1)));
+  ASSERT_EQ(store.winners().size(), 1u);
+  EXPECT_EQ(store.winners()[0].best.trial.config_name, to_name(test::config_n(1)));
+
+  // Without any verified trial the lowest median wins, as before edge checks existed.
+  const auto q = shape(2048, 2048, 2048);
+  store.begin(test::h200(), q);
+  store.record(make_trial(q, 0, 0.9));
+  store.record(make_trial(q, 1, 0.7));
+  w = store.winner(id, q);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(1)));
+}
+
 TEST_F(StoreTest, StaleTrialsAreKeptButNotServedUnlessAllowed) {
   const auto p = shape(4096, 4096, 4096);
   const auto id = GpuIdentity::of(test::h200());
