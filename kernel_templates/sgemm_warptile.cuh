@@ -4,10 +4,13 @@
 // or X^T (TRANS_A, TRANS_B). A is stored M x K (lda >= K), or K x M when TRANS_A (lda >= M); B is
 // stored K x N (ldb >= N), or N x K when TRANS_B (ldb >= K).
 //
-// Fast and guarded paths: a k-slice is read with float4 loads only when the block's tile lies
-// inside the matrix, the slice is whole and the operand's pointer and leading dimension allow
-// 16-byte accesses; otherwise element by element, with everything outside the matrix read as 0.
-// The epilogue likewise stores float4s only where legal. Each choice is uniform across the block.
+// Main and edge loops: when both operands' pointers, leading dimensions and (where a float4 runs
+// along M or N) extents allow 16-byte accesses, every block reads its whole k-slices in the main
+// loop, float4s and no guard; where its tile reaches past the matrix in M or N, the loads are moved
+// back inside it (clamp_mn_vec in warptile_geometry.h) and what they read feeds only outputs the
+// epilogue never stores. The partial last k-slice, and every slice of operands that do not allow
+// float4s, take the guarded edge loop: element by element, everything outside the matrix read as
+// 0. The epilogue stores float4s only where legal. Each choice is uniform across the block.
 //
 // Launch (see launch_dims in warptile_geometry.h): grid (grid_m * grid_n, 1, grid_z), block
 // NUM_THREADS. With grid_z > 1 (split-K) split z computes k in [z*k_chunk, (z+1)*k_chunk) and
@@ -124,8 +127,13 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 #endif
   const bool fullM = !kGuarded || blockRow + BM <= M;
   const bool fullN = !kGuarded || blockCol + BN <= N;
-  const bool fastA = !kGuarded || (fullM && aligned16(A) && lda % kVec == 0);
-  const bool fastB = !kGuarded || (fullN && aligned16(B) && ldb % kVec == 0);
+  // Stored columns run along k for A and B^T, along m (n) for A^T and B.
+  constexpr bool A_COLS_K = !TRANS_A, B_COLS_K = TRANS_B;
+  // float4 main-loop loads: aligned pointer and leading dimension, and where a float4 runs along
+  // M (N), a multiple of 4 there, so that a float4 is either whole inside the matrix or whole
+  // outside it (and then clamped to the last one).
+  const bool vec = !kGuarded || (aligned16(A) && lda % kVec == 0 && (A_COLS_K || M % kVec == 0) &&
+                                 aligned16(B) && ldb % kVec == 0 && (B_COLS_K || N % kVec == 0));
 
   // Sized for at least one sub-tile so that a rejected config fails on its static_assert alone,
   // not also on zero-sized arrays.
@@ -136,24 +144,43 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   float4 ra[g.A_PASSES], rb[g.B_PASSES];
 
   // Each pass's global pointer, set for the first k-slice and advanced by one slice per fetch: the
-  // loop then spends no arithmetic on addresses.
+  // loop then spends no arithmetic on addresses. For the main loop it is clamped into the matrix in
+  // M and N (see clamp_mn); the edge loop's guard never reads where it was moved.
   const int ar0 = TRANS_A ? kbeg : blockRow, ac0 = TRANS_A ? blockRow : kbeg;
   const int br0 = TRANS_B ? blockCol : kbeg, bc0 = TRANS_B ? kbeg : blockCol;
   const long long a_step = TRANS_A ? static_cast<long long>(BK) * lda : BK;
   const long long b_step = TRANS_B ? BK : static_cast<long long>(BK) * ldb;
   const float* pa[g.A_PASSES];
   const float* pb[g.B_PASSES];
+  const bool clamp = kGuarded && vec;
 #pragma unroll
-  for (int p = 0; p < g.A_PASSES; ++p)
-    pa[p] = A + static_cast<long long>(ar0 + load_row(g, A_COLS, tid, p)) * lda + ac0 +
-            load_col(g, A_COLS, tid, p);
+  for (int p = 0; p < g.A_PASSES; ++p) {
+    int r = ar0 + load_row(g, A_COLS, tid, p), c = ac0 + load_col(g, A_COLS, tid, p);
+    if (clamp) {
+      if (A_COLS_K) {
+        r = clamp_mn(r, M);
+      } else {
+        c = clamp_mn_vec(c, M);
+      }
+    }
+    pa[p] = A + static_cast<long long>(r) * lda + c;
+  }
 #pragma unroll
-  for (int p = 0; p < g.B_PASSES; ++p)
-    pb[p] = B + static_cast<long long>(br0 + load_row(g, B_COLS, tid, p)) * ldb + bc0 +
-            load_col(g, B_COLS, tid, p);
+  for (int p = 0; p < g.B_PASSES; ++p) {
+    int r = br0 + load_row(g, B_COLS, tid, p), c = bc0 + load_col(g, B_COLS, tid, p);
+    if (clamp) {
+      if (B_COLS_K) {
+        r = clamp_mn(r, N);
+      } else {
+        c = clamp_mn_vec(c, N);
+      }
+    }
+    pb[p] = B + static_cast<long long>(r) * ldb + c;
+  }
 
-  // Global -> registers for k-slice t (called once per slice, in order). GUARD: element by
-  // element, whatever lies outside the matrix (or this split's k range) read as 0.
+  // Global -> registers for k-slice t (called once per slice, in order). Main loop: float4s from
+  // the clamped pointers. GUARD (the edge loop): element by element, whatever lies outside the
+  // matrix (or this split's k range) read as 0.
   auto fetch = [&](auto guard, int t) {
     if constexpr (!decltype(guard)::value) {
 #pragma unroll
@@ -260,14 +287,14 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     }
   };
 
-  // Main loop: the whole k-slices of a block whose tiles lie inside the matrix, with float4 loads
-  // and nothing else. Edge loop: whatever is left (every slice of an edge block or of unaligned
-  // operands, the partial last slice of the others), guarded. Keeping the guards out of the main
-  // loop keeps its code, and its register allocation, what the unguarded kernel's is.
-  const bool fast_block = fastA && fastB;
+  // Main loop: the whole k-slices of every block, float4 loads clamped into the matrix and nothing
+  // else. Edge loop: the rest (the partial last slice; every slice when the operands do not allow
+  // float4s), guarded. Keeping the guards, and any second copy of the unrolled loop, out of the
+  // main loop keeps its register allocation what the unguarded kernel's is: a scalar copy of the
+  // main loop measured 7 % slower at 4096^3 for being there at all (bench/NOTES.md).
   const int nfull = kend > kbeg ? (kend - kbeg) / BK : 0;
   int t = 0;
-  if (fast_block) {
+  if (vec) {
     if (STAGES == 1) {
       // The seed's loop: load, sync, compute, sync.
       for (; t < nfull; ++t) {
@@ -294,6 +321,9 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     }
   }
   if (kGuarded) {
+    // The partial last slice, and every slice of operands without float4 loads. Double-buffering
+    // it, though it helped those operands 4-9 %, cost the 128x256x8 winners 3 % through the main
+    // loop's register allocation (bench/NOTES.md); its compute stays rolled for the same reason.
     for (; t < ntiles; ++t) {
       fetch(Flag<true>{}, t);
       store(0);

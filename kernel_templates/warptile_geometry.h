@@ -133,6 +133,26 @@ SGT_HD constexpr int slice_mn(bool trans, bool is_a, int row, int col) {
   return (is_a != trans) ? row : col;
 }
 
+// --- Reading edge blocks without guards --------------------------------------------------------
+// The main loop reads the whole k-slices of every block, edge blocks included, with no guard: a
+// load whose m (or n) lies past the matrix is moved back inside it. What it reads there feeds only
+// accumulators whose outputs lie outside the matrix, which the epilogue never stores; in k nothing
+// moves, as the main loop takes whole slices only (the partial last one goes to the guarded edge
+// loop, which reads outside elements as 0). `ext` is M for A and N for B, at least 1.
+//
+// The m (n) an element at m (n) `mn` is read from: the element itself inside the matrix, else the
+// last one. Element j of a scalar load whose stored columns run along m (n) is read from
+// clamp_mn(mn + j, ext).
+SGT_HD constexpr int clamp_mn(int mn, int ext) {
+  return mn < ext ? mn : ext - 1;
+}
+// Where a float4 load whose stored columns run along m (n) starts, for ext a multiple of 4: itself
+// inside the matrix (then whole inside it, as mn is too), else the last whole float4, so that the
+// access stays 16-byte aligned.
+SGT_HD constexpr int clamp_mn_vec(int mn, int ext) {
+  return mn < ext ? mn : ext - kVec;
+}
+
 // --- Block order -----------------------------------------------------------------------------
 // Blocks are launched as a 1-D sequence per k-split and take their tile from block_tile_row/col:
 // GROUP_M block rows are walked column by column, so consecutive blocks share tiles of B and a

@@ -98,18 +98,30 @@ inline std::string misfit(const table::Config& c, const Call& call) {
   return {};
 }
 
-// Which accesses of a call can be 128-bit: a pointer and leading dimension that keep every row
-// 16-byte aligned. Tiles that stick out of the matrix are always read element by element.
+// Which accesses of a call are 128-bit, as the kernel decides them. Loads: both operands' k-slices
+// are read as float4s, in every block (tiles past the matrix edge read from rows clamped inside
+// it), when each operand's pointer and leading dimension keep its rows 16-byte aligned and, where a
+// float4 runs along M (A^T) or N (B), that extent is a multiple of 4; otherwise both take the
+// element-by-element loop. The last partial k-slice is always element by element. Stores: float4
+// in whole tiles when C's rows are 16-byte aligned.
 inline std::string access_text(const Call& call) {
-  auto one = [](const char* name, std::uintptr_t p, int ld) {
-    const bool ok = p % 16 == 0 && ld % 4 == 0;
-    return strf("%s %s", name,
-                ok ? "float4"
-                   : (p % 16 != 0 ? "scalar (pointer not 16-byte aligned)"
-                                  : "scalar (leading dimension not a multiple of 4)"));
+  auto why_not = [](std::uintptr_t p, int ld, bool extent_ok, const char* extent) -> const char* {
+    if (p % 16 != 0) return "pointer not 16-byte aligned";
+    if (ld % 4 != 0) return "leading dimension not a multiple of 4";
+    if (!extent_ok) return extent;
+    return nullptr;
   };
-  return one("A", call.A, call.lda) + ", " + one("B", call.B, call.ldb) + ", " +
-         one("C", call.C, call.ldc) + " in whole tiles";
+  const char* a = why_not(call.A, call.lda, !call.trans_a || call.M % 4 == 0,
+                          "M not a multiple of 4, along which A^T's float4s run");
+  const char* b = why_not(call.B, call.ldb, call.trans_b || call.N % 4 == 0,
+                          "N not a multiple of 4, along which B's float4s run");
+  const char* c = why_not(call.C, call.ldc, true, nullptr);
+  auto one = [](const char* name, const char* own, const char* other) {
+    if (own) return strf("%s scalar (%s)", name, own);
+    if (other) return strf("%s scalar (with the other operand)", name);
+    return strf("%s float4", name);
+  };
+  return one("A", a, b) + ", " + one("B", b, a) + ", " + one("C", c, nullptr) + " in whole tiles";
 }
 
 inline std::string not_in_table(const DeviceIdentity& d) {

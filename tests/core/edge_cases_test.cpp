@@ -98,6 +98,39 @@ TEST(EdgeCases, DeepKGivesEverySplitSeveralSlicesAndOneRaggedEnd) {
   }
 }
 
+// The kernel's main loop takes edge tiles with clamped float4 loads when every operand allows
+// float4s: these cases must qualify in every layout (pointers aligned, each leading dimension and
+// each extent along which a float4 runs a multiple of 4) while leaving partial tiles in M and N.
+TEST(EdgeCases, Float4EdgeCasesPutEdgeTilesOnTheMainLoopInEveryLayout) {
+  for (const char* name : {"wt_128x64x16_w64x32_wn2_t4x4_n128_mb1",
+                           "wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o1",
+                           "wt_64x64x16_w32x32_wn2_t4x4_n128_mb2_k4"}) {
+    const auto c = test::config(name);
+    for (const std::string layout : {"NN", "NT", "TN", "TT"}) {
+      const auto cases = edge_cases(c, layout);
+      int float4_edges = 0;
+      for (const auto& e : cases) {
+        if (e.label.rfind("edge-float4", 0) != 0) continue;
+        ++float4_edges;
+        const Problem& p = e.problem;
+        EXPECT_EQ(e.offset, 0) << e.label;
+        EXPECT_EQ(e.lda % 4, 0) << e.label << " " << layout;
+        EXPECT_EQ(e.ldb % 4, 0) << e.label << " " << layout;
+        EXPECT_EQ(p.M % 4, 0) << e.label;
+        EXPECT_EQ(p.N % 4, 0) << e.label;
+        EXPECT_EQ(p.K % 4, 0) << e.label;
+        EXPECT_NE(p.M % c.BM, 0) << e.label << ": no partial tile in M";
+        EXPECT_NE(p.N % c.BN, 0) << e.label << ": no partial tile in N";
+      }
+      EXPECT_EQ(float4_edges, 4) << name << " " << layout;
+      EXPECT_EQ(find(cases, "edge-float4")->problem.K % c.BK, 0) << "whole slices only";
+      EXPECT_NE(find(cases, "edge-float4-K%BK")->problem.K % c.BK, 0) << "a partial last slice";
+      const auto* deep = find(cases, "edge-float4-deep-K");
+      EXPECT_GE(deep->problem.K / c.BK, 3LL * c.SPLIT_K) << name;
+    }
+  }
+}
+
 TEST(EdgeCases, DescribeNamesWhatDiffersFromAPackedCall) {
   const auto cases = edge_cases(test::config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1"), "TN");
   EXPECT_EQ(describe(*find(cases, "one")), "1x1x1 TN");

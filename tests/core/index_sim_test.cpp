@@ -115,6 +115,22 @@ SimCase layout(bool trans_a, bool trans_b) {
 const SimCase kLayouts[] = {layout(false, false), layout(false, true), layout(true, false),
                             layout(true, true)};
 
+// Whether the kernel could read this case's whole slices as float4s: where a float4 runs along M
+// (A^T) or N (B), the matrix must go on past the tile or end on a multiple of 4 there.
+bool vec_legal(const SimCase& sc) {
+  return (!sc.trans_a || sc.m_rem % 4 == 0) && (sc.trans_b || sc.n_rem % 4 == 0);
+}
+
+// The layout's boundary block with the given remainders and loads.
+SimCase edge(const SimCase& lay, int m_rem, int n_rem, int k_rem, bool vec_loads) {
+  SimCase sc = lay;
+  sc.m_rem = m_rem;
+  sc.n_rem = n_rem;
+  sc.k_rem = k_rem;
+  sc.vec_loads = vec_loads;
+  return sc;
+}
+
 TEST(IndexSim, SeedConfigIsClean) {
   const auto r = simulate_block(named(kSeed));
   EXPECT_TRUE(r.ok()) << r.summary();
@@ -128,30 +144,115 @@ TEST(IndexSim, EveryLayoutOfTheSeedIsClean) {
   EXPECT_TRUE(simulate_config(named(kSeed)).ok());
 }
 
-// Boundary blocks: every remainder of M, N and K the seed's tile can leave, in every layout.
+// Boundary blocks: every remainder of M, N and K the seed's tile can leave, in every layout, with
+// scalar main-loop loads and, where the kernel could take them, float4 loads.
 TEST(IndexSim, BoundaryBlocksOfTheSeedAreClean) {
   const auto c = named(kSeed);
-  const int ms[] = {0, 1, 2, 3, 4, 5, 63, 64, 65, 125, 127, 128};
-  const int ns[] = {0, 1, 2, 3, 5, 33, 61, 63, 64};
-  int runs = 0;
+  const int ms[] = {0, 1, 2, 3, 4, 5, 8, 63, 64, 65, 124, 125, 127, 128};
+  const int ns[] = {0, 1, 2, 3, 4, 5, 12, 33, 60, 61, 63, 64};
+  int runs = 0, vec_runs = 0, vec_main_runs = 0;
   for (const auto& lay : kLayouts) {
     for (int m : ms) {
       for (int n : ns) {
         for (int k = 0; k <= c.BK; ++k) {
           // Every k with a few (m, n), every (m, n) with a few k.
-          if (k > 1 && k < c.BK - 1 && m != 1 && m != 65 && n != 3) continue;
-          SimCase sc = lay;
-          sc.m_rem = m;
-          sc.n_rem = n;
-          sc.k_rem = k;
-          const auto r = simulate_block(c, sc);
-          ++runs;
-          ASSERT_TRUE(r.ok()) << describe(sc) << "\n" << r.summary();
+          if (k > 1 && k < c.BK - 1 && m != 1 && m != 4 && m != 65 && n != 3 && n != 60) continue;
+          for (const bool vec : {false, true}) {
+            const SimCase sc = edge(lay, m, n, k, vec);
+            if (vec && !vec_legal(sc)) continue;
+            const auto r = simulate_block(c, sc);
+            ++runs;
+            vec_runs += vec;
+            vec_main_runs += vec && (m % c.BM != 0 || n % c.BN != 0) && k % c.BK == 0;
+            ASSERT_TRUE(r.ok()) << describe(sc) << "\n" << r.summary();
+          }
         }
       }
     }
   }
-  EXPECT_GT(runs, 1000);
+  EXPECT_GT(runs, 2000);
+  // Float4 loads clamped at the edge, in the main loop, in every layout.
+  EXPECT_GT(vec_runs, 500);
+  EXPECT_GT(vec_main_runs, 100);
+}
+
+// The kernel's condition for float4 loads is needed: where a float4 runs along M (A^T) or N (B)
+// and the matrix ends inside one, an unguarded float4 read crosses the end of the matrix. Scalar
+// loads (which the kernel takes there) are clean.
+TEST(IndexSim, Float4LoadsAcrossTheEndOfTheMatrixReadOutsideIt) {
+  const auto c = named(kSeed);
+  const struct {
+    SimCase sc;
+    const char* kind;
+  } cases[] = {
+      {edge(layout(true, false), 65, 0, 0, true), "a_out_of_matrix"},
+      {edge(layout(true, true), 127, 33, 0, true), "a_out_of_matrix"},
+      {edge(layout(false, false), 0, 33, 0, true), "b_out_of_matrix"},
+      {edge(layout(true, false), 64, 61, 0, true), "b_out_of_matrix"},
+  };
+  for (const auto& [sc, kind] : cases) {
+    ASSERT_FALSE(vec_legal(sc)) << describe(sc);
+    const auto r = simulate_block(c, sc);
+    EXPECT_TRUE(r.has(kind)) << describe(sc) << "\n" << r.summary();
+    SimCase scalar = sc;
+    scalar.vec_loads = false;
+    EXPECT_TRUE(simulate_block(c, scalar).ok()) << describe(scalar);
+  }
+  // Along K nothing is clamped: NT reads float4s at any remainder of M and N.
+  EXPECT_TRUE(simulate_block(c, edge(layout(false, true), 65, 33, 0, true)).ok());
+}
+
+// Which main-loop loads the kernel takes: float4s where both leading dimensions (the stored row
+// lengths) are multiples of 4, and M (N) too where A^T's (B's) float4s run along it.
+TEST(IndexSim, KernelVecLoadsFollowsTheLayout) {
+  // {trans_a, trans_b, M, N, K, vec}
+  const std::tuple<bool, bool, int, int, int, bool> rows[] = {
+      {false, false, 8, 8, 8, true},  {false, false, 7, 8, 8, true},  // M is free in NN
+      {false, false, 8, 7, 8, false}, {false, false, 8, 8, 7, false},
+      {false, true, 7, 7, 8, true},   {false, true, 8, 8, 7, false},  // NT: K alone
+      {true, false, 8, 8, 7, true},   {true, false, 7, 8, 8, false},  // TN: M and N
+      {true, false, 8, 7, 8, false},  {true, true, 8, 7, 8, true},    // TT: M and K
+      {true, true, 7, 8, 8, false},   {true, true, 8, 8, 7, false},
+  };
+  for (const auto& [ta, tb, m, n, k, vec] : rows) {
+    EXPECT_EQ(kernel_vec_loads(ta, tb, m, n, k), vec)
+        << describe(layout(ta, tb)) << " " << m << "x" << n << "x" << k;
+  }
+}
+
+// simulate_grid replays the launch's last block in every layout with the loads the kernel picks;
+// the standard grids reach both kinds of loads in every layout, and always legal ones.
+TEST(IndexSimGrid, GridCasesTakeTheKernelsLoads) {
+  const auto c = named(kSeed);
+  std::set<std::string> seen;
+  for (const auto& gr : standard_grids(c)) {
+    const auto cases = grid_cases(c, gr.M, gr.N, gr.K);
+    EXPECT_EQ(cases.size(), 4u) << gr.M << "x" << gr.N << "x" << gr.K;
+    for (const auto& sc : cases) {
+      EXPECT_EQ(sc.vec_loads, kernel_vec_loads(sc.trans_a, sc.trans_b, gr.M, gr.N, gr.K));
+      if (sc.vec_loads) {
+        EXPECT_TRUE(vec_legal(sc)) << describe(sc);
+      }
+      EXPECT_EQ(sc.m_rem, gr.M - (gr.M - 1) / c.BM * c.BM) << describe(sc);
+      EXPECT_EQ(sc.n_rem, gr.N - (gr.N - 1) / c.BN * c.BN) << describe(sc);
+      seen.insert(describe(layout(sc.trans_a, sc.trans_b)) + (sc.vec_loads ? " vec" : " scalar"));
+    }
+  }
+  EXPECT_EQ(seen.size(), 8u);
+  // 200 x 100 x 40 with BK 16: the last block is 72 x 36, its last whole slice has a partial one
+  // after it; float4s everywhere (M, N, K multiples of 4).
+  auto cases = grid_cases(c, 200, 100, 40);
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(describe(cases[2]), "TN edge 72x36 k-");
+  // K = 7: no whole slice, the partial one; K is odd, so scalars where A or B^T is read along K.
+  cases = grid_cases(c, 200, 100, 7);
+  ASSERT_EQ(cases.size(), 4u);
+  EXPECT_EQ(describe(cases[0]), "NN edge 72x36 k7 scalar");
+  EXPECT_EQ(describe(cases[2]), "TN edge 72x36 k7");
+  // K = 32: the last whole slice ends the matrix.
+  EXPECT_EQ(describe(grid_cases(c, 200, 100, 32)[1]), "NT edge 72x36 k16");
+  EXPECT_TRUE(simulate_grid(c, 200, 100, 40).ok());
+  EXPECT_TRUE(grid_cases(c, 0, 100, 40).empty());
 }
 
 // The knobs that change indexing (PAD_A, STAGES, thread tiles read as float4 or not) at the edges.
@@ -166,13 +267,16 @@ TEST(IndexSim, BoundaryBlocksOfKnobConfigsAreClean) {
     const auto c = named(name);
     ASSERT_TRUE(check(c).empty()) << name << ": " << check(c).front().reason;
     for (const auto& lay : kLayouts) {
-      for (int rem : {0, 1, 3, 5}) {
-        SimCase sc = lay;
-        sc.m_rem = rem == 0 ? 0 : std::min(c.BM, c.BM - rem);
-        sc.n_rem = rem;
-        sc.k_rem = rem == 0 ? 0 : std::min(c.BK, rem + 2);
-        const auto r = simulate_block(c, sc);
-        EXPECT_TRUE(r.ok()) << name << " " << describe(sc) << "\n" << r.summary();
+      for (int rem : {0, 1, 3, 4, 5, 8}) {
+        for (int k_rem : {0, std::min(c.BK, rem + 2)}) {
+          for (const bool vec : {false, true}) {
+            const SimCase sc =
+                edge(lay, rem == 0 ? 0 : std::min(c.BM, c.BM - rem), rem, k_rem, vec);
+            if (vec && !vec_legal(sc)) continue;
+            const auto r = simulate_block(c, sc);
+            EXPECT_TRUE(r.ok()) << name << " " << describe(sc) << "\n" << r.summary();
+          }
+        }
       }
     }
     const auto all = simulate_config(c);
@@ -183,29 +287,41 @@ TEST(IndexSim, BoundaryBlocksOfKnobConfigsAreClean) {
 TEST(IndexSim, StandardCasesCoverEveryLayoutWholeAndAtTheEdges) {
   const auto c = named(kSeed);
   const auto cases = standard_cases(c);
-  std::set<std::string> whole, edge;
+  const std::set<std::string> all = {"NN", "NT", "TN", "TT"};
+  std::set<std::string> whole, main_vec, main_scalar, partial;
   std::set<int> m_rems, n_rems, k_rems;
   for (const auto& sc : cases) {
     const std::string lay = describe(layout(sc.trans_a, sc.trans_b));
+    // Every float4 case is one the kernel could run.
+    EXPECT_TRUE(!sc.vec_loads || vec_legal(sc)) << describe(sc);
     if (sc.m_rem == 0 && sc.n_rem == 0 && sc.k_rem == 0) {
+      EXPECT_TRUE(sc.vec_loads) << describe(sc);
       whole.insert(lay);
+    } else if (sc.k_rem == 0) {
+      // The main loop at the edge of the matrix in M and N: loads clamped.
+      EXPECT_TRUE(sc.m_rem > 0 && sc.n_rem > 0) << describe(sc);
+      (sc.vec_loads ? main_vec : main_scalar).insert(lay);
     } else {
-      edge.insert(lay);
+      partial.insert(lay);
     }
     m_rems.insert(sc.m_rem);
     n_rems.insert(sc.n_rem);
     k_rems.insert(sc.k_rem);
   }
-  EXPECT_EQ(whole, (std::set<std::string>{"NN", "NT", "TN", "TT"}));
-  EXPECT_EQ(edge, (std::set<std::string>{"NN", "NT", "TN", "TT"}));
+  EXPECT_EQ(whole, all);
+  EXPECT_EQ(main_vec, all);
+  EXPECT_EQ(main_scalar, all);
+  EXPECT_EQ(partial, all);
   // Remainders 1 and tile-1 and a few between, and each dimension also whole at an edge.
   for (const auto& [rems, tile] : {std::pair{m_rems, c.BM}, {n_rems, c.BN}, {k_rems, c.BK}}) {
     EXPECT_TRUE(rems.count(0) && rems.count(1) && rems.count(tile - 1) && rems.count(tile - 3))
         << tile;
   }
-  EXPECT_EQ(describe(cases.back()), "NN edge -x33 k15");
+  EXPECT_EQ(describe(cases[12]), "NN edge -x33 k15 scalar");
+  EXPECT_EQ(describe(cases[10]), "TN edge 124x4 k-");
   EXPECT_FALSE(standard_grids(c).empty());
   EXPECT_NE(simulate_config_scope().find("NN NT TN TT"), std::string::npos);
+  EXPECT_NE(simulate_config_scope().find("clamped"), std::string::npos);
 }
 
 TEST(IndexSim, RemaindersOutsideTheTileAreDegenerate) {
@@ -793,6 +909,156 @@ TEST(IndexSimMutation, SplitKMistakesAreCaught) {
     }
     EXPECT_TRUE(caught) << kind;
   }
+}
+
+// --- Clamped loads at the edge ---------------------------------------------------------------
+// The main loop reads edge blocks unguarded, loads past the matrix in M or N moved back inside it
+// by clamp_mn / clamp_mn_vec. Broken clamps must show up.
+
+// One past the end: the last element plus one.
+int clamp_one_past(int mn, int ext) {
+  return mn < ext ? mn : ext;
+}
+// The scalar clamp where a float4 needs a whole aligned one: starts at the last element.
+int clamp_vec_as_scalar(int mn, int ext) {
+  return sgt_kernel::clamp_mn(mn, ext);
+}
+// Clamps too early: the last element (float4) inside the matrix is read from its neighbour.
+int clamp_too_early(int mn, int ext) {
+  return std::min(mn, ext - 2);
+}
+int clamp_vec_too_early(int mn, int ext) {
+  return std::min(mn, ext - 8);
+}
+
+// Boundary blocks of every layout with whole slices, with float4 loads (the main loop) and without.
+std::vector<SimCase> main_loop_edges(const WarpTileConfig& c) {
+  std::vector<SimCase> out;
+  for (const auto& lay : kLayouts) {
+    for (const bool vec : {false, true}) {
+      out.push_back(edge(lay, c.BM - 4, c.BN - 8, 0, vec));
+      out.push_back(edge(lay, 4, 4, c.BK, vec));
+    }
+  }
+  return out;
+}
+
+TEST(IndexSimMutation, AClampOnePastTheEndReadsOutsideTheMatrix) {
+  SimIndexing ix;
+  ix.clamp_mn = clamp_one_past;
+  const auto c = named(kSeed);
+  for (const auto& sc : main_loop_edges(c)) {
+    const auto r = simulate_block_with(c, sc, ix);
+    // With float4 loads clamp_mn moves A's rows in NN and NT and B^T's in NT and TT; without
+    // them nothing is clamped (the edge loop's guard reads nothing outside the matrix).
+    const bool a = sc.vec_loads && !sc.trans_a, b = sc.vec_loads && sc.trans_b;
+    EXPECT_EQ(r.has("a_out_of_matrix"), a) << describe(sc) << "\n" << r.summary();
+    EXPECT_EQ(r.has("b_out_of_matrix"), b) << describe(sc) << "\n" << r.summary();
+  }
+  // Inside the matrix nothing is clamped: whole tiles are clean.
+  for (const auto& sc : kLayouts) EXPECT_TRUE(simulate_block_with(c, sc, ix).ok()) << describe(sc);
+}
+
+TEST(IndexSimMutation, AScalarClampOnTheFloat4PathIsCaught) {
+  SimIndexing ix;
+  ix.clamp_mn_vec = clamp_vec_as_scalar;
+  const auto c = named(kSeed);
+  for (const auto& sc : main_loop_edges(c)) {
+    const auto r = simulate_block_with(c, sc, ix);
+    // Only float4s along M (A^T) or N (B) use clamp_mn_vec, in the main loop.
+    if (!sc.vec_loads || (!sc.trans_a && sc.trans_b)) {
+      EXPECT_TRUE(r.ok()) << describe(sc) << "\n" << r.summary();
+      continue;
+    }
+    EXPECT_TRUE(r.has("misaligned_vector")) << describe(sc) << "\n" << r.summary();
+    EXPECT_TRUE(r.has(sc.trans_a ? "a_out_of_matrix" : "b_out_of_matrix")) << describe(sc) << "\n"
+                                                                           << r.summary();
+  }
+}
+
+TEST(IndexSimMutation, AClampThatMovesElementsInsideTheMatrixIsCaught) {
+  const auto c = named(kSeed);
+  for (const bool vec_mutation : {false, true}) {
+    SimIndexing ix;
+    if (vec_mutation) {
+      ix.clamp_mn_vec = clamp_vec_too_early;
+    } else {
+      ix.clamp_mn = clamp_too_early;
+    }
+    for (const auto& sc : main_loop_edges(c)) {
+      const auto r = simulate_block_with(c, sc, ix);
+      // With 4 left in M and N there is no other float4 inside the matrix to move to.
+      if (vec_mutation && sc.m_rem == 4) continue;
+      // Only float4 loads clamp. The float4 clamp acts on float4s along M (A^T) or N (B), the
+      // other on rows along M (A) or N (B^T): TN uses no clamp_mn, NT none of clamp_mn_vec.
+      const bool tn = sc.trans_a && !sc.trans_b, nt = !sc.trans_a && sc.trans_b;
+      if (!sc.vec_loads || (vec_mutation ? nt : tn)) {
+        EXPECT_TRUE(r.ok()) << describe(sc) << "\n" << r.summary();
+        continue;
+      }
+      // Every read stays inside the matrix and the slice: only the data is wrong, and it reaches
+      // C elements inside the matrix.
+      EXPECT_TRUE(r.has("operand_mismatch")) << describe(sc) << "\n" << r.summary();
+      EXPECT_FALSE(r.has("a_out_of_matrix") || r.has("b_out_of_matrix")) << r.summary();
+      EXPECT_NE(r.summary().find("read from a clamped position"), std::string::npos) << r.summary();
+    }
+  }
+  // The edge loop reads a float4 problem's partial slice through the same clamped pointers: it
+  // catches it too (except in TN, which has no rows along M or N to clamp).
+  SimIndexing ix;
+  ix.clamp_mn = clamp_too_early;
+  for (const auto& lay : kLayouts) {
+    const auto r = simulate_block_with(c, edge(lay, 60, 32, 5, true), ix);
+    const bool tn = lay.trans_a && !lay.trans_b;
+    EXPECT_EQ(r.has("operand_mismatch"), !tn) << describe(lay) << "\n" << r.summary();
+  }
+  // Whole tiles never clamp.
+  for (const auto& sc : kLayouts) EXPECT_TRUE(simulate_block_with(c, sc, ix).ok()) << describe(sc);
+}
+
+// The real clamps put other elements' data only where no C element inside the matrix reads it:
+// with the clamp removed, the edge blocks read outside the matrix; with it, they are clean.
+int no_clamp(int mn, int) {
+  return mn;
+}
+
+TEST(IndexSimMutation, WithoutTheClampEdgeBlocksReadOutsideTheMatrix) {
+  SimIndexing ix;
+  ix.clamp_mn = no_clamp;
+  ix.clamp_mn_vec = no_clamp;
+  const auto c = named(kSeed);
+  for (const auto& sc : main_loop_edges(c)) {
+    const auto r = simulate_block_with(c, sc, ix);
+    // Without float4 loads every slice is guarded and nothing is clamped.
+    EXPECT_EQ(r.has("a_out_of_matrix") && r.has("b_out_of_matrix"), sc.vec_loads)
+        << describe(sc) << "\n"
+        << r.summary();
+    EXPECT_TRUE(simulate_block(c, sc).ok()) << describe(sc);
+  }
+  // The partial slice is guarded: the clamp does not matter there.
+  for (const auto& lay : kLayouts) {
+    EXPECT_TRUE(simulate_block_with(c, edge(lay, 61, 33, 5, false), ix).ok()) << describe(lay);
+  }
+}
+
+// A grid's last block takes the loads the kernel picks, and a broken clamp shows there.
+TEST(IndexSimMutation, ABrokenClampShowsInTheLastBlockOfAGrid) {
+  const auto c = named(kSeed);
+  SimIndexing ix;
+  ix.clamp_mn_vec = clamp_vec_as_scalar;
+  // M, N, K multiples of 4: float4 loads, and the scalar clamp misaligns them.
+  auto r = simulate_grid_with(c, 200, 100, 40, ix);
+  EXPECT_TRUE(r.has("misaligned_vector")) << r.summary();
+  EXPECT_NE(r.summary().find("[TN edge 72x36 k-]"), std::string::npos) << r.summary();
+  // K odd: scalar loads where A or B^T is read along K, and TN reads float4s.
+  r = simulate_grid_with(c, 200, 100, 41, ix);
+  EXPECT_TRUE(r.has("misaligned_vector")) << r.summary();
+  // M and N odd: scalar loads in every layout, clamp_mn_vec unused.
+  EXPECT_TRUE(simulate_grid_with(c, 201, 101, 40, ix).ok());
+  ix = SimIndexing{};
+  ix.clamp_mn = clamp_too_early;
+  r = simulate_grid_with(c, 201, 101, 40, ix);
+  EXPECT_TRUE(r.has("operand_mismatch")) << r.summary();
 }
 
 // --- Block order and split-K -------------------------------------------------------------------

@@ -97,6 +97,31 @@ TEST(ExportDispatchSelect, AShapeNoTileDividesRunsATunedKernel) {
   EXPECT_EQ(prime.path, Path::kernel);
 }
 
+// The loads are float4 for both operands or for neither, and an extent along which a float4 runs
+// (N for B, M for A^T) must be a multiple of 4 as well as the leading dimension.
+TEST(ExportDispatchSelect, AccessTextFollowsTheKernelsLoadRule) {
+  auto call = packed(1000, 1000, 1000);
+  EXPECT_EQ(access_text(call), "A float4, B float4, C float4 in whole tiles");
+  call = packed(1000, 1002, 1000);
+  call.ldb = 1004;  // B's rows aligned, but its last float4 of a row runs past N
+  EXPECT_EQ(access_text(call),
+            "A scalar (with the other operand), B scalar (N not a multiple of 4, along which B's "
+            "float4s run), C scalar (leading dimension not a multiple of 4) in whole tiles");
+  call = packed(1002, 1000, 1000);
+  call.trans_a = true;
+  call.lda = 1004;
+  EXPECT_EQ(access_text(call),
+            "A scalar (M not a multiple of 4, along which A^T's float4s run), B scalar (with the "
+            "other operand), C float4 in whole tiles");
+  call.trans_a = false;  // A's float4s now run along K: M no longer matters
+  call.lda = 1000;
+  EXPECT_EQ(access_text(call), "A float4, B float4, C float4 in whole tiles");
+  call.B += 4;  // one float off 16 bytes
+  EXPECT_EQ(access_text(call),
+            "A scalar (with the other operand), B scalar (pointer not 16-byte aligned), C float4 "
+            "in whole tiles");
+}
+
 TEST(ExportDispatchSelect, PaddedRowsRunTheTunedKernel) {
   auto call = packed(2048, 2048, 1024);
   call.lda = 1028;

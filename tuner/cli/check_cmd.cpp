@@ -106,7 +106,8 @@ void register_check(CLI::App& app) {
       if (sim.ok()) {
         fmt::print(
             "  simulation: clean in {}: every C element inside the matrix written once and none "
-            "outside, every As/Bs element loaded once (zero beyond the matrix), operands matched, "
+            "outside, every As/Bs element loaded once (reads inside the matrix; zero beyond it in "
+            "k), operands matched, "
             "float4 accesses aligned, every tile and every k taken once\n",
             simulate_config_scope());
       } else {

@@ -108,7 +108,8 @@ void register_space(CLI::App& app) {
       fmt::print(
           "simulation: {} of {} survivors replay clean in {} ({:.3f} s): each C element inside "
           "the matrix written once and none outside, each As/Bs element loaded once per k-step "
-          "(zero beyond the matrix), operands matched, float4 aligned, each tile and k taken "
+          "(reads inside the matrix; zero beyond it in k), operands matched, float4 aligned, each "
+          "tile and k taken "
           "once\n",
           e.survivors.size() - defective.size(), e.survivors.size(), simulate_config_scope(),
           sim_secs);

@@ -57,6 +57,14 @@ std::vector<EdgeCheck> edge_cases(const WarpTileConfig& c, const std::string& la
   add("alpha=0", BM + 1, BN + 2, BK + 3, 0, 0, 0.0f, 0.25f);
   // Deep enough for every split of a split-K config to own several k-slices and one to be ragged.
   add("deep-K", BM + 2, BN + 2, BK * std::max(4, 3 * c.SPLIT_K) + 7, 0, 0, 1.25f, 0.5f);
+  // Edge tiles on the float4 main loop: every extent a multiple of 4 but no tile multiple, so the
+  // blocks that stick out read clamped rows and columns. One with whole k-slices, one with a
+  // partial last slice as well, one where most of every block lies outside the matrix, and one
+  // split over k.
+  add("edge-float4", 2 * BM + 4, BN + 12, 4 * BK, 0, 0, 1.0f, 0.5f);
+  add("edge-float4-K%BK", BM + 8, 2 * BN + 4, 3 * BK + 4);
+  add("edge-float4-small", 4, 8, 2 * BK + 4, 0, 0, -1.0f, 2.0f);
+  add("edge-float4-deep-K", BM + 4, BN + 4, BK * std::max(4, 3 * c.SPLIT_K) + 4);
   return out;
 }
 

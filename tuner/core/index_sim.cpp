@@ -1,8 +1,17 @@
 // Replays the warp-tiling kernel's index arithmetic on the CPU, thread by thread, and checks it
 // against an independent statement of what the block must do: load each element of a k-slice once
-// into the slot where the compute loop expects it (or a zero where the element lies outside the
-// matrix), multiply the right operands, write each C element inside the matrix once, with aligned
-// float4 accesses; and, for the launch, take every block tile and every k exactly once.
+// into the slot where the compute loop expects it, never reading outside the matrix, multiply the
+// right operands, write each C element inside the matrix once, with aligned float4 accesses; and,
+// for the launch, take every block tile and every k exactly once.
+//
+// When both operands allow float4 loads, whole k-slices take the kernel's main loop, edge blocks
+// included: no guard, and a load whose m (n) lies past the matrix is read from where clamp_mn /
+// clamp_mn_vec move it, an element of another m (n). The simulation records which element each
+// slot really received, flagged as clamped, so such data is fine in a register paired only with C
+// elements outside the matrix (which the epilogue never stores) and a defect in one paired with an
+// element inside it. The partial last slice takes the guarded edge loop (outside elements stored
+// as 0, never read), through the same clamped pointers but with its guard on the unclamped
+// coordinates; without float4 loads every slice does, through unclamped pointers.
 //
 // The replay calls the kernel's functions (through SimIndexing); the checks do not: they state
 // the layouts directly (A stored m-major or k-major, As k-major rows of BM+PAD_A floats, ...).
@@ -218,6 +227,8 @@ int extent(int rem) {
 constexpr std::int32_t kStale = -1;        // not written this slice: an earlier slice's data
 constexpr std::int32_t kZero = -2;         // the zero a guarded load stores for an outside element
 constexpr std::int32_t kFromOutside = -3;  // read from outside the tile or matrix (reported)
+// Flags an element read from a clamped position: an element of another m (n) than the slot's.
+constexpr std::int32_t kClamped = 1 << 30;
 // What a register fragment holds across the k-loop.
 constexpr int kUnknown = -1;  // its source is already reported (hole, overlap, read outside)
 constexpr int kWrong = -2;    // it holds the wrong k, or a different row/column at different k
@@ -237,7 +248,9 @@ struct Operand {
   int BK = 0;
   int k_valid = 0, mn_valid = 0;  // the slice's k and the tile's m (n) inside the matrix
   int row_ext = 0, col_ext = 0;   // where the matrix ends in stored rows / columns (kOpen)
-  bool fast = false;              // the kernel's main loop: whole tile and slice, no guard
+  int mn_ext = 0;                 // where it ends in m (n): the clamps' extent (kOpen)
+  bool main_loop = false;         // a whole slice: no guard, loads clamped into the matrix
+  bool vec = true;                // float4 loads: main loop and clamped pointers, else edge loop
   bool vector_store = false;      // stored columns run along m (n): one float4 store into As/Bs
   const char* name = "A";
   const char* smem = "As";
@@ -270,10 +283,12 @@ Operand make_operand(const Geometry& g, const SimIndexing& ix, const SimCase& sc
   op.mn_valid = mn_rem > 0 ? mn_rem : op.tile_mn;
   op.row_ext = extent(op.col_is_k ? mn_rem : sc.k_rem);
   op.col_ext = extent(op.col_is_k ? sc.k_rem : mn_rem);
-  // The main loop (float4 loads, no guard) runs only for whole slices of a block whose tile lies
-  // inside the matrix in both M and N; anything else takes the guarded edge loop, both operands.
-  op.fast = (sc.m_rem == 0 || sc.m_rem == g.BM) && (sc.n_rem == 0 || sc.n_rem == g.BN) &&
-            (sc.k_rem == 0 || sc.k_rem == g.BK);
+  op.mn_ext = extent(mn_rem);
+  // With float4 loads the main loop (no guard) runs every whole slice of every block, edge blocks
+  // included, and only a partial slice takes the guarded edge loop, both operands. Without them
+  // every slice takes the edge loop.
+  op.main_loop = sc.vec_loads && (sc.k_rem == 0 || sc.k_rem == g.BK);
+  op.vec = sc.vec_loads;
   op.vector_store = !op.col_is_k;
   if (!is_a) {
     op.name = "B";
@@ -295,11 +310,16 @@ struct SmemState {
   std::vector<std::int32_t> content;
 };
 
-// The loader of one k-slice: pass p of thread tid reads the float4 at stored (row, col), on the
-// fast path whole, else element by element with the guard (stored row and column inside the
-// matrix; an element outside is 0, never read), and stores it where slice_k / slice_mn and
-// as_index / bs_index say: as one float4 at the first element's slot where the stored columns run
-// along m (n), else element by element.
+// The loader of one k-slice. Pass p of thread tid takes the float4 at stored (row, col) of the
+// slice through a pointer that, with float4 loads, the kernel clamps into the matrix in m (n),
+// once for all slices: where the stored rows run along m (n) its row is clamp_mn(row), else its
+// start column clamp_mn_vec(col). The main loop reads the float4 at the pointer with no guard. The
+// edge loop reads element j at the pointer + j only where the unclamped (row, col + j) lies inside
+// the matrix, and stores 0 otherwise. Either way the
+// float4 goes where slice_k / slice_mn and as_index / bs_index put the unclamped coordinates: one
+// float4 store at the first element's slot where the stored columns run along m (n), else element
+// by element. A slot records the element it really received, flagged when that was not the
+// element its coordinates name (a clamped read).
 void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, SmemState& s,
           Tally& t) {
   s.count.assign(static_cast<size_t>(op.size), 0);
@@ -308,6 +328,8 @@ void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, S
   // successive blocks move an m- or n-column by the tile. A float4 is aligned in every one of them
   // only if it is in the first four.
   const int step = op.col_is_k ? g.BK : op.tile_mn;
+  // Only the main loop's float4 loads need 16-byte alignment in global memory.
+  const bool vec_reads = op.main_loop;
   auto slot_of = [&](int row, int c) {
     return op.index(g, ix, ix.slice_k(op.trans, op.is_a, row, c),
                     ix.slice_mn(op.trans, op.is_a, row, c));
@@ -316,13 +338,21 @@ void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, S
     for (int p = 0; p < op.passes; ++p) {
       const int row = ix.load_row(g, op.kernel_cols, tid, p);
       const int col = ix.load_col(g, op.kernel_cols, tid, p);
-      for (int b = 0; b < kVec; ++b) {
-        const long long gcol = 1LL * b * step + col;
+      // The pass's pointer, clamped into the matrix in m (n) when the loads are float4s.
+      int prow = row, pcol = col;
+      if (op.vec && op.col_is_k) {
+        prow = ix.clamp_mn(row, op.mn_ext);
+      } else if (op.vec) {
+        pcol = ix.clamp_mn_vec(col, op.mn_ext);
+      }
+      for (int b = 0; vec_reads && b < kVec; ++b) {
+        const long long gcol = 1LL * b * step + pcol;
         if (gcol % kVec != 0) {
           t.note(kMisaligned, [&] {
             return fmt::format(
-                "thread {} reads {} as float4 at slice column {}, global column {} in {} {}", tid,
-                op.name, col, gcol, op.col_is_k ? "k-slice" : "block", b);
+                "thread {} reads {} as float4 at slice column {}{}, global column {} in {} {}", tid,
+                op.name, pcol, pcol != col ? fmt::format(" (clamped from {})", col) : "", gcol,
+                op.col_is_k ? "k-slice" : "block", b);
           });
           break;
         }
@@ -339,24 +369,37 @@ void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, S
         const bool inside = row >= 0 && row < op.rows && c >= 0 && c < op.cols;
         const int k_true = op.col_is_k ? c : row;
         const int mn_true = op.col_is_k ? row : c;
+        // Where element j is read from.
+        const int rr = prow;
+        const int rc = pcol + j;
         std::int32_t value = kZero;
-        // The guard: only the stored row and column's upper bounds, as in the kernel.
-        if (op.fast || (row < op.row_ext && c < op.col_ext)) {
-          const bool in_matrix = row >= 0 && c >= 0 && row < op.row_ext && c < op.col_ext;
+        // The edge loop's guard: only the stored row and column's upper bounds, of the unclamped
+        // coordinates, as in the kernel. The main loop has none.
+        if (op.main_loop || (row < op.row_ext && c < op.col_ext)) {
+          const bool moved = rr != row || rc != c;
+          const bool in_matrix = rr >= 0 && rc >= 0 && rr < op.row_ext && rc < op.col_ext;
+          const bool read_inside = rr >= 0 && rr < op.rows && rc >= 0 && rc < op.cols;
+          const int k_read = op.col_is_k ? rc : rr;
+          const int mn_read = op.col_is_k ? rr : rc;
+          auto clamped_from = [&] {
+            return moved ? fmt::format(" (clamped from {}[{}][{}])", op.name, row, c)
+                         : std::string();
+          };
           value = kFromOutside;
           if (!in_matrix) {
             t.note(op.out_of_matrix, [&] {
               return fmt::format(
-                  "thread {} reads {}[{}][{}] of the slice (k {}, {} {}), outside the matrix", tid,
-                  op.name, row, c, k_true, op.mn, mn_true);
+                  "thread {} reads {}[{}][{}] of the slice (k {}, {} {}){}, outside the matrix",
+                  tid, op.name, rr, rc, k_read, op.mn, mn_read, clamped_from());
             });
-          } else if (!inside) {
+          } else if (!read_inside) {
             t.note(op.out_of_tile, [&] {
-              return fmt::format("thread {} reads {}[{}][{}] outside the {}x{} slice", tid, op.name,
-                                 row, c, op.rows, op.cols);
+              return fmt::format("thread {} reads {}[{}][{}]{} outside the {}x{} slice", tid,
+                                 op.name, rr, rc, clamped_from(), op.rows, op.cols);
             });
           } else {
-            value = k_true * op.tile_mn + mn_true;
+            value = k_read * op.tile_mn + mn_read;
+            if (moved) value |= kClamped;
           }
         }
         const int slot = op.vector_store ? slot0 + j : slot_of(row, c);
@@ -426,6 +469,8 @@ struct Fragment {
   int zero_k = -1;     // first valid k (< k_rem) at which it reads a zero instead of an element
   int tail_k = -1;     // first k >= k_rem at which it reads something other than zero
   int tail_slot = -1;
+  int clamped_k = -1;   // first valid k at which it reads an element from a clamped position,
+  int clamped_mn = -1;  // and that element's m (n)
   int bad = 0, bad_k = 0, bad_slot = 0;  // reads outside the shared buffer
   int pad = 0, pad_k = 0, pad_slot = 0;  // reads of As pad slots
   int misaligned = 0, misaligned_k = 0;  // as a float4 base (j = 0): slots not 16-byte aligned
@@ -467,8 +512,10 @@ Fragment fragment(const Geometry& g, const SimIndexing& ix, const Operand& op, c
       unknown = true;  // a hole: reported by the coverage check
       continue;
     }
-    const int pk = v / op.tile_mn;
-    const int pmn = v % op.tile_mn;
+    const int e = v & ~kClamped;
+    const int pk = e / op.tile_mn;
+    const int pmn = e % op.tile_mn;
+    if ((v & kClamped) != 0 && f.clamped_k < 0) f.clamped_k = k, f.clamped_mn = pmn;
     if (pk != k) {
       wrong = true;
     } else if (f.source == kNone) {
@@ -520,6 +567,8 @@ struct Reg {
   int zero_k = -1;
   int tail_k = -1;
   int tail_slot = -1;
+  int clamped_k = -1;
+  int clamped_mn = -1;
 };
 
 struct Scratch {
@@ -527,8 +576,8 @@ struct Scratch {
   FragmentCache cache_a, cache_b;
   std::vector<std::uint8_t> c_count;
   std::vector<Reg> reg_m, reg_n;
-  std::vector<int> row_of, col_of;
-  std::vector<std::uint8_t> col_misaligned, a_flag, b_flag;
+  std::vector<int> row_of, col_of, pair_reg, pair_col;
+  std::vector<std::uint8_t> a_flag, b_flag, pair_in, pair_flag;
 };
 
 std::string show_source(int v) {
@@ -569,7 +618,12 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
   s.reg_n.resize(static_cast<size_t>(regs_n));
   s.row_of.resize(static_cast<size_t>(regs_m));
   s.col_of.resize(static_cast<size_t>(regs_n));
-  s.col_misaligned.resize(static_cast<size_t>(regs_n));
+  // The (register, column) pairs of a thread's float4 stores: WNITER * ceil(TN / 4) * 4.
+  const size_t pairs = static_cast<size_t>(WNITER) * ((TN + kVec - 1) / kVec) * kVec;
+  s.pair_reg.resize(pairs);
+  s.pair_col.resize(pairs);
+  s.pair_in.resize(pairs);
+  s.pair_flag.resize(pairs);
   // Raw pointers: a store through the uint8_t counts may alias anything, which would make the
   // compiler reload every vector's data pointer in the hot loop.
   std::uint8_t* const c_count = s.c_count.data();
@@ -577,7 +631,10 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
   Reg* const reg_n = s.reg_n.data();
   int* const row_of = s.row_of.data();
   int* const col_of = s.col_of.data();
-  std::uint8_t* const col_misaligned = s.col_misaligned.data();
+  int* const pair_reg = s.pair_reg.data();
+  int* const pair_col = s.pair_col.data();
+  std::uint8_t* const pair_in = s.pair_in.data();
+  std::uint8_t* const pair_flag = s.pair_flag.data();
 
   // The compute loop of one operand: register ws*T + i + j takes slot index(k, tile_pos(ws, i))
   // + j; float4 reads (i in steps of 4) where `vec`, else one element per i.
@@ -615,18 +672,21 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
             });
             continue;
           }
-          regs[r] = {f.source, f.zero_k, f.tail_k, f.tail_slot};
+          regs[r] = {f.source, f.zero_k, f.tail_k, f.tail_slot, f.clamped_k, f.clamped_mn};
         }
       }
     }
   };
 
   // A register's verdict against the C row (column) the epilogue pairs it with.
-  constexpr std::uint8_t kFlagSource = 1, kFlagZero = 2, kFlagTail = 4;
+  // Clamped data is fine in a register whose C elements all lie outside the matrix: the epilogue
+  // skips those, so a register only meets the verdict against an element inside it.
+  constexpr std::uint8_t kFlagSource = 1, kFlagZero = 2, kFlagTail = 4, kFlagClamped = 8;
   auto verdict = [](const Reg& r, int expected) {
     return static_cast<std::uint8_t>(
         (r.source != kUnknown && r.source != expected ? kFlagSource : 0) |
-        (r.zero_k >= 0 ? kFlagZero : 0) | (r.tail_k >= 0 ? kFlagTail : 0));
+        (r.zero_k >= 0 ? kFlagZero : 0) | (r.tail_k >= 0 ? kFlagTail : 0) |
+        (r.clamped_k >= 0 ? kFlagClamped : 0));
   };
   // With TN not a multiple of 4 the epilogue's float4 runs over into the next accumulators, and
   // accumulator and C column no longer pair up by index: every element takes the slow check.
@@ -655,7 +715,17 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
     const Reg& fb = reg_n[ib];
     const bool a_bad = fa.source != kUnknown && fa.source != row;
     const bool b_bad = fb.source != kUnknown && fb.source != ccol;
-    if (a_bad || b_bad) {
+    if (fa.clamped_k >= 0 || fb.clamped_k >= 0) {
+      t.note(kOperand, [&] {
+        const bool in_a = fa.clamped_k >= 0;
+        const Reg& fc = in_a ? fa : fb;
+        return fmt::format(
+            "thread {} writes acc[{}] to C[{}][{}], inside the matrix, but multiplied {} {} {} at "
+            "k = {}, read from a clamped position",
+            tid, ia * regs_n + ib, row, ccol, in_a ? "A" : "B", in_a ? "row" : "column",
+            fc.clamped_mn, fc.clamped_k);
+      });
+    } else if (a_bad || b_bad) {
       t.note(kOperand, [&] {
         return fmt::format(
             "thread {} writes acc[{}] to C[{}][{}] but it multiplied A row {} by B column {}", tid,
@@ -704,55 +774,58 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
 
     // The epilogue: rows tile_row(wm, m), columns tile_col(wn, n) + j for n in steps of 4; on
     // the fast path a float4 store, else each element only inside the matrix (row < M, col < N).
+    // The columns are the same for every row: first the (register, column) pairs they make, the
+    // guard's skips left out, then each row against them.
     for (int wm = 0; wm < WMITER; ++wm) {
       for (int m = 0; m < TM; ++m) row_of[wm * TM + m] = ix.tile_row(g, tid, wm, m);
     }
+    long long misaligned = 0;
+    int misaligned_col = 0, npairs = 0;
     for (int wn = 0; wn < WNITER; ++wn) {
       for (int n = 0; n < TN; n += kVec) {
         const int col = ix.tile_col(g, tid, wn, n);
         for (int j = 0; j < kVec && n + j < TN; ++j) col_of[wn * TN + n + j] = col + j;
         bool bad = false;
         for (int bx = 0; bx < kVec; ++bx) bad = bad || (bx * BN + col) % kVec != 0;
-        col_misaligned[wn * TN + n] = bad;
+        if (fast_c && bad && misaligned++ == 0) misaligned_col = col;
+        for (int j = 0; j < kVec; ++j) {
+          const int ccol = col + j;
+          if (!fast_c && ccol >= col_ext) continue;  // the guard: col < N
+          pair_reg[npairs] = wn * TN + n + j;
+          pair_col[npairs] = ccol;
+          pair_in[npairs] = ccol >= 0 && ccol < BN && ccol < col_ext;
+          ++npairs;
+        }
       }
     }
     if (!spill) {
       for (int i = 0; i < regs_m; ++i) a_flag[i] = verdict(reg_m[i], row_of[i]);
       for (int i = 0; i < regs_n; ++i) b_flag[i] = verdict(reg_n[i], col_of[i]);
     }
-    for (int wm = 0; wm < WMITER; ++wm) {
-      for (int wn = 0; wn < WNITER; ++wn) {
-        for (int m = 0; m < TM; ++m) {
-          const int ia = wm * TM + m;
-          const int row = row_of[ia];
-          if (!fast_c && row >= row_ext) continue;  // the guard: row < M
-          const bool row_in_tile = row >= 0 && row < BM;
-          for (int n = 0; n < TN; n += kVec) {
-            const int ib0 = wn * TN + n;
-            const int col = col_of[ib0];
-            if (fast_c && col_misaligned[ib0]) {
-              t.note(kMisaligned, [&] {
-                return fmt::format(
-                    "thread {} writes C as float4 at tile column {}, misaligned in some block "
-                    "column (BN = {})",
-                    tid, col, BN);
-              });
-            }
-            for (int j = 0; j < kVec; ++j) {
-              const int ccol = col + j;
-              if (!fast_c && ccol >= col_ext) continue;  // the guard: col < N
-              if (!row_in_tile || ccol < 0 || ccol >= BN || ccol >= col_ext || row >= row_ext) {
-                out_of_bounds(tid, row, ccol);
-                continue;
-              }
-              std::uint8_t& cnt = c_count[row * BN + ccol];
-              if (cnt < 255) ++cnt;
-              if (spill || (a_flag[ia] | b_flag[ib0 + j]) != 0) {
-                check_acc(tid, ia, ib0 + j, row, ccol);
-              }
-            }
-          }
+    for (int q = 0; q < npairs; ++q) pair_flag[q] = spill || b_flag[pair_reg[q]] != 0;
+    for (int ia = 0; ia < regs_m; ++ia) {
+      const int row = row_of[ia];
+      if (!fast_c && row >= row_ext) continue;  // the guard: row < M
+      t.note_n(kMisaligned, misaligned, [&] {
+        return fmt::format(
+            "thread {} writes C as float4 at tile column {}, misaligned in some block column "
+            "(BN = {})",
+            tid, misaligned_col, BN);
+      });
+      if (row < 0 || row >= BM || row >= row_ext) {
+        for (int q = 0; q < npairs; ++q) out_of_bounds(tid, row, pair_col[q]);
+        continue;
+      }
+      std::uint8_t* const c_row = c_count + row * BN;
+      const bool check_row = spill || a_flag[ia] != 0;
+      for (int q = 0; q < npairs; ++q) {
+        const int ccol = pair_col[q];
+        if (!pair_in[q]) {
+          out_of_bounds(tid, row, ccol);
+          continue;
         }
+        c_row[ccol] += c_row[ccol] != 255;
+        if (check_row || pair_flag[q]) check_acc(tid, ia, pair_reg[q], row, ccol);
       }
     }
   }
@@ -781,7 +854,8 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
   return t.report();
 }
 
-SimReport run_grid(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix) {
+// The launch alone: block order and split-K ranges.
+SimReport run_launch(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix) {
   Tally t;
   auto degenerate_grid = [&]() -> std::optional<std::string> {
     if (auto why = field_out_of_range(c)) return why;
@@ -895,7 +969,9 @@ class Merger {
       const auto k =
           static_cast<size_t>(std::find(kinds.begin(), kinds.end(), d.kind) - kinds.begin());
       if (k >= kinds.size()) continue;
-      if (runs_[k]++ == 0) detail_[k] = fmt::format("[{}] {}", label, d.detail);
+      if (runs_[k]++ == 0) {
+        detail_[k] = label.empty() ? d.detail : fmt::format("[{}] {}", label, d.detail);
+      }
     }
   }
   SimReport report() const {
@@ -914,6 +990,57 @@ class Merger {
   std::array<long long, kNumKinds> runs_{};
   std::array<std::string, kNumKinds> detail_{};
 };
+
+// The blocks run_grid replays: the launch's last block, in the last row and column of the grid
+// and the last split, in every layout with the loads the kernel picks: its last whole k-slice
+// (the main loop, where the loads matter), or its partial one (the edge loop) if it has none.
+std::vector<SimCase> launch_cases(const WarpTileConfig& c, int M, int N, int K,
+                                  const SimIndexing& ix) {
+  std::vector<SimCase> out;
+  if (c.BM < 1 || c.BN < 1 || c.BK < 1 || M < 1 || N < 1 || K < 1) return out;
+  const auto d = ix.launch_dims(M, N, K, c.BM, c.BN, c.BK, c.SPLIT_K);
+  const int m_rem = static_cast<int>(M - (1LL * M + c.BM - 1) / c.BM * c.BM + c.BM);
+  const int n_rem = static_cast<int>(N - (1LL * N + c.BN - 1) / c.BN * c.BN + c.BN);
+  // The last split's k range, as the kernel takes it: [z * k_chunk, min(K, (z + 1) * k_chunk)).
+  const long long kbeg = (d.grid_z - 1LL) * d.k_chunk;
+  const long long kend = std::min<long long>(K, kbeg + d.k_chunk);
+  if (d.grid_z < 1 || d.k_chunk < 1 || kbeg < 0 || kend <= kbeg) return out;
+  const long long whole = (kend - kbeg) / c.BK;
+  const int part = static_cast<int>((kend - kbeg) % c.BK);
+  for (const bool ta : {false, true}) {
+    for (const bool tb : {false, true}) {
+      const bool vec = kernel_vec_loads(ta, tb, M, N, K);
+      out.push_back({ta, tb, m_rem, n_rem, whole == 0 ? part : part == 0 ? c.BK : 0, vec});
+    }
+  }
+  return out;
+}
+
+std::string grid_label(int M, int N, int K) {
+  return fmt::format("grid {}x{}x{}", M, N, K);
+}
+
+// The launch, then its blocks (launch_cases) other than those in `done`, which it extends.
+void run_grid(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix,
+              const std::string& label, Merger& merged, std::vector<SimCase>& done) {
+  const SimReport launch = run_launch(c, M, N, K, ix);
+  merged.add(label, launch);
+  if (launch.has("degenerate_geometry")) return;
+  for (const auto& sc : launch_cases(c, M, N, K, ix)) {
+    if (std::find(done.begin(), done.end(), sc) != done.end()) continue;
+    done.push_back(sc);
+    const SimReport r = run_block(c, sc, ix);
+    merged.add(label.empty() ? describe(sc) : fmt::format("{} {}", label, describe(sc)), r);
+    if (r.has("degenerate_geometry")) return;
+  }
+}
+
+SimReport run_grid(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix) {
+  Merger merged;
+  std::vector<SimCase> done;
+  run_grid(c, M, N, K, ix, "", merged, done);
+  return merged.report();
+}
 
 }  // namespace
 
@@ -945,7 +1072,17 @@ std::string describe(const SimCase& sc) {
     auto show = [](int v) { return v > 0 ? std::to_string(v) : std::string("-"); };
     out += fmt::format(" edge {}x{} k{}", show(sc.m_rem), show(sc.n_rem), show(sc.k_rem));
   }
+  if (!sc.vec_loads) out += " scalar";
   return out;
+}
+
+bool kernel_vec_loads(bool trans_a, bool trans_b, long long M, long long N, long long K) {
+  // Leading dimensions: A stored M x K (lda = K) or K x M (lda = M); B stored K x N (ldb = N) or
+  // N x K (ldb = K). A^T's float4s run along M, B's along N.
+  const long long lda = trans_a ? M : K;
+  const long long ldb = trans_b ? K : N;
+  return lda % kVec == 0 && (!trans_a || M % kVec == 0) && ldb % kVec == 0 &&
+         (trans_b || N % kVec == 0);
 }
 
 SimReport simulate_block(const WarpTileConfig& c, const SimCase& sc) {
@@ -964,39 +1101,68 @@ SimReport simulate_grid_with(const WarpTileConfig& c, int M, int N, int K, const
   return run_grid(c, M, N, K, ix);
 }
 
+std::vector<SimCase> grid_cases(const WarpTileConfig& c, int M, int N, int K) {
+  return launch_cases(c, M, N, K, SimIndexing{});
+}
+
 std::vector<SimCase> standard_cases(const WarpTileConfig& c) {
   auto rem = [](int tile, int v) { return std::clamp(v, 1, std::max(1, tile)); };
+  // A multiple of 4 at most v, for float4 loads along the dimension (the tile, if below 4).
+  auto rem4 = [](int tile, int v) {
+    const int hi = std::max(1, tile);
+    return std::clamp(v - v % kVec, std::min(kVec, hi), hi);
+  };
   const int BM = c.BM, BN = c.BN, BK = c.BK;
+  constexpr bool kScalar = false;
   return {
       {false, false, 0, 0, 0},
       {false, true, 0, 0, 0},
       {true, false, 0, 0, 0},
       {true, true, 0, 0, 0},
-      {false, false, 1, 1, 1},
-      {false, true, rem(BM, BM - 3), rem(BN, BN - 3), rem(BK, BK - 3)},
-      {true, false, rem(BM, BM / 2 + 1), rem(BN, BN - 1), 0},
-      {true, true, rem(BM, BM - 1), 0, rem(BK, BK / 2 + 1)},
-      {false, false, 0, rem(BN, BN / 2 + 1), rem(BK, BK - 1)},
+      // Edge blocks of operands that do not allow float4s: every slice through the edge loop.
+      {false, false, 1, 1, 0, kScalar},
+      {false, true, rem(BM, BM - 3), rem(BN, BN - 3), 0, kScalar},
+      {true, false, rem(BM, BM / 2 + 1), rem(BN, BN - 1), 0, kScalar},
+      {true, true, rem(BM, BM - 1), rem(BN, BN / 2 + 1), 0, kScalar},
+      // ... with float4 loads: multiples of 4 where they run along M (A^T) or N (B).
+      {false, false, rem(BM, BM - 1), rem4(BN, BN - 4), 0},
+      {false, true, rem(BM, BM / 2 + 1), 1, 0},
+      {true, false, rem4(BM, BM - 4), rem4(BN, 4), 0},
+      {true, true, rem4(BM, BM / 2), rem(BN, BN - 3), 0},
+      // The edge loop: a partial k-slice, through clamped (float4) and unclamped pointers.
+      {false, false, 0, rem(BN, BN / 2 + 1), rem(BK, BK - 1), kScalar},
+      {false, true, rem(BM, BM - 1), 0, rem(BK, BK - 3), kScalar},
+      {true, false, rem4(BM, BM / 2), rem4(BN, BN - 4), 1},
+      {true, true, 1, 1, rem(BK, BK / 2 + 1), kScalar},
   };
 }
 
 std::vector<SimGrid> standard_grids(const WarpTileConfig& c) {
   const long long BM = std::max(1, c.BM), BN = std::max(1, c.BN), BK = std::max(1, c.BK);
   const long long G = std::max(1, c.GROUP_M), S = std::max(1, c.SPLIT_K);
+  // Partial last tiles in M and N (the launch still counts them as whole blocks): odd, or a
+  // multiple of 4 (for tiles that are) so that the kernel reads float4s along them.
+  const long long m_odd = std::max(1LL, BM - 3), n_odd = std::max(1LL, BN / 2 + 1);
+  const long long m_4 = std::max(std::min(4LL, BM), BM - 4);
+  const long long n_4 = std::max(std::min(4LL, BN), BN / 2 - BN / 2 % 4);
   struct Spec {
-    long long grid_m, grid_n, K;
+    long long grid_m, grid_n, K, m_rem, n_rem;
   };
   const Spec specs[] = {
-      {1, 1, 1},                         // one block, one partial slice
-      {G + 1, 3, BK * S * 2 + 3},        // a last group of one row; every split 2 slices, a tail
-      {2 * G + 3, 5, BK * (S - 1) + 1},  // a partial last group; the last split a single k
-      {7, 2 * G + 1, 3 * BK + 1},        // fewer slices than SPLIT_K
+      // One block, one partial slice; all odd: scalar loads.
+      {1, 1, 1, m_odd, n_odd},
+      // A last group of one row; splits of up to 3 slices, the last one partial; M, N, K
+      // multiples of 4: float4 loads in every layout.
+      {G + 1, 3, BK * S * 2 + 4, m_4, n_4},
+      // A partial last group; the last split a single k; all odd: scalar loads.
+      {2 * G + 3, 5, BK * (S - 1) + 1, m_odd, n_odd},
+      // Fewer slices than SPLIT_K; M odd: float4 loads only where A is read along K (NN, NT).
+      {7, 2 * G + 1, 3 * BK + 4, m_odd, n_4},
   };
   std::vector<SimGrid> out;
   for (const auto& s : specs) {
-    // A partial last tile in M and N: the launch still counts it as a whole block.
-    const long long M = (s.grid_m - 1) * BM + std::max(1LL, BM - 3);
-    const long long N = (s.grid_n - 1) * BN + std::max(1LL, BN / 2 + 1);
+    const long long M = (s.grid_m - 1) * BM + s.m_rem;
+    const long long N = (s.grid_n - 1) * BN + s.n_rem;
     if (M > INT_MAX || N > INT_MAX || s.K > kMaxK || s.grid_m * s.grid_n > kMaxGridBlocks) {
       continue;
     }
@@ -1008,14 +1174,16 @@ std::vector<SimGrid> standard_grids(const WarpTileConfig& c) {
 SimReport simulate_config(const WarpTileConfig& c) {
   Merger merged;
   const SimIndexing ix;
+  std::vector<SimCase> done;
   for (const auto& sc : standard_cases(c)) {
     const auto r = run_block(c, sc, ix);
     merged.add(describe(sc), r);
     // A degenerate geometry is degenerate in every case: once is enough.
     if (r.has("degenerate_geometry")) return merged.report();
+    done.push_back(sc);
   }
   for (const auto& gr : standard_grids(c)) {
-    merged.add(fmt::format("grid {}x{}x{}", gr.M, gr.N, gr.K), run_grid(c, gr.M, gr.N, gr.K, ix));
+    run_grid(c, gr.M, gr.N, gr.K, ix, grid_label(gr.M, gr.N, gr.K), merged, done);
   }
   return merged.report();
 }
@@ -1037,9 +1205,11 @@ std::vector<SimReport> simulate_configs(const std::vector<WarpTileConfig>& confi
 }
 
 std::string simulate_config_scope() {
-  return "layouts NN NT TN TT with whole tiles, 5 boundary blocks over the layouts (remainders 1, "
-         "tile-3, tile/2+1, tile-1 in M, N and K), and the block order and split-K ranges of 4 "
-         "launch grids";
+  return "layouts NN NT TN TT with whole tiles, 12 boundary blocks over the layouts (whole "
+         "k-slices read unguarded with float4 loads clamped into the matrix, partial ones and "
+         "operands without float4s through the guarded edge loop; remainders 1, tile-3, "
+         "tile/2+1, tile-1 in M, N and K), and the block order, split-K ranges and last blocks "
+         "(every layout, the loads the kernel picks) of 4 launch grids";
 }
 
 }  // namespace sgt
