@@ -13,6 +13,7 @@
 
 #include "problem.hpp"
 #include "retime.hpp"
+#include "space.hpp"
 #include "test_support.hpp"
 
 namespace sgt {
@@ -236,6 +237,26 @@ TEST(BenchPlot, ScriptSaysWhenMatplotlibIsMissing) {
   if (r.exit_code == 0) GTEST_SKIP() << "this python3 has matplotlib in its standard library path";
   EXPECT_EQ(r.exit_code, 3) << r.out;
   EXPECT_NE(r.out.find("python3-matplotlib"), std::string::npos) << r.out;
+}
+
+// The spaces the shipped suite names exist, and its split-K shapes (skinny M or N, deep K) are the
+// ones that name the split-K space: the suite space stops at SPLIT_K 16 and MIN_BLOCKS 2 there.
+TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
+  const auto suite = load_suite((source_dir() / "bench" / "shapes.json").string());
+  int skinny = 0;
+  for (const auto& e : suite) {
+    if (e.space.empty()) continue;
+    EXPECT_NO_THROW(load_space(e.space)) << e.space;
+    EXPECT_EQ(e.space, "skinny") << e.problem.shape();
+    const auto& p = e.problem;
+    EXPECT_TRUE(std::min(p.M, p.N) <= 256 || p.K >= 8 * std::max(p.M, p.N)) << p.shape();
+    ++skinny;
+  }
+  EXPECT_EQ(skinny, 4);
+  const auto space = load_space("skinny");
+  std::set<int> splits;
+  for (const auto& c : enumerate(space).survivors) splits.insert(c.SPLIT_K);
+  EXPECT_EQ(splits, (std::set<int>{1, 2, 4, 8, 16, 32}));
 }
 
 // The shipped suite loads and covers every category the benchmark claims to cover.

@@ -8,6 +8,7 @@
 #include "problem.hpp"
 #include "test_support.hpp"
 
+#include <filesystem>
 #include <fstream>
 
 namespace sgt {
@@ -201,6 +202,58 @@ TEST(ShapeList, AnUnknownLayoutIsRefusedByName) {
   }
 }
 
+TEST(ShapeList, AnEntryMayNameItsOwnSearchSpace) {
+  test::TempDir dir;
+  const auto path = write_temp(
+      dir, R"(["8x8x8", {"shape": "16x16x16", "space": "skinny"}, {"shape": "16x16x16", "layout":
+              "NT", "space": "my/space.json"}])");
+  const auto suite = load_suite(path);
+  ASSERT_EQ(suite.size(), 3u);
+  EXPECT_EQ(suite[0].space, "");  // the command's --space
+  EXPECT_EQ(suite[1].space, "skinny");
+  EXPECT_EQ(suite[1].problem.layout, "NN");
+  EXPECT_EQ(suite[2].space, "my/space.json");
+  EXPECT_EQ(suite[2].problem.layout, "NT");
+  // The problems alone, as before.
+  const auto ps = load_shape_list(path);
+  ASSERT_EQ(ps.size(), 3u);
+  EXPECT_EQ(ps[2], suite[2].problem);
+  // A relative path names a file beside the suite when there is one; the current directory is
+  // not consulted for it.
+  std::filesystem::create_directories(dir.path() / "suite" / "spaces");
+  std::ofstream(dir.path() / "suite" / "spaces" / "one.json") << "{}";
+  const auto nested = (dir.path() / "suite" / "s.json").string();
+  std::ofstream(nested) << R"([{"shape": "8x8x8", "space": "spaces/one.json"},
+                               {"shape": "9x9x9", "space": "spaces/none.json"}])";
+  const auto moved = load_suite(nested);
+  EXPECT_EQ(moved[0].space, (dir.path() / "suite" / "spaces" / "one.json").string());
+  EXPECT_EQ(moved[1].space, "spaces/none.json");  // no such file beside it: kept as written
+  // The same shape and layout twice is one problem whatever the spaces say.
+  try {
+    load_suite(write_temp(dir, R"([{"shape": "8x8x8", "space": "quick"}, "8x8x8"])"));
+    ADD_FAILURE() << "a shape listed twice with different spaces was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("listed twice"), std::string::npos) << e.what();
+  }
+}
+
+// A space the suite names is checked with the rest of the input: before any GPU is looked for.
+TEST(ShapeList, TuneAndBenchRefuseAnUnknownSpaceOfAnEntryNamingTheShape) {
+  test::TempDir dir;
+  const auto path =
+      write_temp(dir, R"(["8x8x8", {"shape": "96x64x32", "layout": "TN", "space": "nope"}])");
+  const auto db = (dir.path() / "t.db").string();
+  for (const std::string cmd : {"tune --shapes '" + path + "' --db '" + db + "'",
+                                "bench --suite '" + path + "' --db '" + db + "' --csv '" +
+                                    (dir.path() / "b.csv").string() + "'"}) {
+    const auto r = test::run_cli(cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.out;
+    EXPECT_NE(r.out.find("96x64x32 TN"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nope"), std::string::npos) << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(db));
+}
+
 TEST(ShapeList, TheShippedBenchSuiteLoads) {
   const auto ps = load_shape_list(std::string(SGT_TEST_SOURCE_DIR) + "/bench/shapes.json");
   EXPECT_GE(ps.size(), 8u);
@@ -218,6 +271,8 @@ TEST(ShapeList, BadFilesNameTheFileAndTheEntry) {
       {R"([{"shape": "8x8x8", "layout": "TX"}])", "layout 'TX'"},
       {R"([{"shape": "8x8x8", "layout": 1}])", "layout must be a string"},
       {R"([{"shape": "8x8x8", "lda": 9}])", "unknown key 'lda'"},
+      {R"([{"shape": "8x8x8", "space": 3}])", "space must be a non-empty string"},
+      {R"([{"shape": "8x8x8", "space": ""}])", "space must be a non-empty string"},
       {R"(["8x8x8", "8x8x8"])", "listed twice"},
   };
   for (const auto& [text, needle] : cases) {

@@ -196,7 +196,9 @@ void print_table(const std::vector<gpu::BenchRow>& rows, const gpu::BenchSummary
 
 void run_bench(const BenchOpts& o) {
   // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
-  const auto problems = load_shape_list(o.suite);
+  const auto entries = load_suite(o.suite);
+  std::vector<Problem> problems;
+  for (const auto& e : entries) problems.push_back(e.problem);
   const int gpu_index = parse_gpu(o.gpu);
   check_output_path("--csv", o.csv);
   fs::path plot_script;
@@ -208,12 +210,8 @@ void run_bench(const BenchOpts& o) {
     check_output_path("--plot", o.plot);
     plot_script = find_plot_script(o.plot_script);
   }
-  std::optional<SearchSpace> space;
-  std::vector<Enumeration> spaces;
-  if (!o.no_tune) {
-    space = load_space(o.space);
-    for (const auto& p : problems) spaces.push_back(enumerate(*space, p));
-  }
+  std::vector<PlannedShape> plan;
+  if (!o.no_tune) plan = plan_suite(entries, o.space);
   const auto cache_dir = o.cache_dir.empty() ? gpu::default_cache_dir() : fs::path(o.cache_dir);
   const std::uint64_t seed = o.seed ? o.seed : std::random_device{}();
 
@@ -268,13 +266,14 @@ void run_bench(const BenchOpts& o) {
           }
         }
       } else if (!w) {
-        const auto& e = spaces[i];
+        const auto& e = plan[i].enumeration;
         if (e.survivors.empty()) {
           row.status = gpu::kBenchNoConfig;
-          row.reason = fmt::format("space '{}' has no valid config for it", space->name);
+          row.reason = fmt::format("space '{}' has no valid config for it", plan[i].space_name);
         } else {
           spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,
-                       problems.size(), gpu::bench_label(problem), e.survivors.size(), space->name);
+                       problems.size(), gpu::bench_label(problem), e.survivors.size(),
+                       plan[i].space_name);
           gpu::TuneOptions t;  // as `tune --shapes` with its defaults
           t.problem = problem;
           t.candidates = e.survivors;
@@ -404,14 +403,16 @@ void register_bench(CLI::App& app) {
       "and the geometric mean and minimum of the ratio, writes a CSV and, with --plot, a chart.");
   sub->add_option("--suite", o->suite,
                   "JSON list of problems: \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": "
-                  "\"NN\"|\"NT\"|\"TN\"|\"TT\"} (e.g. bench/shapes.json)")
+                  "\"NN\"|\"NT\"|\"TN\"|\"TT\", \"space\": FILE|NAME} (e.g. bench/shapes.json); "
+                  "an entry's space overrides --space for that shape")
       ->required();
   sub->add_option("--gpu", o->gpu, "'auto' (most SMs x clock) or a device index")
       ->capture_default_str();
   add_db_option(*sub, o->db);
-  sub->add_option("--space", o->space,
-                  "Search space for the shapes that must be tuned first: a JSON file or a built-in "
-                  "name")
+  sub->add_option(
+         "--space", o->space,
+         "Search space for the shapes that must be tuned first and name none of their own: "
+         "a JSON file or a built-in name")
       ->capture_default_str();
   sub->add_option("--cache-dir", o->cache_dir,
                   "Compiled-kernel cache (default: $SGT_CACHE_DIR, else the user cache dir)");

@@ -226,7 +226,8 @@ void register_tune(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--shapes", o->shapes,
                   "Tune several problems in one run, sharing the compile cache: a JSON list of "
-                  "\"MxNxK\" (or {\"shape\": ..., \"layout\": \"TN\"}), e.g. bench/shapes.json")
+                  "\"MxNxK\" (or {\"shape\": ..., \"layout\": \"TN\", \"space\": FILE|NAME}, an "
+                  "entry's space overriding --space for that shape), e.g. bench/shapes.json")
       ->excludes(shape_opt);
   sub->add_option(
       "--csv", o->csv,
@@ -261,28 +262,24 @@ void register_tune(CLI::App& app) {
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
   sub->callback([o] {
     const std::string layout = parse_layout(o->layout);
-    std::vector<Problem> problems;
+    std::vector<SuiteEntry> entries;
     if (!o->shapes.empty()) {
-      problems = load_shape_list(o->shapes, layout);
+      entries = load_suite(o->shapes, layout);
     } else {
-      problems.push_back(parse_shape(o->shape));
-      problems.back().layout = layout;
+      entries.push_back({parse_shape(o->shape), ""});
+      entries.back().problem.layout = layout;
     }
-    const auto space = load_space(o->space);
     const auto cache_dir =
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir);
     const std::uint64_t seed = o->seed ? o->seed : std::random_device{}();
 
     // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
-    std::vector<Enumeration> spaces;
-    for (const auto& problem : problems) {
-      spaces.push_back(enumerate(space, problem));
-      if (problems.size() == 1 && spaces.back().survivors.empty()) {
-        throw InputError(fmt::format(
-            "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "
-            "--shape {} --explain`)",
-            space.name, problem.shape(), o->space, problem.shape()));
-      }
+    const auto plan = plan_suite(entries, o->space);
+    if (plan.size() == 1 && plan[0].enumeration.survivors.empty()) {
+      throw InputError(fmt::format(
+          "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "
+          "--shape {} --explain`)",
+          plan[0].space_name, plan[0].problem.shape(), plan[0].space_arg, plan[0].problem.shape()));
     }
     gpu::WorkerClient worker(std::filesystem::read_symlink("/proc/self/exe"), parse_gpu(o->gpu));
     auto db = open_tune_store(o->db);
@@ -296,9 +293,10 @@ void register_tune(CLI::App& app) {
 
     std::vector<ShapeSummary> summaries;
     nlohmann::json runs = nlohmann::json::array();
-    for (size_t pi = 0; pi < problems.size(); ++pi) {
-      const auto& problem = problems[pi];
-      const auto& e = spaces[pi];
+    for (size_t pi = 0; pi < plan.size(); ++pi) {
+      const auto& problem = plan[pi].problem;
+      const auto& e = plan[pi].enumeration;
+      const std::string& space_name = plan[pi].space_name;
       gpu::TuneOptions t;
       t.problem = problem;
       t.candidates = e.survivors;
@@ -307,7 +305,7 @@ void register_tune(CLI::App& app) {
         spdlog::warn(
             "space '{}' has no valid config for shape {} (see `sgemm-tune space --space "
             "{} --shape {} --explain`)",
-            space.name, problem.shape(), o->space, problem.shape());
+            space_name, problem.shape(), plan[pi].space_arg, problem.shape());
         summaries.push_back({problem, "", 0, 0, 0, 0, 0, {}});
         continue;
       }
@@ -321,14 +319,14 @@ void register_tune(CLI::App& app) {
       t.retune = o->retune;
       t.nvrtc_options = o->nvrtc_options;
       t.strategy = "exhaustive";
-      spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space.name,
+      spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space_name,
                    t.candidates.size(), e.total, t.problem.shape(), t.seed);
 
       ProgressView view;
       const auto r = gpu::run_tune(t, worker, store, [&](const gpu::TuneProgress& p) { view(p); });
       summaries.push_back(summarize(t, r));
       if (o->json) {
-        runs.push_back(run_json(t, space.name, r));
+        runs.push_back(run_json(t, space_name, r));
       } else {
         print_run(t, r);
       }
@@ -337,7 +335,7 @@ void register_tune(CLI::App& app) {
     if (!o->csv.empty()) write_summary_csv(o->csv, summaries);
     const double geomean = geomean_ratio(summaries);
     if (o->json) {
-      if (problems.size() == 1 && runs.size() == 1) {
+      if (plan.size() == 1 && runs.size() == 1) {
         std::puts(runs.front().dump(2).c_str());
       } else {
         nlohmann::json j = {{"runs", runs}, {"summary", nlohmann::json::array()}};
@@ -347,7 +345,7 @@ void register_tune(CLI::App& app) {
       }
       return;
     }
-    if (problems.size() > 1) print_summary(summaries, geomean);
+    if (plan.size() > 1) print_summary(summaries, geomean);
   });
 }
 

@@ -2,6 +2,7 @@
 #include "tune_store.hpp"
 
 #include <exception>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -30,6 +31,27 @@ int parse_gpu(const std::string& s) {
   } catch (const std::exception&) {
   }
   throw InputError(fmt::format("bad --gpu '{}': expected 'auto' or a device index", s));
+}
+
+std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
+                                     const std::string& default_space) {
+  std::map<std::string, SearchSpace> loaded;
+  std::vector<PlannedShape> out;
+  for (const auto& e : entries) {
+    const std::string& arg = e.space.empty() ? default_space : e.space;
+    auto it = loaded.find(arg);
+    if (it == loaded.end()) {
+      try {
+        it = loaded.emplace(arg, load_space(arg)).first;
+      } catch (const InputError& err) {
+        if (e.space.empty()) throw;
+        throw InputError(
+            fmt::format("shape {} {}: {}", e.problem.shape(), e.problem.layout, err.what()));
+      }
+    }
+    out.push_back({e.problem, arg, it->second.name, enumerate(it->second, e.problem)});
+  }
+  return out;
 }
 
 }  // namespace sgt::cli

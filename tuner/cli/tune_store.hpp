@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "problem.hpp"
+#include "space.hpp"
 #include "trial.hpp"
 
 namespace sgt::cli {
@@ -16,5 +18,18 @@ std::unique_ptr<TrialStore> open_tune_store(const std::string& db);
 
 // --gpu: "auto" -> -1, else a device index >= 0; InputError naming the text otherwise.
 int parse_gpu(const std::string& s);
+
+// A suite entry with its search space resolved: the entry's own, else the command's --space.
+struct PlannedShape {
+  Problem problem;
+  std::string space_arg;   // the file or built-in name, as the suite or --space gave it
+  std::string space_name;  // the space's own name
+  Enumeration enumeration;
+};
+
+// Loads each distinct space of the suite once and enumerates it for every entry that uses it.
+// Throws InputError for a space that cannot be loaded, naming the shape that asked for it.
+std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
+                                     const std::string& default_space);
 
 }  // namespace sgt::cli

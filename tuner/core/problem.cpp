@@ -3,11 +3,11 @@
 
 #include <charconv>
 #include <climits>
-#include <fmt/format.h>
-
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
@@ -68,7 +68,7 @@ Problem parse_shape(std::string_view text) {
   return p;
 }
 
-std::vector<Problem> load_shape_list(const std::string& path, std::string_view default_layout) {
+std::vector<SuiteEntry> load_suite(const std::string& path, std::string_view default_layout) {
   const std::string fallback_layout = parse_layout(default_layout);
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("cannot read shape list '{}'", path));
@@ -92,7 +92,7 @@ std::vector<Problem> load_shape_list(const std::string& path, std::string_view d
   if (!j.is_array() || j.empty()) {
     throw InputError(fmt::format("{}: expected a non-empty list of shapes", path));
   }
-  std::vector<Problem> out;
+  std::vector<SuiteEntry> out;
   for (size_t i = 0; i < j.size(); ++i) {
     const auto& e = j[i];
     auto where = [&](const std::string& what) {
@@ -106,12 +106,31 @@ std::vector<Problem> load_shape_list(const std::string& path, std::string_view d
       }
     };
     Problem p;
+    std::string space;
     if (e.is_string()) {
       p = parse(e.get<std::string>());
       p.layout = fallback_layout;
     } else if (e.is_object() && e.contains("shape") && e.at("shape").is_string()) {
       for (const auto& [k, v] : e.items()) {
-        if (k != "shape" && k != "layout") throw where("unknown key '" + k + "'");
+        if (k != "shape" && k != "layout" && k != "space") {
+          throw where("unknown key '" + k + "' (expected shape, layout, space)");
+        }
+      }
+      if (e.contains("space")) {
+        const auto& sp = e.at("space");
+        if (!sp.is_string() || sp.get<std::string>().empty()) {
+          throw where("space must be a non-empty string: a search-space file or a built-in name");
+        }
+        space = sp.get<std::string>();
+        // A relative path is read beside the suite file when such a file is there, so that a
+        // suite and its spaces move together; anything else is a built-in name or a path from
+        // the current directory, as for --space.
+        const std::filesystem::path beside = std::filesystem::path(path).parent_path() / space;
+        std::error_code ec;
+        if (std::filesystem::path(space).is_relative() &&
+            std::filesystem::is_regular_file(beside, ec)) {
+          space = beside.string();
+        }
       }
       p = parse(e.at("shape").get<std::string>());
       p.layout = fallback_layout;
@@ -125,13 +144,21 @@ std::vector<Problem> load_shape_list(const std::string& path, std::string_view d
         }
       }
     } else {
-      throw where("expected \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": \"NN\"}");
+      throw where(
+          "expected \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": \"NN\", \"space\": "
+          "\"default\"}");
     }
     for (const auto& q : out) {
-      if (q == p) throw where("listed twice");
+      if (q.problem == p) throw where("listed twice");
     }
-    out.push_back(p);
+    out.push_back({p, std::move(space)});
   }
+  return out;
+}
+
+std::vector<Problem> load_shape_list(const std::string& path, std::string_view default_layout) {
+  std::vector<Problem> out;
+  for (auto& e : load_suite(path, default_layout)) out.push_back(std::move(e.problem));
   return out;
 }
 

@@ -34,9 +34,20 @@ struct Problem {
 // Parses "MxNxK" (each 1 .. 2^31-1). Throws InputError naming the text on anything else.
 Problem parse_shape(std::string_view text);
 
-// Reads a list of problems from a JSON file: either an array or {"shapes": [...]}, each entry
-// "MxNxK" or {"shape": "MxNxK", "layout": "TN"}; an entry without a layout gets `default_layout`.
-// Throws InputError naming the file and entry (a layout outside kLayouts, a shape listed twice).
+// One entry of a suite file: a problem and the search space to tune it with, a JSON file (a
+// relative path is taken beside the suite file when that file exists) or a built-in name; empty
+// for the command's --space.
+struct SuiteEntry {
+  Problem problem;
+  std::string space;
+};
+
+// Reads a suite from a JSON file: either an array or {"shapes": [...]}, each entry "MxNxK" or
+// {"shape": "MxNxK", "layout": "TN", "space": "skinny"}; an entry without a layout gets
+// `default_layout`. Throws InputError naming the file and entry (a layout outside kLayouts, a
+// space that is not a non-empty string, a shape listed twice).
+std::vector<SuiteEntry> load_suite(const std::string& path, std::string_view default_layout = "NN");
+// load_suite's problems alone.
 std::vector<Problem> load_shape_list(const std::string& path,
                                      std::string_view default_layout = "NN");
 
