@@ -116,7 +116,10 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   failed.config.clear();
   failed.reason = "no winner, \"quoted\", with commas";
   auto incorrect = row("1023x777x513", "NT", 0.25, 0.125, "incorrect");
-  const auto csv = bench_csv({row("4096x4096x4096", "NN", 3.0562, 2.6914), failed, incorrect});
+  auto tuned = row("4096x4096x4096", "NN", 3.0562, 2.6914);
+  tuned.source = "tuned";
+  tuned.space = "suite";
+  const auto csv = bench_csv({tuned, failed, incorrect});
   const auto ls = lines(csv);
   ASSERT_EQ(ls.size(), 4u) << csv;
   const auto header = fields(ls[0]);
@@ -135,6 +138,7 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
                                              "gpu",
                                              "date",
                                              "source",
+                                             "space",
                                              "reps",
                                              "tuned_spread",
                                              "cublas_spread",
@@ -165,6 +169,8 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   EXPECT_EQ(col(ok, "date"), "2026-11-30T10:00:00Z");
   EXPECT_EQ(col(ok, "reps"), "20");
   EXPECT_EQ(col(ok, "seed"), "42");
+  EXPECT_EQ(col(ok, "source"), "tuned");
+  EXPECT_EQ(col(ok, "space"), "suite");
 
   // Not measured: empty numbers, never zeros; the reason survives commas and quotes.
   const auto un = fields(ls[2]);
@@ -174,6 +180,7 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   EXPECT_EQ(col(un, "tuned_ms"), "");
   EXPECT_EQ(col(un, "ratio"), "");
   EXPECT_EQ(col(un, "reason"), "no winner, \"quoted\", with commas");
+  EXPECT_EQ(col(un, "space"), "");  // from the database: no space this run
 
   // A failed re-time keeps its times but has no ratio.
   const auto bad = fields(ls[3]);

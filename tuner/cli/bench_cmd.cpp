@@ -292,6 +292,7 @@ void run_bench(const BenchOpts& o) {
             }
           });
           row.source = "tuned";
+          row.space = plan[i].space_name;
           w = store->winner(gpu_id, problem, query);
           if (!w) {
             row.status = gpu::kBenchNoWinner;

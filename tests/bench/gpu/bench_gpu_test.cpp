@@ -68,7 +68,10 @@ TEST(BenchGpu, TinySuiteIsTunedThenBenchmarkedAgainstCublas) {
   EXPECT_EQ(j.at("reps"), 20);
   EXPECT_EQ(j.at("summary").at("measured"), 3) << j.dump(2);
   EXPECT_GT(j.at("summary").at("geomean_ratio").get<double>(), 0.05);
-  for (const auto& r : j.at("rows")) EXPECT_EQ(r.at("source"), "tuned") << r.dump();
+  for (const auto& r : j.at("rows")) {
+    EXPECT_EQ(r.at("source"), "tuned") << r.dump();
+    EXPECT_EQ(r.at("space"), "quick") << r.dump();
+  }
 
   const auto rows = read_csv(csv);
   ASSERT_EQ(rows.size(), 3u);
@@ -95,6 +98,7 @@ TEST(BenchGpu, TinySuiteIsTunedThenBenchmarkedAgainstCublas) {
   ASSERT_EQ(again.size(), 3u);
   for (size_t i = 0; i < again.size(); ++i) {
     EXPECT_EQ(again[i].at("source"), "db");
+    EXPECT_EQ(again[i].at("space"), "");
     EXPECT_EQ(again[i].at("status"), "ok");
     EXPECT_EQ(again[i].at("config"), rows[i].at("config"));
     EXPECT_EQ(again[i].at("reps"), "25");
