@@ -15,7 +15,10 @@ namespace sgt::db {
 
 namespace {
 
-// Every ok trial with the reasons it might be stale and whether it passed an edge-shape suite. The
+// Every ok trial with the reasons it might be stale and whether it passed an edge-shape suite,
+// except those of a config that gave a wrong result on this GPU and problem with this kernel
+// source (a screening trial is ok on the problem alone; the same config failing the edge suite
+// afterwards is recorded incorrect, and must not be served through the screening trial). The
 // reference is the binary's kernel hash and, unless overridden, the latest driver and NVRTC majors
 // recorded for the trial's GPU. Filters are optional: a NULL parameter means "any". VERIFIED is
 // replaced by verified_sql().
@@ -32,6 +35,10 @@ WITH cand AS (
   JOIN problems p ON p.id = t.problem_id
   JOIN kernel_templates k ON k.id = t.template_id
   WHERE t.status = :ok AND t.median_ms > 0
+    AND NOT EXISTS (SELECT 1 FROM trials f
+                    WHERE f.gpu_id = t.gpu_id AND f.problem_id = t.problem_id
+                      AND f.template_id = t.template_id AND f.config_id = t.config_id
+                      AND f.status = :incorrect)
     AND (:gpu_id IS NULL OR t.gpu_id = :gpu_id)
     AND (:problem_id IS NULL OR t.problem_id = :problem_id)
     AND (:template IS NULL OR k.name = :template)
@@ -84,6 +91,7 @@ void bind_candidates(Stmt& s, const Filter& f, const Reference& ref) {
   bind_opt(s, ":driver_major", ref.driver_major);
   bind_opt(s, ":nvrtc_major", ref.nvrtc_major);
   s.bind(":ok", to_string(TrialStatus::ok));
+  s.bind(":incorrect", to_string(TrialStatus::incorrect));
   bind_opt(s, ":gpu_id", f.gpu_id);
   bind_opt(s, ":problem_id", f.problem_id);
   bind_opt(s, ":template", f.template_name);

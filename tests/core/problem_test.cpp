@@ -249,6 +249,7 @@ TEST(ShapeList, TuneAndBenchRefuseAnUnknownSpaceOfAnEntryNamingTheShape) {
     const auto r = test::run_cli(cmd);
     EXPECT_EQ(r.exit_code, 2) << cmd << "\n" << r.out;
     EXPECT_NE(r.out.find("96x64x32 TN"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(path), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("nope"), std::string::npos) << r.out;
   }
   EXPECT_FALSE(std::filesystem::exists(db));

@@ -179,6 +179,20 @@ TEST_F(StoreTest, AVerifiedTrialWinsOverAFasterUnverifiedOne) {
   ASSERT_EQ(store.winners().size(), 1u);
   EXPECT_EQ(store.winners()[0].best.trial.config_name, to_name(test::config_n(1)));
 
+  // A finalist that fails the edge suite is recorded incorrect beside its ok screening trial: that
+  // config is never served again for this problem, verified rival or not.
+  const auto r = shape(1024, 1024, 1024);
+  store.begin(test::h200(), r);
+  store.record(make_trial(r, 0, 0.5));  // screened fastest, then failed the edge suite
+  auto failed_final = make_trial(r, 0, 0.5, TrialStatus::incorrect);
+  failed_final.timestamp = "2026-11-29T12:00:01Z";
+  store.record(failed_final);
+  store.record(make_trial(r, 1, 0.6));  // unverified (the tune was stopped), but not known wrong
+  w = store.winner(id, r);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(1)));
+  EXPECT_EQ(w->ok_trials, 1);
+
   // Without any verified trial the lowest median wins, as before edge checks existed.
   const auto q = shape(2048, 2048, 2048);
   store.begin(test::h200(), q);

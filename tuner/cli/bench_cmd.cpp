@@ -211,7 +211,7 @@ void run_bench(const BenchOpts& o) {
     plot_script = find_plot_script(o.plot_script);
   }
   std::vector<PlannedShape> plan;
-  if (!o.no_tune) plan = plan_suite(entries, o.space);
+  if (!o.no_tune) plan = plan_suite(entries, o.space, o.suite);
   const auto cache_dir = o.cache_dir.empty() ? gpu::default_cache_dir() : fs::path(o.cache_dir);
   const std::uint64_t seed = o.seed ? o.seed : std::random_device{}();
 
@@ -269,6 +269,7 @@ void run_bench(const BenchOpts& o) {
         const auto& e = plan[i].enumeration;
         if (e.survivors.empty()) {
           row.status = gpu::kBenchNoConfig;
+          row.space = plan[i].space_name;
           row.reason = fmt::format("space '{}' has no valid config for it", plan[i].space_name);
         } else {
           spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,

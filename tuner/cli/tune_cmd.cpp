@@ -274,7 +274,7 @@ void register_tune(CLI::App& app) {
     const std::uint64_t seed = o->seed ? o->seed : std::random_device{}();
 
     // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
-    const auto plan = plan_suite(entries, o->space);
+    const auto plan = plan_suite(entries, o->space, o->shapes);
     if (plan.size() == 1 && plan[0].enumeration.survivors.empty()) {
       throw InputError(fmt::format(
           "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "

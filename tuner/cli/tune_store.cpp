@@ -34,7 +34,7 @@ int parse_gpu(const std::string& s) {
 }
 
 std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
-                                     const std::string& default_space) {
+                                     const std::string& default_space, const std::string& origin) {
   std::map<std::string, SearchSpace> loaded;
   std::vector<PlannedShape> out;
   for (const auto& e : entries) {
@@ -45,8 +45,8 @@ std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
         it = loaded.emplace(arg, load_space(arg)).first;
       } catch (const InputError& err) {
         if (e.space.empty()) throw;
-        throw InputError(
-            fmt::format("shape {} {}: {}", e.problem.shape(), e.problem.layout, err.what()));
+        throw InputError(fmt::format("{}{}shape {} {}: {}", origin, origin.empty() ? "" : ": ",
+                                     e.problem.shape(), e.problem.layout, err.what()));
       }
     }
     out.push_back({e.problem, arg, it->second.name, enumerate(it->second, e.problem)});

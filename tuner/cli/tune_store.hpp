@@ -28,8 +28,10 @@ struct PlannedShape {
 };
 
 // Loads each distinct space of the suite once and enumerates it for every entry that uses it.
-// Throws InputError for a space that cannot be loaded, naming the shape that asked for it.
+// Throws InputError for a space that cannot be loaded, naming the suite file (`origin`, when
+// there is one) and the shape that asked for it.
 std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
-                                     const std::string& default_space);
+                                     const std::string& default_space,
+                                     const std::string& origin = "");
 
 }  // namespace sgt::cli

@@ -1134,6 +1134,11 @@ std::vector<SimCase> standard_cases(const WarpTileConfig& c) {
       {false, true, rem(BM, BM - 1), 0, rem(BK, BK - 3), kScalar},
       {true, false, rem4(BM, BM / 2), rem4(BN, BN - 4), 1},
       {true, true, 1, 1, rem(BK, BK / 2 + 1), kScalar},
+      // ... the partial slice of a float4 problem's edge block, through clamped pointers, in the
+      // other three layouts.
+      {false, false, rem(BM, BM - 3), rem4(BN, BN / 2), rem(BK, BK - 3)},
+      {false, true, rem(BM, BM / 2 + 1), rem(BN, BN - 1), rem(BK, BK / 2 + 1)},
+      {true, true, rem4(BM, 4), rem(BN, BN - 3), rem(BK, BK - 1)},
   };
 }
 
@@ -1205,7 +1210,7 @@ std::vector<SimReport> simulate_configs(const std::vector<WarpTileConfig>& confi
 }
 
 std::string simulate_config_scope() {
-  return "layouts NN NT TN TT with whole tiles, 12 boundary blocks over the layouts (whole "
+  return "layouts NN NT TN TT with whole tiles, 15 boundary blocks over the layouts (whole "
          "k-slices read unguarded with float4 loads clamped into the matrix, partial ones and "
          "operands without float4s through the guarded edge loop; remainders 1, tile-3, "
          "tile/2+1, tile-1 in M, N and K), and the block order, split-K ranges and last blocks "

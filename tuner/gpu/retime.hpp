@@ -30,7 +30,7 @@ struct BenchRow {
   std::string status;  // "ok" when both sides were measured; see above otherwise
   std::string reason;  // why, when not ok
   std::string source;  // "db": the winner was already stored; "tuned": tuned in this run
-  std::string space;   // tuned in this run: the search space's name; empty otherwise
+  std::string space;   // the search space tuned (or found empty) in this run; empty otherwise
   double tuned_ms = 0, cublas_ms = 0;  // medians, same phase
   double tuned_spread = 0, cublas_spread = 0;
   int repetitions = 0;  // per side and round
