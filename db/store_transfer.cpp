@@ -1,9 +1,7 @@
 // Moving trials between databases (JSON export/import, merge) and keeping the file healthy
 // (vacuum, info, integrity check). Import and merge share one ingest path.
-#include <fstream>
 #include <limits>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -105,13 +103,11 @@ long long SqliteStore::export_json(const std::filesystem::path& file) const {
 
 IngestResult SqliteStore::import_json(const std::filesystem::path& file) {
   impl_->require_writable("import");
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read import file '{}'", file.string()));
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const auto text = read_file(file);
+  if (!text) throw InputError(fmt::format("cannot read import file '{}'", file.string()));
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(ss.str());
+    j = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(
         fmt::format("import file '{}' is not valid JSON: {}", file.string(), e.what()));

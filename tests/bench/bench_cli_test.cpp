@@ -3,14 +3,13 @@
 // the shipped suite bench/shapes.json.
 #include <gtest/gtest.h>
 
-#include <cuda_runtime.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <set>
 
+#include "gpu_support.hpp"
 #include "problem.hpp"
 #include "retime.hpp"
 #include "space.hpp"
@@ -20,11 +19,6 @@ namespace sgt {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 fs::path source_dir() {
   return SGT_TEST_SOURCE_DIR;
@@ -134,7 +128,7 @@ TEST(BenchCli, BadOptionsAreBadInput) {
 }
 
 TEST(BenchCli, WithoutAGpuSaysSoAndWritesNothing) {
-  if (have_gpu()) GTEST_SKIP() << "a CUDA device is present";
+  if (test::have_gpu()) GTEST_SKIP() << "a CUDA device is present";
   test::TempDir dir;
   const auto suite = dir.path() / "s.json";
   write(suite, R"([{"shape": "1024x1024x1024", "layout": "NN"}, "512x512x512"])");

@@ -2,20 +2,14 @@
 // and nothing created. Skipped where a device is present.
 #include <gtest/gtest.h>
 
-#include <cuda_runtime.h>
-
+#include "gpu_support.hpp"
 #include "test_support.hpp"
 
 namespace sgt {
 namespace {
 
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
 TEST(NoGpu, TuneSaysSoAndWritesNothing) {
-  if (have_gpu()) GTEST_SKIP() << "a CUDA device is present";
+  if (test::have_gpu()) GTEST_SKIP() << "a CUDA device is present";
   test::TempDir dir;
   const auto db = dir.path() / "t.db";
   const auto cache = dir.path() / "cache";
@@ -28,7 +22,7 @@ TEST(NoGpu, TuneSaysSoAndWritesNothing) {
 }
 
 TEST(NoGpu, QueryAutoFallsBackToTheDefaultConfig) {
-  if (have_gpu()) GTEST_SKIP() << "a CUDA device is present";
+  if (test::have_gpu()) GTEST_SKIP() << "a CUDA device is present";
   test::TempDir dir;
   const auto r = test::run_cli("query --gpu auto --shape 4096x4096x4096 --db '" +
                                (dir.path() / "none.db").string() + "'");

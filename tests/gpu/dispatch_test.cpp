@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,20 +17,13 @@
 #ifdef SGT_HAVE_SGEMM_TUNED
 #include <sgemm_tuned/sgemm_tuned.hpp>
 
+#include "gpu_support.hpp"
 #include "sgemm_tuned_table.hpp"
 #endif
 
 namespace {
 
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
 #ifdef SGT_HAVE_SGEMM_TUNED
-
-#define SKIP_WITHOUT_GPU() \
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device"
 
 bool contains(const std::string& s, const std::string& needle) {
   return s.find(needle) != std::string::npos;

@@ -3,7 +3,6 @@
 // Every test skips when no CUDA device is present.
 #include <gtest/gtest.h>
 
-#include <cuda_runtime.h>
 #include <nvrtc.h>
 
 #include <chrono>
@@ -12,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu_support.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tune.hpp"
 #include "edge_cases.hpp"
@@ -23,14 +23,6 @@ namespace sgt::gpu {
 namespace {
 
 using namespace std::chrono_literals;
-
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-
-#define SKIP_WITHOUT_GPU() \
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device"
 
 std::filesystem::path bin_dir() {
   return test::cli_path().parent_path();

@@ -408,16 +408,14 @@ void register_bench(CLI::App& app) {
                   "\"NN\"|\"NT\"|\"TN\"|\"TT\", \"space\": FILE|NAME} (e.g. bench/shapes.json); "
                   "an entry's space overrides --space for that shape")
       ->required();
-  sub->add_option("--gpu", o->gpu, "'auto' (most SMs x clock) or a device index")
-      ->capture_default_str();
+  add_gpu_option(*sub, o->gpu);
   add_db_option(*sub, o->db);
   sub->add_option(
          "--space", o->space,
          "Search space for the shapes that must be tuned first and name none of their own: "
          "a JSON file or a built-in name")
       ->capture_default_str();
-  sub->add_option("--cache-dir", o->cache_dir,
-                  "Compiled-kernel cache (default: $SGT_CACHE_DIR, else the user cache dir)");
+  add_cache_dir_option(*sub, o->cache_dir);
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads when tuning (default: all cores)")
       ->check(CLI::Range(0, 1024));
   sub->add_option("--seed", o->seed, "Seed of the random inputs (default: random, logged)");

@@ -11,6 +11,7 @@
 #include "error.hpp"
 #include "nvrtc_compiler.hpp"
 #include "space.hpp"
+#include "tune_store.hpp"
 
 namespace sgt::cli {
 
@@ -34,8 +35,7 @@ void register_compile(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--arch", o->arch, "Target architecture, e.g. sm_90 (H100/H200), sm_80 (A100)")
       ->capture_default_str();
-  sub->add_option("--cache-dir", o->cache_dir,
-                  "Compiled-kernel cache (default: $SGT_CACHE_DIR, else the user cache dir)");
+  add_cache_dir_option(*sub, o->cache_dir);
   sub->add_option("--nvrtc-option", o->nvrtc_options,
                   "Extra NVRTC option, repeatable (part of the compile-cache key), e.g. "
                   "-DSGT_K_UNROLL=4 to unroll the k loop 4x instead of fully");

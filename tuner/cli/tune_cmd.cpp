@@ -215,8 +215,7 @@ void register_tune(CLI::App& app) {
       "Compile, verify and time every survivor of a search space on the GPU against cuBLAS FP32,\n"
       "store every trial, and report the fastest configs. Finished trials are stored as they\n"
       "complete, so an interrupted tune resumes where it stopped.");
-  sub->add_option("--gpu", o->gpu, "'auto' (most SMs x clock) or a device index")
-      ->capture_default_str();
+  add_gpu_option(*sub, o->gpu);
   auto* shape_opt = sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")
                         ->capture_default_str();
   sub->add_option("--layout", o->layout,
@@ -236,8 +235,7 @@ void register_tune(CLI::App& app) {
       ->capture_default_str();
   add_db_option(*sub, o->db);
   sub->add_option("--results", o->results, "Also append every trial to this JSON-lines file");
-  sub->add_option("--cache-dir", o->cache_dir,
-                  "Compiled-kernel cache (default: $SGT_CACHE_DIR, else the user cache dir)");
+  add_cache_dir_option(*sub, o->cache_dir);
   sub->add_option("--top", o->top, "Finalists re-timed beside cuBLAS")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();

@@ -17,6 +17,16 @@ void add_db_option(CLI::App& sub, std::string& db) {
                  "else ~/.cache/sgemm-tune/tuning.db)");
 }
 
+void add_gpu_option(CLI::App& sub, std::string& gpu) {
+  sub.add_option("--gpu", gpu, "'auto' (most SMs x clock) or a device index")
+      ->capture_default_str();
+}
+
+void add_cache_dir_option(CLI::App& sub, std::string& cache_dir) {
+  sub.add_option("--cache-dir", cache_dir,
+                 "Compiled-kernel cache (default: $SGT_CACHE_DIR, else the user cache dir)");
+}
+
 std::unique_ptr<TrialStore> open_tune_store(const std::string& db) {
   const auto path = db.empty() ? db::default_db_path() : std::filesystem::path(db);
   return std::make_unique<db::SqliteStore>(db::SqliteStore::open(path, db::OpenMode::read_write));

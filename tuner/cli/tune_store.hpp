@@ -14,6 +14,9 @@
 namespace sgt::cli {
 
 void add_db_option(CLI::App& sub, std::string& db);
+// --gpu for the commands that run on one: parse it with parse_gpu.
+void add_gpu_option(CLI::App& sub, std::string& gpu);
+void add_cache_dir_option(CLI::App& sub, std::string& cache_dir);
 std::unique_ptr<TrialStore> open_tune_store(const std::string& db);
 
 // --gpu: "auto" -> -1, else a device index >= 0; InputError naming the text otherwise.

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cerrno>
 #include <fstream>
+#include <sstream>
 #include <system_error>
 
 #include <unistd.h>
@@ -13,6 +14,15 @@
 #include "error.hpp"
 
 namespace sgt {
+
+std::optional<std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return ss.str();
+}
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   static std::atomic<unsigned long> counter{0};

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace sgt {
@@ -13,5 +15,8 @@ namespace sgt {
 // survive a crash verify them on load. On failure removes the temporary file and throws sgt::Error
 // naming `path` and the reason.
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// The whole of a file, bytes as they are; nullopt when it cannot be opened or read.
+std::optional<std::string> read_file(const std::filesystem::path& path);
 
 }  // namespace sgt

@@ -4,13 +4,12 @@
 #include <charconv>
 #include <climits>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "file_util.hpp"
 
 namespace sgt {
 
@@ -70,13 +69,11 @@ Problem parse_shape(std::string_view text) {
 
 std::vector<SuiteEntry> load_suite(const std::string& path, std::string_view default_layout) {
   const std::string fallback_layout = parse_layout(default_layout);
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("cannot read shape list '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const auto text = read_file(path);
+  if (!text) throw InputError(fmt::format("cannot read shape list '{}'", path));
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(ss.str());
+    j = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: invalid JSON: {}", path, e.what()));
   }

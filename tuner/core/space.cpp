@@ -2,17 +2,16 @@
 #include "space.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <muParser.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "file_util.hpp"
 
 namespace sgt_embedded_spaces {
 std::string_view get(std::string_view name);
@@ -204,12 +203,9 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
 
 SearchSpace load_space(std::string_view path_or_name) {
   const std::string arg(path_or_name);
-  std::ifstream in(arg);
   std::string text, origin;
-  if (in) {
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
+  if (auto file = read_file(arg)) {
+    text = std::move(*file);
     origin = arg;
   } else if (auto builtin = sgt_embedded_spaces::get(arg); !builtin.empty()) {
     text = std::string(builtin);

@@ -2,25 +2,19 @@
 // the quick space, then benchmarked again from the database alone.
 #include <gtest/gtest.h>
 
-#include <cuda_runtime.h>
-
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "gpu_support.hpp"
 #include "test_support.hpp"
 
 namespace sgt {
 namespace {
 
 namespace fs = std::filesystem;
-
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
 
 std::string q(const fs::path& p) {
   return "'" + p.string() + "'";
@@ -48,7 +42,7 @@ std::vector<std::map<std::string, std::string>> read_csv(const fs::path& p) {
 }
 
 TEST(BenchGpu, TinySuiteIsTunedThenBenchmarkedAgainstCublas) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  SKIP_WITHOUT_GPU();
   test::TempDir tmp;
   const auto suite = tmp.path() / "suite.json";
   // Square, another layout, and an odd size that no tile divides.
@@ -115,7 +109,7 @@ TEST(BenchGpu, TinySuiteIsTunedThenBenchmarkedAgainstCublas) {
 }
 
 TEST(BenchGpu, PlotIsDrawnWhenMatplotlibIsThere) {
-  if (!have_gpu()) GTEST_SKIP() << "no CUDA device";
+  SKIP_WITHOUT_GPU();
   bool mpl = false;
   for (const char* py : {"python3", "/usr/bin/python3"}) {
     mpl =
