@@ -4,13 +4,17 @@
 // or X^T (TRANS_A, TRANS_B). A is stored M x K (lda >= K), or K x M when TRANS_A (lda >= M); B is
 // stored K x N (ldb >= N), or N x K when TRANS_B (ldb >= K).
 //
-// Main and edge loops: when both operands' pointers, leading dimensions and (where a float4 runs
-// along M or N) extents allow 16-byte accesses, every block reads its whole k-slices in the main
-// loop, float4s and no guard; where its tile reaches past the matrix in M or N, the loads are moved
-// back inside it (clamp_mn_vec in warptile_geometry.h) and what they read feeds only outputs the
-// epilogue never stores. The partial last k-slice, and every slice of operands that do not allow
-// float4s, take the guarded edge loop: element by element, everything outside the matrix read as
-// 0. The epilogue stores float4s only where legal. Each choice is uniform across the block.
+// Main and edge loops: every block reads its whole k-slices in the main loop, with no guard; where
+// its tile reaches past the matrix in M or N, the loads are moved back inside it (clamp_mn,
+// clamp_mn_vec in warptile_geometry.h) and what they read feeds only outputs the epilogue never
+// stores. VEC picks the main loop's loads. VEC = true reads float4s, which needs both operands'
+// pointers, leading dimensions and (where a float4 runs along M or N) extents to allow 16-byte
+// accesses; operands that do not allow them send every slice to the edge loop instead. VEC =
+// false reads single floats, legal for any operands: the instance for unaligned ones, a separate
+// instantiation because a second copy of the main loop in one kernel costs the float4 one its
+// register allocation. The partial last k-slice takes the guarded edge loop: element by element,
+// everything outside the matrix read as 0. The epilogue stores float4s only where legal. Each
+// choice is uniform across the block.
 //
 // Launch (see launch_dims in warptile_geometry.h): grid (grid_m * grid_n, 1, grid_z), block
 // NUM_THREADS. With grid_z > 1 (split-K) split z computes k in [z*k_chunk, (z+1)*k_chunk) and
@@ -38,6 +42,18 @@ __device__ __forceinline__ float4 load_slice_vec(const float* __restrict__ p, in
 #pragma unroll
   for (int j = 0; j < kVec; ++j) v[j] = (row_in && j < cols_left) ? __ldg(p + j) : 0.0f;
   return make_float4(v[0], v[1], v[2], v[3]);
+}
+
+// Reads stored elements (row, col..col+3) of a whole k-slice as single floats, with no guard,
+// through a pointer already clamped into the matrix (any alignment). COLS_K: the stored columns run
+// along k, all inside the slice. Otherwise they run along m (n) and element j is read from
+// clamp_mn(col + j, ext), i.e. at p + min(j, last) with last = clamp_last(col, ext), fixed once
+// for the pass.
+template <bool COLS_K>
+__device__ __forceinline__ float4 load_slice_scalar(const float* __restrict__ p, int last) {
+  if (COLS_K) return make_float4(__ldg(p), __ldg(p + 1), __ldg(p + 2), __ldg(p + 3));
+  return make_float4(__ldg(p), __ldg(p + min(1, last)), __ldg(p + min(2, last)),
+                     __ldg(p + min(3, last)));
 }
 
 // Stores a float4 of a stored slice (row, col..col+3) into the k-major shared tile at the slots
@@ -75,7 +91,7 @@ __device__ __forceinline__ bool aligned16(const void* p) {
 
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NUM_THREADS,
           int MIN_BLOCKS, int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, bool TRANS_A,
-          bool TRANS_B>
+          bool TRANS_B, bool VEC>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     sgemm_warptile(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                    const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc,
@@ -129,11 +145,13 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   const bool fullN = !kGuarded || blockCol + BN <= N;
   // Stored columns run along k for A and B^T, along m (n) for A^T and B.
   constexpr bool A_COLS_K = !TRANS_A, B_COLS_K = TRANS_B;
-  // float4 main-loop loads: aligned pointer and leading dimension, and where a float4 runs along
-  // M (N), a multiple of 4 there, so that a float4 is either whole inside the matrix or whole
-  // outside it (and then clamped to the last one).
-  const bool vec = !kGuarded || (aligned16(A) && lda % kVec == 0 && (A_COLS_K || M % kVec == 0) &&
-                                 aligned16(B) && ldb % kVec == 0 && (B_COLS_K || N % kVec == 0));
+  // Whether the main loop runs. Scalar loads (VEC = false) serve any operands. float4 loads need
+  // aligned pointers and leading dimensions, and where a float4 runs along M (N), a multiple of 4
+  // there, so that a float4 is either whole inside the matrix or whole outside it (and then
+  // clamped to the last one); operands that do not allow them take the edge loop throughout.
+  const bool main_loop = !kGuarded || !VEC ||
+                         (aligned16(A) && lda % kVec == 0 && (A_COLS_K || M % kVec == 0) &&
+                          aligned16(B) && ldb % kVec == 0 && (B_COLS_K || N % kVec == 0));
 
   // Sized for at least one sub-tile so that a rejected config fails on its static_assert alone,
   // not also on zero-sized arrays.
@@ -152,41 +170,51 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   const long long b_step = TRANS_B ? BK : static_cast<long long>(BK) * ldb;
   const float* pa[g.A_PASSES];
   const float* pb[g.B_PASSES];
-  const bool clamp = kGuarded && vec;
+  // Scalar loads along m (n): the last of a pass's four elements inside the matrix (see
+  // load_slice_scalar).
+  int a_last[g.A_PASSES], b_last[g.B_PASSES];
+  const bool clamp = kGuarded && main_loop;
+  // Where a pass's loads start, clamped into the matrix in m (n) (ext is M for A, N for B).
+  auto place = [&](bool cols_k, int& r, int& c, int ext) {
+    int last = kVec - 1;
+    if (clamp) {
+      if (cols_k) {
+        r = clamp_mn(r, ext);
+      } else if (VEC) {
+        c = clamp_mn_vec(c, ext);
+      } else {
+        last = clamp_last(c, ext);
+        c = clamp_mn(c, ext);
+      }
+    }
+    return last;
+  };
 #pragma unroll
   for (int p = 0; p < g.A_PASSES; ++p) {
     int r = ar0 + load_row(g, A_COLS, tid, p), c = ac0 + load_col(g, A_COLS, tid, p);
-    if (clamp) {
-      if (A_COLS_K) {
-        r = clamp_mn(r, M);
-      } else {
-        c = clamp_mn_vec(c, M);
-      }
-    }
+    a_last[p] = place(A_COLS_K, r, c, M);
     pa[p] = A + static_cast<long long>(r) * lda + c;
   }
 #pragma unroll
   for (int p = 0; p < g.B_PASSES; ++p) {
     int r = br0 + load_row(g, B_COLS, tid, p), c = bc0 + load_col(g, B_COLS, tid, p);
-    if (clamp) {
-      if (B_COLS_K) {
-        r = clamp_mn(r, N);
-      } else {
-        c = clamp_mn_vec(c, N);
-      }
-    }
+    b_last[p] = place(B_COLS_K, r, c, N);
     pb[p] = B + static_cast<long long>(r) * ldb + c;
   }
 
-  // Global -> registers for k-slice t (called once per slice, in order). Main loop: float4s from
-  // the clamped pointers. GUARD (the edge loop): element by element, whatever lies outside the
-  // matrix (or this split's k range) read as 0.
+  // Global -> registers for k-slice t (called once per slice, in order). Main loop: float4s (VEC)
+  // or single floats from the clamped pointers. GUARD (the edge loop): element by element,
+  // whatever lies outside the matrix (or this split's k range) read as 0.
   auto fetch = [&](auto guard, int t) {
     if constexpr (!decltype(guard)::value) {
 #pragma unroll
-      for (int p = 0; p < g.A_PASSES; ++p) ra[p] = load_slice_vec<true>(pa[p], 0, 0, 0, 0, 0, 0);
+      for (int p = 0; p < g.A_PASSES; ++p)
+        ra[p] = VEC ? load_slice_vec<true>(pa[p], 0, 0, 0, 0, 0, 0)
+                    : load_slice_scalar<A_COLS_K>(pa[p], a_last[p]);
 #pragma unroll
-      for (int p = 0; p < g.B_PASSES; ++p) rb[p] = load_slice_vec<true>(pb[p], 0, 0, 0, 0, 0, 0);
+      for (int p = 0; p < g.B_PASSES; ++p)
+        rb[p] = VEC ? load_slice_vec<true>(pb[p], 0, 0, 0, 0, 0, 0)
+                    : load_slice_scalar<B_COLS_K>(pb[p], b_last[p]);
     } else {
       const int k0 = kbeg + t * BK;
       const int ar = TRANS_A ? k0 : blockRow, ac = TRANS_A ? blockRow : k0;
@@ -287,14 +315,15 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     }
   };
 
-  // Main loop: the whole k-slices of every block, float4 loads clamped into the matrix and nothing
-  // else. Edge loop: the rest (the partial last slice; every slice when the operands do not allow
-  // float4s), guarded. Keeping the guards, and any second copy of the unrolled loop, out of the
-  // main loop keeps its register allocation what the unguarded kernel's is: a scalar copy of the
-  // main loop measured 7 % slower at 4096^3 for being there at all (bench/NOTES.md).
+  // Main loop: the whole k-slices of every block, loads clamped into the matrix and nothing else.
+  // Edge loop: the rest (the partial last slice; every slice when VEC and the operands do not
+  // allow float4s), guarded. Keeping the guards, and any second copy of the unrolled loop, out of
+  // the main loop keeps its register allocation what the unguarded kernel's is: a scalar copy of
+  // the main loop in the same kernel measured 7 % slower at 4096^3 for being there at all
+  // (bench/NOTES.md); hence VEC, one main loop per instantiation.
   const int nfull = kend > kbeg ? (kend - kbeg) / BK : 0;
   int t = 0;
-  if (vec) {
+  if (main_loop) {
     if (STAGES == 1) {
       // The seed's loop: load, sync, compute, sync.
       for (; t < nfull; ++t) {

@@ -153,6 +153,15 @@ SGT_HD constexpr int clamp_mn_vec(int mn, int ext) {
   return mn < ext ? mn : ext - kVec;
 }
 
+// Scalar main-loop loads (the kernel's VEC = false) whose stored columns run along m (n): a pass
+// reads elements mn..mn+3 from clamp_mn(mn + j, ext). Its pointer starts at clamp_mn(mn, ext) and
+// element j is read at that pointer + min(j, clamp_last(mn, ext)): the offset of the last of the
+// four inside the matrix (0 when the first is already outside).
+SGT_HD constexpr int clamp_last(int mn, int ext) {
+  const int last = ext - 1 - mn;
+  return last < 0 ? 0 : (last > kVec - 1 ? kVec - 1 : last);
+}
+
 // --- Block order -----------------------------------------------------------------------------
 // Blocks are launched as a 1-D sequence per k-split and take their tile from block_tile_row/col:
 // GROUP_M block rows are walked column by column, so consecutive blocks share tiles of B and a

@@ -40,7 +40,8 @@ if(CMAKE_SCRIPT_MODE_FILE)
     string(REGEX REPLACE "^\n  X\\([0-9]+, ([0-9, ]+)\\)$" "\\1" values "${row}")
     string(REPLACE ", " ";" values "${values}")
     # Every field is a template argument except SPLIT_K (the 14th: a launch parameter), then
-    # TRANS_A and TRANS_B: each config is instantiated in the four layouts.
+    # TRANS_A, TRANS_B and VEC: each config is instantiated in the four layouts, each with float4
+    # and with single-float main-loop loads.
     set(mangled "")
     set(i 0)
     foreach(v IN LISTS values)
@@ -50,7 +51,9 @@ if(CMAKE_SCRIPT_MODE_FILE)
       math(EXPR i "${i} + 1")
     endforeach()
     foreach(layout "Lb0ELb0E" "Lb0ELb1E" "Lb1ELb0E" "Lb1ELb1E")
-      list(APPEND expected "_Z14sgemm_warptileI${mangled}${layout}Ev")
+      foreach(vec "Lb0E" "Lb1E")
+        list(APPEND expected "_Z14sgemm_warptileI${mangled}${layout}${vec}Ev")
+      endforeach()
     endforeach()
   endforeach()
   file(STRINGS ${build}/embed_example found REGEX "_Z14sgemm_warptileI")

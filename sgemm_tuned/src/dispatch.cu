@@ -38,24 +38,35 @@ SGT_TUNED_CONFIGS(SGT_TUNED_CHECK_CONFIG)
 using Kernel = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*,
                         int, int, float*);
 struct Instances {
-  Kernel layout[4];  // NN, NT, TN, TT
+  Kernel vec[4];     // float4 main-loop loads; NN, NT, TN, TT
+  Kernel scalar[4];  // single-float main-loop loads, for what was tuned on such operands
 };
 
-// Taking each address instantiates the template for that config (in the four layouts), and only
-// for the configs of the table. SPLIT_K is a launch parameter, not a template argument.
-#define SGT_TUNED_KERNEL(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,       \
-                         GROUP_M, SPLIT_K, FMA_ORDER)                                            \
-  Instances{{&sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
-                             FMA_ORDER, false, false>,                                           \
-             &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
-                             FMA_ORDER, false, true>,                                            \
-             &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
-                             FMA_ORDER, true, false>,                                            \
-             &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
-                             FMA_ORDER, true, true>}},
+// Taking each address instantiates the template for that config (in the four layouts, both
+// instances), and only for the configs of the table. SPLIT_K is a launch parameter, not a template
+// argument.
+#define SGT_TUNED_INSTANCE(TA, TB, VEC, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, \
+                           GROUP_M, FMA_ORDER)                                                     \
+  &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, FMA_ORDER,   \
+                  TA, TB, VEC>
+#define SGT_TUNED_LAYOUTS(VEC, ...)                        \
+  {                                                        \
+    SGT_TUNED_INSTANCE(false, false, VEC, __VA_ARGS__),    \
+        SGT_TUNED_INSTANCE(false, true, VEC, __VA_ARGS__), \
+        SGT_TUNED_INSTANCE(true, false, VEC, __VA_ARGS__), \
+        SGT_TUNED_INSTANCE(true, true, VEC, __VA_ARGS__)   \
+  }
+#define SGT_TUNED_KERNEL(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,      \
+                         GROUP_M, SPLIT_K, FMA_ORDER)                                           \
+  Instances{SGT_TUNED_LAYOUTS(true, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,  \
+                              GROUP_M, FMA_ORDER),                                              \
+            SGT_TUNED_LAYOUTS(false, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, \
+                              GROUP_M, FMA_ORDER)},
 // The trailing entry keeps the array non-empty for a table without configs.
 const Instances kKernels[] = {SGT_TUNED_CONFIGS(SGT_TUNED_KERNEL) Instances{}};
 #undef SGT_TUNED_KERNEL
+#undef SGT_TUNED_LAYOUTS
+#undef SGT_TUNED_INSTANCE
 
 int layout_index(const detail::Call& c) {
   return (c.trans_a ? 2 : 0) + (c.trans_b ? 1 : 0);
@@ -76,7 +87,7 @@ cudaError_t probe(int dev, DeviceState& s) {
   for (int i = 0; i < table::kConfigCount; ++i) {
     cudaFuncAttributes a{};
     const cudaError_t e =
-        cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(kKernels[i].layout[0]));
+        cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(kKernels[i].vec[0]));
     if (e != cudaSuccess) {
       // The probe's failure is an answer; left in place, the caller's next cudaGetLastError() would
       // report it as theirs.
@@ -161,9 +172,10 @@ cudaError_t run_cublas(DeviceState& s, bool trans_a, bool trans_b, int M, int N,
   return to_cuda_error(st);
 }
 
-cudaError_t launch(int config, const detail::Call& call, float alpha, const float* A,
-                   const float* B, float beta, float* C, cudaStream_t stream) {
-  const auto& cfg = table::kConfigs[config];
+cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float alpha,
+                   const float* A, const float* B, float beta, float* C, cudaStream_t stream) {
+  const auto& cfg = table::kConfigs[choice.config];
+  const auto& instances = choice.vec ? kKernels[choice.config].vec : kKernels[choice.config].scalar;
   const auto d =
       sgt_kernel::launch_dims(call.M, call.N, call.K, cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K);
   int M = call.M, N = call.N, K = call.K, lda = call.lda, ldb = call.ldb, ldc = call.ldc;
@@ -180,7 +192,7 @@ cudaError_t launch(int config, const detail::Call& call, float alpha, const floa
   // cudaLaunchKernel returns this launch's own error, where <<<>>> would leave it to a later
   // cudaGetLastError() that may return an earlier, unrelated one instead.
   cudaError_t e =
-      cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[config].layout[layout_index(call)]),
+      cudaLaunchKernel(reinterpret_cast<const void*>(instances[layout_index(call)]),
                        dim3(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z)),
                        dim3(static_cast<unsigned>(cfg.NUM_THREADS)), args, 0, stream);
   if (d.workspace_floats > 0) {
@@ -226,7 +238,7 @@ cudaError_t sgemm(Op op_a, Op op_b, int M, int N, int K, float alpha, const floa
   const auto c = detail::choose(s->id, call, [s](int i) { return s->unusable[i]; });
   switch (c.path) {
     case detail::Path::kernel:
-      return launch(c.config, call, alpha, A, B, beta, C, stream);
+      return launch(c, call, alpha, A, B, beta, C, stream);
     case detail::Path::cublas:
       return run_cublas(*s, call.trans_a, call.trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C,
                         ldc, stream);

@@ -49,6 +49,7 @@ struct Choice {
   int gpu = -1;     // into table::kGpus; -1 when the device is not in the table
   int shape = -1;   // into table::kShapes: the tuned shape whose winner runs
   int config = -1;  // into table::kConfigs
+  bool vec = true;  // the kernel instance: float4 main-loop loads, else single floats
   double distance = 0;
   std::string why;  // cuBLAS or invalid: the reason; kernel: what was passed over, if anything
 };
@@ -98,13 +99,23 @@ inline std::string misfit(const table::Config& c, const Call& call) {
   return {};
 }
 
-// Which accesses of a call are 128-bit, as the kernel decides them. Loads: both operands' k-slices
-// are read as float4s, in every block (tiles past the matrix edge read from rows clamped inside
-// it), when each operand's pointer and leading dimension keep its rows 16-byte aligned and, where a
-// float4 runs along M (A^T) or N (B), that extent is a multiple of 4; otherwise both take the
-// element-by-element loop. The last partial k-slice is always element by element. Stores: float4
-// in whole tiles when C's rows are 16-byte aligned.
-inline std::string access_text(const Call& call) {
+// The kernel instance a tuned shape's winner was tuned, verified and is launched as: the tuner's
+// sgt::kernel_vec_loads for that shape's operands stored at their row lengths. float4 main-loop
+// loads when both allow them, else the instance that reads single floats.
+inline bool tuned_vec_loads(const table::Shape& s) {
+  const bool ta = s.layout[0] == 'T', tb = s.layout[1] == 'T';
+  const long long lda = ta ? s.M : s.K, ldb = tb ? s.K : s.N;
+  return lda % 4 == 0 && (!ta || s.M % 4 == 0) && ldb % 4 == 0 && (tb || s.N % 4 == 0);
+}
+
+// Which accesses of a call are 128-bit, as the kernel decides them. Loads of the float4 instance
+// (vec): both operands' k-slices are read as float4s, in every block (tiles past the matrix edge
+// read from rows clamped inside it), when each operand's pointer and leading dimension keep its
+// rows 16-byte aligned and, where a float4 runs along M (A^T) or N (B), that extent is a multiple
+// of 4; otherwise both take the element-by-element loop. The other instance reads single floats in
+// the same pipelined loop, for any operands. The last partial k-slice is always element by
+// element. Stores: float4 in whole tiles when C's rows are 16-byte aligned.
+inline std::string access_text(const Call& call, bool vec = true) {
   auto why_not = [](std::uintptr_t p, int ld, bool extent_ok, const char* extent) -> const char* {
     if (p % 16 != 0) return "pointer not 16-byte aligned";
     if (ld % 4 != 0) return "leading dimension not a multiple of 4";
@@ -121,7 +132,10 @@ inline std::string access_text(const Call& call) {
     if (other) return strf("%s scalar (with the other operand)", name);
     return strf("%s float4", name);
   };
-  return one("A", a, b) + ", " + one("B", b, a) + ", " + one("C", c, nullptr) + " in whole tiles";
+  const std::string loads =
+      vec ? one("A", a, b) + ", " + one("B", b, a)
+          : std::string("A and B single floats (the instance tuned for operands without float4s)");
+  return loads + ", " + one("C", c, nullptr) + " in whole tiles";
 }
 
 inline std::string not_in_table(const DeviceIdentity& d) {
@@ -200,6 +214,7 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
       c.source = Source::exact;
       c.shape = exact;
       c.config = table::kShapes[exact].config;
+      c.vec = tuned_vec_loads(table::kShapes[exact]);
       return c;
     }
     pass_over("the exact tuned shape", table::kShapes[exact].config, why);
@@ -217,6 +232,7 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
       c.source = Source::nearest;
       c.shape = i;
       c.config = s.config;
+      c.vec = tuned_vec_loads(s);
       c.distance = shape_distance(call.M, call.N, call.K, s);
       if (passed_count > 0) {
         c.why = strf("passed over %d closer tuned shape%s, the closest being ", passed_count,
@@ -243,6 +259,7 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
     c.source = Source::gpu_default;
     c.shape = default_shape;
     c.config = default_config;
+    if (default_shape >= 0) c.vec = tuned_vec_loads(table::kShapes[default_shape]);
     if (passed_count > 0) {
       c.why =
           strf("no tuned shape's winner fits (%d passed over, the closest being ", passed_count) +
@@ -299,7 +316,7 @@ inline std::string describe(const DeviceIdentity& dev, const Call& call, const C
         out += "this GPU's default config (built-in: nothing is tuned for this GPU)";
       }
       if (!c.why.empty()) out += "; " + c.why;
-      out += "; accesses: " + access_text(call);
+      out += "; accesses: " + access_text(call, c.vec);
       if (call.K == 0) out += "; K = 0, so C = beta * C";
       break;
     }

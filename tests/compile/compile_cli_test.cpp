@@ -39,6 +39,21 @@ TEST(CompileCli, ShardsPartitionTheSpaceAndShareTheCache) {
   EXPECT_EQ(all.at("cache_hits").get<size_t>(), survivors);
 }
 
+// --loads auto compiles the instance a tune of --shape uses: single-float loads where the shape's
+// operands refuse float4s (K = 1023 leaves A's rows unaligned in NN), float4s otherwise.
+TEST(CompileCli, LoadsFollowTheShapeUnlessGiven) {
+  test::TempDir tmp;
+  const std::string cache = "--cache-dir '" + (tmp.path() / "cache").string() + "' --shard 0/8 ";
+  EXPECT_EQ(compile_json(cache + "--shape 1024x1024x1023").at("loads"), "scalar");
+  EXPECT_EQ(compile_json(cache + "--shape 1024x1024x1024").at("loads"), "float4");
+  EXPECT_EQ(compile_json(cache).at("loads"), "float4");
+  EXPECT_EQ(compile_json(cache + "--loads scalar").at("loads"), "scalar");
+  // A^T's float4s run along M: TN with M = 1022 takes single floats, NN does not care about M.
+  EXPECT_EQ(compile_json(cache + "--shape 1022x1024x1024 --layout TN").at("loads"), "scalar");
+  EXPECT_EQ(compile_json(cache + "--shape 1022x1024x1024 --layout NN").at("loads"), "float4");
+  EXPECT_EQ(test::run_cli("compile --space quick --loads half").exit_code, 2);
+}
+
 TEST(CompileCli, BadShardIsRefused) {
   for (const char* bad : {"2/2", "1", "a/b", "1/0", "0/2/3", "-1/2"}) {
     const auto r = test::run_cli(std::string("compile --space quick --shard ") + bad);

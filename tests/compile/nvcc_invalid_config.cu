@@ -3,5 +3,6 @@
 #include "sgemm_warptile.cuh"
 
 template __global__ void sgemm_warptile<128, 64, 16, 64, 32, 2, 8, 8, 128, 1, 1, 0, 1, 0, false,
-                                        false>(int, int, int, float, const float*, int,
-                                               const float*, int, float, float*, int, int, float*);
+                                        false, true>(int, int, int, float, const float*, int,
+                                                     const float*, int, float, float*, int, int,
+                                                     float*);

@@ -96,6 +96,31 @@ TEST(NvrtcCompile, SeedAndQuickSurvivorsCompileToVerifiedCubins) {
   EXPECT_EQ(k.compilations(), names.size());
 }
 
+// The single-float instance (for operands that refuse float4s) of the 4096^3 winner and of the
+// seed compiles in every layout, spill-free, to its own binary.
+TEST(NvrtcCompile, ScalarLoadInstancesCompileInEveryLayout) {
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  for (const char* name : {kSeed, "wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o1"}) {
+    const auto c = config(name);
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      SCOPED_TRACE(std::string(name) + " " + layout);
+      const Compiled scalar = k.compile(c, layout, false);
+      EXPECT_FALSE(scalar.vec_loads);
+      expect_loadable(scalar, c, k);
+      // The template arguments end with VEC: false, then true.
+      EXPECT_NE(scalar.lowered_name.find("Lb0EEv"), std::string::npos) << scalar.lowered_name;
+      const Compiled vec = k.compile(c, layout, true);
+      EXPECT_TRUE(vec.vec_loads);
+      EXPECT_NE(vec.lowered_name.find("Lb1EEv"), std::string::npos) << vec.lowered_name;
+      EXPECT_NE(vec.cubin_sha256, scalar.cubin_sha256);
+      // Each comes back from the cache as itself.
+      EXPECT_FALSE(k.compile(c, layout, false).vec_loads);
+      EXPECT_TRUE(k.compile(c, layout, false).from_cache);
+    }
+  }
+}
+
 void print_report(const Compiled& r) {
   std::printf("[          ] %s: %s, %d registers, %d B stack, %d/%d B spill st/ld, %d B smem\n",
               r.config_name.c_str(), std::string(sgt::to_string(r.status)).c_str(), r.registers,

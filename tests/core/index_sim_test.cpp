@@ -121,15 +121,28 @@ bool vec_legal(const SimCase& sc) {
   return (!sc.trans_a || sc.m_rem % 4 == 0) && (sc.trans_b || sc.n_rem % 4 == 0);
 }
 
-// The layout's boundary block with the given remainders and loads.
-SimCase edge(const SimCase& lay, int m_rem, int n_rem, int k_rem, bool vec_loads) {
+// The layout's boundary block with the given remainders, on the float4 instance (vec_loads: with
+// operands that allow float4s, else edge loop only) or, with vec_kernel false, the scalar one.
+SimCase edge(const SimCase& lay, int m_rem, int n_rem, int k_rem, bool vec_loads,
+             bool vec_kernel = true) {
   SimCase sc = lay;
   sc.m_rem = m_rem;
   sc.n_rem = n_rem;
   sc.k_rem = k_rem;
   sc.vec_loads = vec_loads;
+  sc.vec_kernel = vec_kernel;
   return sc;
 }
+// The layout's boundary block on the scalar instance (VEC = false), which the tuner picks for
+// operands that refuse float4s.
+SimCase scalar_kernel(const SimCase& lay, int m_rem, int n_rem, int k_rem) {
+  return edge(lay, m_rem, n_rem, k_rem, false, false);
+}
+
+// The ways a block's main-loop loads can go: {vec_kernel, vec_loads}. The float4 instance with
+// float4 loads, the float4 instance whose operands refuse them (the edge loop only), the scalar
+// instance.
+constexpr std::pair<bool, bool> kInstances[] = {{true, true}, {true, false}, {false, false}};
 
 TEST(IndexSim, SeedConfigIsClean) {
   const auto r = simulate_block(named(kSeed));
@@ -144,41 +157,94 @@ TEST(IndexSim, EveryLayoutOfTheSeedIsClean) {
   EXPECT_TRUE(simulate_config(named(kSeed)).ok());
 }
 
-// Boundary blocks: every remainder of M, N and K the seed's tile can leave, in every layout, with
-// scalar main-loop loads and, where the kernel could take them, float4 loads.
+// Boundary blocks: every remainder of M, N and K the seed's tile can leave, in every layout, on
+// the scalar instance, on the float4 instance with operands that refuse float4s and, where the
+// kernel could take them, with float4 loads.
 TEST(IndexSim, BoundaryBlocksOfTheSeedAreClean) {
   const auto c = named(kSeed);
   const int ms[] = {0, 1, 2, 3, 4, 5, 8, 63, 64, 65, 124, 125, 127, 128};
   const int ns[] = {0, 1, 2, 3, 4, 5, 12, 33, 60, 61, 63, 64};
-  int runs = 0, vec_runs = 0, vec_main_runs = 0;
+  int runs = 0, vec_runs = 0, vec_main_runs = 0, scalar_main_runs = 0;
   for (const auto& lay : kLayouts) {
     for (int m : ms) {
       for (int n : ns) {
         for (int k = 0; k <= c.BK; ++k) {
           // Every k with a few (m, n), every (m, n) with a few k.
           if (k > 1 && k < c.BK - 1 && m != 1 && m != 4 && m != 65 && n != 3 && n != 60) continue;
-          for (const bool vec : {false, true}) {
-            const SimCase sc = edge(lay, m, n, k, vec);
+          for (const auto& [vec_kernel, vec] : kInstances) {
+            const SimCase sc = edge(lay, m, n, k, vec, vec_kernel);
             if (vec && !vec_legal(sc)) continue;
             const auto r = simulate_block(c, sc);
             ++runs;
             vec_runs += vec;
-            vec_main_runs += vec && (m % c.BM != 0 || n % c.BN != 0) && k % c.BK == 0;
+            const bool main = (m % c.BM != 0 || n % c.BN != 0) && k % c.BK == 0;
+            vec_main_runs += vec && main;
+            scalar_main_runs += !vec_kernel && main;
             ASSERT_TRUE(r.ok()) << describe(sc) << "\n" << r.summary();
           }
         }
       }
     }
   }
-  EXPECT_GT(runs, 2000);
+  EXPECT_GT(runs, 3000);
   // Float4 loads clamped at the edge, in the main loop, in every layout.
   EXPECT_GT(vec_runs, 500);
   EXPECT_GT(vec_main_runs, 100);
+  // Single-float loads clamped at the edge, at every remainder.
+  EXPECT_GT(scalar_main_runs, 500);
+}
+
+// The scalar instance (VEC = false) at odd remainders: a float4's worth of elements straddles the
+// end of the matrix in M and N, element j read from clamp_mn(col + j); whole slices through the
+// main loop (no guard, no alignment needed), partial ones through the edge loop with the same
+// clamped pointers. Every layout of the seed is clean.
+TEST(IndexSim, ScalarInstanceBoundaryBlocksWithOddRemaindersAreClean) {
+  const auto c = named(kSeed);
+  const int ms[] = {0, 1, 2, 3, 5, 6, 7, 9, 61, 63, 65, 67, 121, 125, 126, 127};
+  const int ns[] = {0, 1, 2, 3, 5, 7, 29, 31, 33, 57, 61, 62, 63};
+  int runs = 0;
+  for (const auto& lay : kLayouts) {
+    for (int m : ms) {
+      for (int n : ns) {
+        for (int k : {0, 1, 3, 13, 15, 16}) {
+          const SimCase sc = scalar_kernel(lay, m, n, k);
+          const auto r = simulate_block(c, sc);
+          ++runs;
+          ASSERT_TRUE(r.ok()) << describe(sc) << "\n" << r.summary();
+        }
+      }
+    }
+  }
+  EXPECT_EQ(runs, 4 * 16 * 13 * 6);
+  // The same blocks' float4 loads would read past the end of the matrix where they run along it.
+  EXPECT_TRUE(simulate_block(c, edge(layout(true, false), 65, 33, 0, true)).has("a_out_of_matrix"));
+}
+
+// The scalar instance's element j of a pass along m (n) is read at the pointer clamp_mn(col, ext)
+// + min(j, clamp_last(col, ext)): exactly element clamp_mn(col + j, ext), the last inside the
+// matrix for each element past it, never one before the pointer or past the end.
+TEST(IndexSim, ClampLastReadsClampMnOfEachElement) {
+  for (int ext = 1; ext <= 40; ++ext) {
+    for (int col = 0; col <= 48; col += 4) {
+      const int last = sgt_kernel::clamp_last(col, ext);
+      const int p = sgt_kernel::clamp_mn(col, ext);
+      EXPECT_GE(last, 0);
+      EXPECT_LE(last, 3);
+      for (int j = 0; j < 4; ++j) {
+        EXPECT_EQ(p + std::min(j, last), sgt_kernel::clamp_mn(col + j, ext))
+            << "col " << col << " ext " << ext << " j " << j;
+      }
+    }
+  }
+  EXPECT_EQ(sgt_kernel::clamp_last(60, 61), 0);
+  EXPECT_EQ(sgt_kernel::clamp_last(56, 61), 3);
+  EXPECT_EQ(sgt_kernel::clamp_last(64, 61), 0);
+  EXPECT_EQ(sgt_kernel::clamp_last(0, 2), 1);
 }
 
 // The kernel's condition for float4 loads is needed: where a float4 runs along M (A^T) or N (B)
-// and the matrix ends inside one, an unguarded float4 read crosses the end of the matrix. Scalar
-// loads (which the kernel takes there) are clean.
+// and the matrix ends inside one, an unguarded float4 read crosses the end of the matrix. The
+// scalar instance (which the tuner picks there) and the float4 one's edge loop are clean.
 TEST(IndexSim, Float4LoadsAcrossTheEndOfTheMatrixReadOutsideIt) {
   const auto c = named(kSeed);
   const struct {
@@ -194,8 +260,11 @@ TEST(IndexSim, Float4LoadsAcrossTheEndOfTheMatrixReadOutsideIt) {
     ASSERT_FALSE(vec_legal(sc)) << describe(sc);
     const auto r = simulate_block(c, sc);
     EXPECT_TRUE(r.has(kind)) << describe(sc) << "\n" << r.summary();
-    SimCase scalar = sc;
-    scalar.vec_loads = false;
+    SimCase edge_only = sc;
+    edge_only.vec_loads = false;
+    EXPECT_TRUE(simulate_block(c, edge_only).ok()) << describe(edge_only);
+    SimCase scalar = edge_only;
+    scalar.vec_kernel = false;
     EXPECT_TRUE(simulate_block(c, scalar).ok()) << describe(scalar);
   }
   // Along K nothing is clamped: NT reads float4s at any remainder of M and N.
@@ -220,25 +289,45 @@ TEST(IndexSim, KernelVecLoadsFollowsTheLayout) {
   }
 }
 
-// simulate_grid replays the launch's last block in every layout with the loads the kernel picks;
-// the standard grids reach both kinds of loads in every layout, and always legal ones.
-TEST(IndexSimGrid, GridCasesTakeTheKernelsLoads) {
+// simulate_grid replays the launch's last block in every layout on the instance the tuner picks
+// (kernel_vec_loads); the standard grids reach both instances in every layout, each with a whole
+// k-slice through the main loop, and float4 loads only where they are legal.
+TEST(IndexSimGrid, GridCasesTakeTheTunersInstance) {
   const auto c = named(kSeed);
-  std::set<std::string> seen;
+  std::set<std::string> seen, main_loop;
   for (const auto& gr : standard_grids(c)) {
     const auto cases = grid_cases(c, gr.M, gr.N, gr.K);
     EXPECT_EQ(cases.size(), 4u) << gr.M << "x" << gr.N << "x" << gr.K;
     for (const auto& sc : cases) {
       EXPECT_EQ(sc.vec_loads, kernel_vec_loads(sc.trans_a, sc.trans_b, gr.M, gr.N, gr.K));
+      EXPECT_EQ(sc.vec_kernel, sc.vec_loads) << describe(sc);
       if (sc.vec_loads) {
         EXPECT_TRUE(vec_legal(sc)) << describe(sc);
       }
       EXPECT_EQ(sc.m_rem, gr.M - (gr.M - 1) / c.BM * c.BM) << describe(sc);
       EXPECT_EQ(sc.n_rem, gr.N - (gr.N - 1) / c.BN * c.BN) << describe(sc);
-      seen.insert(describe(layout(sc.trans_a, sc.trans_b)) + (sc.vec_loads ? " vec" : " scalar"));
+      const std::string label =
+          describe(layout(sc.trans_a, sc.trans_b)) + (sc.vec_kernel ? " vec" : " scalar");
+      seen.insert(label);
+      if (sc.k_rem == 0 || sc.k_rem == c.BK) main_loop.insert(label);
     }
   }
   EXPECT_EQ(seen.size(), 8u);
+  EXPECT_EQ(main_loop.size(), 8u);
+  for (auto knobs : {std::pair{1, 1}, {8, 2}, {3, 5}, {1, 32}}) {
+    auto k = c;
+    k.GROUP_M = knobs.first;
+    k.SPLIT_K = knobs.second;
+    const auto grids = standard_grids(k);
+    ASSERT_EQ(grids.size(), 5u);
+    // The last grid: odd M, N and K, the scalar instance's main loop at the corner.
+    for (const auto& sc : grid_cases(k, grids[4].M, grids[4].N, grids[4].K)) {
+      EXPECT_FALSE(sc.vec_kernel) << describe(sc);
+      EXPECT_EQ(sc.k_rem, 0) << to_name(k) << " " << describe(sc);
+      EXPECT_EQ(sc.m_rem % 4, 3) << describe(sc);
+      EXPECT_EQ(sc.n_rem, 1) << describe(sc);
+    }
+  }
   // 200 x 100 x 40 with BK 16: the last block is 72 x 36, its last whole slice has a partial one
   // after it; float4s everywhere (M, N, K multiples of 4).
   auto cases = grid_cases(c, 200, 100, 40);
@@ -247,7 +336,7 @@ TEST(IndexSimGrid, GridCasesTakeTheKernelsLoads) {
   // K = 7: no whole slice, the partial one; K is odd, so scalars where A or B^T is read along K.
   cases = grid_cases(c, 200, 100, 7);
   ASSERT_EQ(cases.size(), 4u);
-  EXPECT_EQ(describe(cases[0]), "NN edge 72x36 k7 scalar");
+  EXPECT_EQ(describe(cases[0]), "NN edge 72x36 k7 scalar-kernel");
   EXPECT_EQ(describe(cases[2]), "TN edge 72x36 k7");
   // K = 32: the last whole slice ends the matrix.
   EXPECT_EQ(describe(grid_cases(c, 200, 100, 32)[1]), "NT edge 72x36 k16");
@@ -269,9 +358,9 @@ TEST(IndexSim, BoundaryBlocksOfKnobConfigsAreClean) {
     for (const auto& lay : kLayouts) {
       for (int rem : {0, 1, 3, 4, 5, 8}) {
         for (int k_rem : {0, std::min(c.BK, rem + 2)}) {
-          for (const bool vec : {false, true}) {
+          for (const auto& [vec_kernel, vec] : kInstances) {
             const SimCase sc =
-                edge(lay, rem == 0 ? 0 : std::min(c.BM, c.BM - rem), rem, k_rem, vec);
+                edge(lay, rem == 0 ? 0 : std::min(c.BM, c.BM - rem), rem, k_rem, vec, vec_kernel);
             if (vec && !vec_legal(sc)) continue;
             const auto r = simulate_block(c, sc);
             EXPECT_TRUE(r.ok()) << name << " " << describe(sc) << "\n" << r.summary();
@@ -288,19 +377,32 @@ TEST(IndexSim, StandardCasesCoverEveryLayoutWholeAndAtTheEdges) {
   const auto c = named(kSeed);
   const auto cases = standard_cases(c);
   const std::set<std::string> all = {"NN", "NT", "TN", "TT"};
-  std::set<std::string> whole, main_vec, main_scalar, partial;
+  std::set<std::string> whole, main_vec, edge_only, partial, scalar_main, scalar_partial;
+  std::set<std::string> scalar_straddle_m, scalar_straddle_n;
   std::set<int> m_rems, n_rems, k_rems;
   for (const auto& sc : cases) {
     const std::string lay = describe(layout(sc.trans_a, sc.trans_b));
     // Every float4 case is one the kernel could run.
-    EXPECT_TRUE(!sc.vec_loads || vec_legal(sc)) << describe(sc);
-    if (sc.m_rem == 0 && sc.n_rem == 0 && sc.k_rem == 0) {
+    EXPECT_TRUE(!sc.vec_kernel || !sc.vec_loads || vec_legal(sc)) << describe(sc);
+    if (!sc.vec_kernel) {
+      // The scalar instance is picked for operands that refuse float4s.
+      EXPECT_FALSE(sc.vec_loads) << describe(sc);
+      EXPECT_TRUE(sc.m_rem > 0 || sc.n_rem > 0) << describe(sc);
+      if (sc.k_rem == 0 || sc.k_rem == c.BK) {
+        scalar_main.insert(lay);
+        // A float4's worth of elements straddles the end of the matrix: tile-3 and 1.
+        if (sc.m_rem == c.BM - 3 && sc.n_rem == 1) scalar_straddle_m.insert(lay);
+        if (sc.m_rem == 1 && sc.n_rem == c.BN - 3) scalar_straddle_n.insert(lay);
+      } else {
+        scalar_partial.insert(lay);
+      }
+    } else if (sc.m_rem == 0 && sc.n_rem == 0 && sc.k_rem == 0) {
       EXPECT_TRUE(sc.vec_loads) << describe(sc);
       whole.insert(lay);
     } else if (sc.k_rem == 0) {
       // The main loop at the edge of the matrix in M and N: loads clamped.
       EXPECT_TRUE(sc.m_rem > 0 && sc.n_rem > 0) << describe(sc);
-      (sc.vec_loads ? main_vec : main_scalar).insert(lay);
+      (sc.vec_loads ? main_vec : edge_only).insert(lay);
     } else {
       partial.insert(lay);
     }
@@ -310,18 +412,28 @@ TEST(IndexSim, StandardCasesCoverEveryLayoutWholeAndAtTheEdges) {
   }
   EXPECT_EQ(whole, all);
   EXPECT_EQ(main_vec, all);
-  EXPECT_EQ(main_scalar, all);
+  EXPECT_EQ(edge_only, all);
   EXPECT_EQ(partial, all);
+  EXPECT_EQ(scalar_main, all);
+  EXPECT_EQ(scalar_partial, all);
+  EXPECT_EQ(scalar_straddle_m, all);
+  EXPECT_EQ(scalar_straddle_n, all);
   // Remainders 1 and tile-1 and a few between, and each dimension also whole at an edge.
   for (const auto& [rems, tile] : {std::pair{m_rems, c.BM}, {n_rems, c.BN}, {k_rems, c.BK}}) {
     EXPECT_TRUE(rems.count(0) && rems.count(1) && rems.count(tile - 1) && rems.count(tile - 3))
         << tile;
   }
-  EXPECT_EQ(describe(cases[12]), "NN edge -x33 k15 scalar");
+  EXPECT_EQ(describe(cases[12]), "NN edge -x33 k15 edge-only");
   EXPECT_EQ(describe(cases[10]), "TN edge 124x4 k-");
-  EXPECT_FALSE(standard_grids(c).empty());
+  EXPECT_EQ(describe(cases[19]), "NN edge 125x1 k- scalar-kernel");
+  EXPECT_EQ(describe(cases[23]), "NT edge 125x1 k16 scalar-kernel");
+  EXPECT_EQ(cases.size(), 31u);
+  EXPECT_EQ(standard_grids(c).size(), 5u);
   EXPECT_NE(simulate_config_scope().find("NN NT TN TT"), std::string::npos);
   EXPECT_NE(simulate_config_scope().find("clamped"), std::string::npos);
+  EXPECT_NE(simulate_config_scope().find("single-float"), std::string::npos);
+  EXPECT_NE(simulate_config_scope().find("27 boundary blocks"), std::string::npos);
+  EXPECT_NE(simulate_config_scope().find("5 launch grids"), std::string::npos);
 }
 
 TEST(IndexSim, RemaindersOutsideTheTileAreDegenerate) {
@@ -340,6 +452,14 @@ TEST(IndexSim, RemaindersOutsideTheTileAreDegenerate) {
 TEST(IndexSim, DefaultSpaceSurvivorsAreCleanAndFast) {
   const auto e = enumerate(load_space("default"));
   ASSERT_GT(e.survivors.size(), 100u);
+  // Each survivor's cases include the scalar instance's boundary blocks in every layout.
+  for (const auto& c : e.survivors) {
+    std::set<std::pair<bool, bool>> scalar_layouts;
+    for (const auto& sc : standard_cases(c)) {
+      if (!sc.vec_kernel) scalar_layouts.insert({sc.trans_a, sc.trans_b});
+    }
+    ASSERT_EQ(scalar_layouts.size(), 4u) << to_name(c);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   expect_all_clean(e.survivors);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -931,7 +1051,10 @@ int clamp_vec_too_early(int mn, int ext) {
   return std::min(mn, ext - 8);
 }
 
-// Boundary blocks of every layout with whole slices, with float4 loads (the main loop) and without.
+// Boundary blocks of every layout with whole slices: on the float4 instance with float4 loads (the
+// main loop) and without (the edge loop), at remainders that are multiples of 4; on the scalar
+// instance at remainders one past a multiple of 4 (a float4's worth of elements straddling the
+// end of the matrix with one inside), with float4s starting past the end.
 std::vector<SimCase> main_loop_edges(const WarpTileConfig& c) {
   std::vector<SimCase> out;
   for (const auto& lay : kLayouts) {
@@ -939,8 +1062,15 @@ std::vector<SimCase> main_loop_edges(const WarpTileConfig& c) {
       out.push_back(edge(lay, c.BM - 4, c.BN - 8, 0, vec));
       out.push_back(edge(lay, 4, 4, c.BK, vec));
     }
+    out.push_back(scalar_kernel(lay, c.BM - 7, c.BN - 7, 0));
+    out.push_back(scalar_kernel(lay, 5, 9, c.BK));
   }
   return out;
+}
+
+// Whether the kernel's main loop runs for the case's operands, and so clamps its pointers.
+bool clamps(const SimCase& sc) {
+  return !sc.vec_kernel || sc.vec_loads;
 }
 
 TEST(IndexSimMutation, AClampOnePastTheEndReadsOutsideTheMatrix) {
@@ -949,14 +1079,19 @@ TEST(IndexSimMutation, AClampOnePastTheEndReadsOutsideTheMatrix) {
   const auto c = named(kSeed);
   for (const auto& sc : main_loop_edges(c)) {
     const auto r = simulate_block_with(c, sc, ix);
-    // With float4 loads clamp_mn moves A's rows in NN and NT and B^T's in NT and TT; without
-    // them nothing is clamped (the edge loop's guard reads nothing outside the matrix).
-    const bool a = sc.vec_loads && !sc.trans_a, b = sc.vec_loads && sc.trans_b;
+    // With float4 loads clamp_mn moves A's rows in NN and NT and B^T's in NT and TT; the scalar
+    // instance moves every pass with it (rows, or start columns along M and N); without float4
+    // loads the float4 instance clamps nothing (the edge loop's guard reads nothing outside).
+    const bool a = clamps(sc) && (!sc.vec_kernel || !sc.trans_a);
+    const bool b = clamps(sc) && (!sc.vec_kernel || sc.trans_b);
     EXPECT_EQ(r.has("a_out_of_matrix"), a) << describe(sc) << "\n" << r.summary();
     EXPECT_EQ(r.has("b_out_of_matrix"), b) << describe(sc) << "\n" << r.summary();
   }
   // Inside the matrix nothing is clamped: whole tiles are clean.
-  for (const auto& sc : kLayouts) EXPECT_TRUE(simulate_block_with(c, sc, ix).ok()) << describe(sc);
+  for (const auto& sc : kLayouts) {
+    EXPECT_TRUE(simulate_block_with(c, sc, ix).ok()) << describe(sc);
+    EXPECT_TRUE(simulate_block_with(c, scalar_kernel(sc, 0, 0, 0), ix).ok()) << describe(sc);
+  }
 }
 
 TEST(IndexSimMutation, AScalarClampOnTheFloat4PathIsCaught) {
@@ -965,8 +1100,9 @@ TEST(IndexSimMutation, AScalarClampOnTheFloat4PathIsCaught) {
   const auto c = named(kSeed);
   for (const auto& sc : main_loop_edges(c)) {
     const auto r = simulate_block_with(c, sc, ix);
-    // Only float4s along M (A^T) or N (B) use clamp_mn_vec, in the main loop.
-    if (!sc.vec_loads || (!sc.trans_a && sc.trans_b)) {
+    // Only float4s along M (A^T) or N (B) use clamp_mn_vec, in the main loop of the float4
+    // instance.
+    if (!sc.vec_kernel || !sc.vec_loads || (!sc.trans_a && sc.trans_b)) {
       EXPECT_TRUE(r.ok()) << describe(sc) << "\n" << r.summary();
       continue;
     }
@@ -989,10 +1125,13 @@ TEST(IndexSimMutation, AClampThatMovesElementsInsideTheMatrixIsCaught) {
       const auto r = simulate_block_with(c, sc, ix);
       // With 4 left in M and N there is no other float4 inside the matrix to move to.
       if (vec_mutation && sc.m_rem == 4) continue;
-      // Only float4 loads clamp. The float4 clamp acts on float4s along M (A^T) or N (B), the
-      // other on rows along M (A) or N (B^T): TN uses no clamp_mn, NT none of clamp_mn_vec.
+      // The float4 clamp acts on float4s along M (A^T) or N (B), the other on rows along M (A) or
+      // N (B^T) on the float4 instance (TN uses no clamp_mn, NT none of clamp_mn_vec), and on
+      // every pass on the scalar one, which never uses clamp_mn_vec.
       const bool tn = sc.trans_a && !sc.trans_b, nt = !sc.trans_a && sc.trans_b;
-      if (!sc.vec_loads || (vec_mutation ? nt : tn)) {
+      const bool used = vec_mutation ? sc.vec_kernel && sc.vec_loads && !nt
+                                     : !sc.vec_kernel || (sc.vec_loads && !tn);
+      if (!used) {
         EXPECT_TRUE(r.ok()) << describe(sc) << "\n" << r.summary();
         continue;
       }
@@ -1003,17 +1142,26 @@ TEST(IndexSimMutation, AClampThatMovesElementsInsideTheMatrixIsCaught) {
       EXPECT_NE(r.summary().find("read from a clamped position"), std::string::npos) << r.summary();
     }
   }
-  // The edge loop reads a float4 problem's partial slice through the same clamped pointers: it
-  // catches it too (except in TN, which has no rows along M or N to clamp).
+  // The edge loop reads a partial slice through the same clamped pointers, its guard on the
+  // unclamped coordinates: it catches it too, on the float4 instance (except in TN, which has no
+  // rows along M or N to clamp) and on the scalar one in every layout (the last element inside
+  // the matrix, at 60 of 61 and 32 of 33, read from its neighbour).
   SimIndexing ix;
   ix.clamp_mn = clamp_too_early;
   for (const auto& lay : kLayouts) {
-    const auto r = simulate_block_with(c, edge(lay, 60, 32, 5, true), ix);
+    auto r = simulate_block_with(c, edge(lay, 60, 32, 5, true), ix);
     const bool tn = lay.trans_a && !lay.trans_b;
     EXPECT_EQ(r.has("operand_mismatch"), !tn) << describe(lay) << "\n" << r.summary();
+    const SimCase sc = scalar_kernel(lay, 61, 33, 5);
+    r = simulate_block_with(c, sc, ix);
+    EXPECT_TRUE(r.has("operand_mismatch")) << describe(sc) << "\n" << r.summary();
+    EXPECT_FALSE(r.has("a_out_of_matrix") || r.has("b_out_of_matrix")) << r.summary();
   }
   // Whole tiles never clamp.
-  for (const auto& sc : kLayouts) EXPECT_TRUE(simulate_block_with(c, sc, ix).ok()) << describe(sc);
+  for (const auto& sc : kLayouts) {
+    EXPECT_TRUE(simulate_block_with(c, sc, ix).ok()) << describe(sc);
+    EXPECT_TRUE(simulate_block_with(c, scalar_kernel(sc, 0, 0, 0), ix).ok()) << describe(sc);
+  }
 }
 
 // The real clamps put other elements' data only where no C element inside the matrix reads it:
@@ -1029,19 +1177,20 @@ TEST(IndexSimMutation, WithoutTheClampEdgeBlocksReadOutsideTheMatrix) {
   const auto c = named(kSeed);
   for (const auto& sc : main_loop_edges(c)) {
     const auto r = simulate_block_with(c, sc, ix);
-    // Without float4 loads every slice is guarded and nothing is clamped.
-    EXPECT_EQ(r.has("a_out_of_matrix") && r.has("b_out_of_matrix"), sc.vec_loads)
+    // The float4 instance without float4 loads guards every slice and clamps nothing.
+    EXPECT_EQ(r.has("a_out_of_matrix") && r.has("b_out_of_matrix"), clamps(sc))
         << describe(sc) << "\n"
         << r.summary();
     EXPECT_TRUE(simulate_block(c, sc).ok()) << describe(sc);
   }
-  // The partial slice is guarded: the clamp does not matter there.
+  // The partial slice is guarded: the clamp does not matter there, on either instance.
   for (const auto& lay : kLayouts) {
     EXPECT_TRUE(simulate_block_with(c, edge(lay, 61, 33, 5, false), ix).ok()) << describe(lay);
+    EXPECT_TRUE(simulate_block_with(c, scalar_kernel(lay, 61, 33, 5), ix).ok()) << describe(lay);
   }
 }
 
-// A grid's last block takes the loads the kernel picks, and a broken clamp shows there.
+// A grid's last block takes the instance the tuner picks, and a broken clamp shows there.
 TEST(IndexSimMutation, ABrokenClampShowsInTheLastBlockOfAGrid) {
   const auto c = named(kSeed);
   SimIndexing ix;
@@ -1050,15 +1199,135 @@ TEST(IndexSimMutation, ABrokenClampShowsInTheLastBlockOfAGrid) {
   auto r = simulate_grid_with(c, 200, 100, 40, ix);
   EXPECT_TRUE(r.has("misaligned_vector")) << r.summary();
   EXPECT_NE(r.summary().find("[TN edge 72x36 k-]"), std::string::npos) << r.summary();
-  // K odd: scalar loads where A or B^T is read along K, and TN reads float4s.
+  // K odd: the scalar instance where A or B^T is read along K, and TN reads float4s.
   r = simulate_grid_with(c, 200, 100, 41, ix);
   EXPECT_TRUE(r.has("misaligned_vector")) << r.summary();
-  // M and N odd: scalar loads in every layout, clamp_mn_vec unused.
+  // M and N odd: the scalar instance in every layout, clamp_mn_vec unused.
   EXPECT_TRUE(simulate_grid_with(c, 201, 101, 40, ix).ok());
   ix = SimIndexing{};
   ix.clamp_mn = clamp_too_early;
   r = simulate_grid_with(c, 201, 101, 40, ix);
   EXPECT_TRUE(r.has("operand_mismatch")) << r.summary();
+  EXPECT_NE(r.summary().find("scalar-kernel]"), std::string::npos) << r.summary();
+}
+
+// --- The scalar instance's loads ---------------------------------------------------------------
+// VEC = false reads a pass along M (N) from clamp_mn(col) + min(j, clamp_last(col)): element j
+// from clamp_mn(col + j). Broken variants of clamp_last, or the float4 clamp in its place, must
+// show up.
+
+int clamp_last_all_four(int, int) {
+  return sgt_kernel::kVec - 1;
+}
+int clamp_last_first_only(int, int) {
+  return 0;
+}
+
+// The scalar instance's boundary blocks with whole slices, a float4's worth of elements
+// straddling the end of the matrix in M and N (and others starting past it).
+std::vector<SimCase> scalar_edges(const WarpTileConfig& c) {
+  std::vector<SimCase> out;
+  for (const auto& lay : kLayouts) {
+    out.push_back(scalar_kernel(lay, c.BM - 3, 1, 0));
+    out.push_back(scalar_kernel(lay, 1, c.BN - 3, c.BK));
+    out.push_back(scalar_kernel(lay, 66, 31, 0));
+  }
+  return out;
+}
+
+TEST(IndexSimMutation, AClampLastThatReadsAllFourReadsPastTheEnd) {
+  SimIndexing ix;
+  ix.clamp_last = clamp_last_all_four;
+  const auto c = named(kSeed);
+  for (const auto& sc : scalar_edges(c)) {
+    const auto r = simulate_block_with(c, sc, ix);
+    // clamp_last only acts where the stored columns run along M (A^T) or N (B).
+    EXPECT_EQ(r.has("a_out_of_matrix"), sc.trans_a) << describe(sc) << "\n" << r.summary();
+    EXPECT_EQ(r.has("b_out_of_matrix"), !sc.trans_b) << describe(sc) << "\n" << r.summary();
+    EXPECT_EQ(r.ok(), !sc.trans_a && sc.trans_b) << describe(sc) << "\n" << r.summary();
+  }
+  // Whole tiles read all four anyway; the float4 instance never calls it; the edge loop reads a
+  // partial slice element by element under its guard.
+  for (const auto& lay : kLayouts) {
+    EXPECT_TRUE(simulate_block_with(c, scalar_kernel(lay, 0, 0, 0), ix).ok()) << describe(lay);
+    EXPECT_TRUE(simulate_block_with(c, scalar_kernel(lay, 61, 33, 5), ix).ok()) << describe(lay);
+  }
+  for (const auto& sc : main_loop_edges(c)) {
+    if (sc.vec_kernel) EXPECT_TRUE(simulate_block_with(c, sc, ix).ok()) << describe(sc);
+  }
+  // The last block of an odd grid runs the scalar instance: caught there too.
+  const auto r = simulate_grid_with(c, 201, 101, 40, ix);
+  EXPECT_TRUE(r.has("a_out_of_matrix") && r.has("b_out_of_matrix")) << r.summary();
+}
+
+TEST(IndexSimMutation, AClampLastOfZeroFeedsTheFirstElementToAllFour) {
+  SimIndexing ix;
+  ix.clamp_last = clamp_last_first_only;
+  const auto c = named(kSeed);
+  // Elements 1..3 of every pass along M (N) read from element 0, inside the matrix: whole tiles
+  // and boundary blocks alike, every read inside the matrix, the data of another m (n) reaching
+  // C elements inside it. Where the matrix ends one element into the block, 0 is the right
+  // answer (the real clamp_last gives it too) and nothing is wrong; NT reads both operands along
+  // K and never calls it.
+  std::vector<SimCase> cases = scalar_edges(c);
+  for (const auto& lay : kLayouts) cases.push_back(scalar_kernel(lay, 0, 0, 0));
+  int caught = 0;
+  for (const auto& sc : cases) {
+    const auto r = simulate_block_with(c, sc, ix);
+    const bool along_mn = (sc.trans_a && sc.m_rem != 1) || (!sc.trans_b && sc.n_rem != 1);
+    caught += along_mn;
+    EXPECT_EQ(r.has("operand_mismatch"), along_mn) << describe(sc) << "\n" << r.summary();
+    EXPECT_EQ(r.ok(), !along_mn) << describe(sc) << "\n" << r.summary();
+    EXPECT_FALSE(r.has("a_out_of_matrix") || r.has("b_out_of_matrix")) << r.summary();
+    if (along_mn) {
+      EXPECT_NE(r.summary().find("read from a clamped position"), std::string::npos) << r.summary();
+    }
+  }
+  EXPECT_EQ(caught, 10);
+  // The float4 instance never calls it; the edge loop does not use it.
+  for (const auto& sc : main_loop_edges(c)) {
+    if (sc.vec_kernel) EXPECT_TRUE(simulate_block_with(c, sc, ix).ok()) << describe(sc);
+  }
+  for (const auto& lay : kLayouts) {
+    EXPECT_TRUE(simulate_block_with(c, scalar_kernel(lay, 61, 33, 5), ix).ok()) << describe(lay);
+  }
+}
+
+// clamp_mn_vec in place of clamp_mn on the scalar instance: it moves a pass that lies wholly past
+// the end of the matrix to ext - 4 instead of ext - 1. Where the matrix ends less than a float4
+// into the block (remainder 1..3) that is before the block's first m (n): outside the matrix in
+// the first block of the row (column), and caught. Where it ends later, ext - 4 is inside the
+// matrix and the pass's four elements all lie past its end, so they reach only C elements the
+// epilogue never stores: harmless, and the simulation does not report it.
+TEST(IndexSimMutation, TheFloat4ClampOnTheScalarInstanceIsCaughtBelowOneFloat4) {
+  SimIndexing ix;
+  ix.clamp_mn = sgt_kernel::clamp_mn_vec;
+  const auto c = named(kSeed);
+  for (const auto& lay : kLayouts) {
+    for (int rem : {1, 2, 3}) {
+      for (int k : {0, c.BK}) {
+        const SimCase sc = scalar_kernel(lay, rem, rem, k);
+        const auto r = simulate_block_with(c, sc, ix);
+        EXPECT_TRUE(r.has("a_out_of_matrix") && r.has("b_out_of_matrix")) << describe(sc) << "\n"
+                                                                          << r.summary();
+        EXPECT_TRUE(simulate_block(c, sc).ok()) << describe(sc);
+      }
+      // Only M, or only N, that short.
+      auto r = simulate_block_with(c, scalar_kernel(lay, rem, 0, 0), ix);
+      EXPECT_TRUE(r.has("a_out_of_matrix") && !r.has("b_out_of_matrix")) << r.summary();
+      r = simulate_block_with(c, scalar_kernel(lay, 0, rem, 0), ix);
+      EXPECT_TRUE(!r.has("a_out_of_matrix") && r.has("b_out_of_matrix")) << r.summary();
+    }
+    for (const auto& [m, n] : {std::pair{5, 6}, {61, 33}, {127, 63}, {66, 7}}) {
+      const SimCase sc = scalar_kernel(lay, m, n, 0);
+      EXPECT_TRUE(simulate_block_with(c, sc, ix).ok()) << describe(sc);
+    }
+  }
+  // The odd grids' last blocks leave at least 4 in M and N; a grid whose last block leaves 3 in N
+  // catches it.
+  EXPECT_TRUE(simulate_grid_with(c, 201, 101, 40, ix).ok());
+  const auto r = simulate_grid_with(c, 201, 67, 41, ix);
+  EXPECT_TRUE(r.has("b_out_of_matrix")) << r.summary();
 }
 
 // --- Block order and split-K -------------------------------------------------------------------
@@ -1112,7 +1381,7 @@ TEST(IndexSimGrid, StandardGridsOfTheKnobsAreClean) {
       c.GROUP_M = group;
       c.SPLIT_K = splits;
       const auto grids = standard_grids(c);
-      EXPECT_EQ(grids.size(), 4u);
+      EXPECT_EQ(grids.size(), 5u);
       for (const auto& gr : grids) {
         const auto r = simulate_grid(c, gr.M, gr.N, gr.K);
         EXPECT_TRUE(r.ok()) << to_name(c) << " " << gr.M << "x" << gr.N << "x" << gr.K << "\n"

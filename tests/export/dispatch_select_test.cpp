@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "fixture_db.hpp"
+#include "problem.hpp"
 #include "select.hpp"
 #include "sgemm_tuned_table.hpp"
 #include "store.hpp"
@@ -120,6 +121,35 @@ TEST(ExportDispatchSelect, AccessTextFollowsTheKernelsLoadRule) {
   EXPECT_EQ(access_text(call),
             "A scalar (with the other operand), B scalar (pointer not 16-byte aligned), C float4 "
             "in whole tiles");
+}
+
+// A tuned shape's winner is launched as the instance the tuner timed and verified it as: the
+// dispatcher's rule must be the tuner's, shape for shape.
+TEST(ExportDispatchSelect, TheInstanceIsTheOneTheTunerPickedForTheTunedShape) {
+  int scalar = 0;
+  for (const long long m : {1000, 1001, 1002, 1023, 1024}) {
+    for (const long long n : {777, 1000, 4097}) {
+      for (const long long k : {513, 1000, 1022}) {
+        for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+          sgt::Problem p;
+          p.M = m, p.N = n, p.K = k, p.layout = layout;
+          const table::Shape s{m, n, k, layout, 0, 1.0, 100.0};
+          EXPECT_EQ(tuned_vec_loads(s), sgt::kernel_vec_loads(p)) << p.shape() << " " << layout;
+          scalar += !tuned_vec_loads(s);
+        }
+      }
+    }
+  }
+  EXPECT_GT(scalar, 0);
+  EXPECT_LT(scalar, 5 * 3 * 3 * 4);
+  // The fixture's shapes are all multiples of 4: their winners run the float4 instance.
+  const auto c = choose(kH200, packed(2048, 2048, 1024), all_usable);
+  ASSERT_EQ(c.path, Path::kernel);
+  EXPECT_TRUE(c.vec);
+  auto call = packed(1000, 1000, 1000);
+  EXPECT_EQ(access_text(call, false),
+            "A and B single floats (the instance tuned for operands without float4s), C float4 in "
+            "whole tiles");
 }
 
 TEST(ExportDispatchSelect, PaddedRowsRunTheTunedKernel) {

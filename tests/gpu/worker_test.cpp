@@ -119,10 +119,10 @@ class WorkerTest : public ::testing::Test {
     EXPECT_GT(cublas.median_ms, 0);
     problem_ = s.problem;
   }
-  TrialResponse run_config(const std::string& name, bool checksum = false) {
+  TrialResponse run_config(const std::string& name, bool checksum = false, bool vec = true) {
     const auto cfg = from_name(name).value();
     EXPECT_TRUE(check(cfg).empty()) << name << " is not a valid config";
-    const auto c = compiler_->compile(cfg, problem_.layout);
+    const auto c = compiler_->compile(cfg, problem_.layout, vec);
     EXPECT_EQ(c.status, TrialStatus::ok) << c.reason;
     auto req = make_trial_request(c, cfg);
     req.checksum = checksum;
@@ -149,26 +149,31 @@ const char* kConfigs[] = {
 
 const char* kLayouts[] = {"NN", "NT", "TN", "TT"};
 
-// Every config in every layout over the edge-shape suite: odd and degenerate shapes (1, tile - 3,
-// tile + 1, primes, K % BK != 0, K = 0, M = 0, N = 0, skinny), padded and unaligned leading
-// dimensions, offset pointers, alpha/beta combinations with beta = 0 over NaN, deep K for split-K.
+// Every config in every layout, both instances (float4 and single-float main-loop loads), over the
+// edge-shape suite: odd and degenerate shapes (1, tile - 3, tile + 1, primes, K % BK != 0, K = 0,
+// M = 0, N = 0, skinny), padded and unaligned leading dimensions, offset pointers, alpha/beta
+// combinations with beta = 0 over NaN, deep K for split-K.
 TEST_F(WorkerTest, EveryConfigAndLayoutPassesTheEdgeSuite) {
   set_problem("256x256x256", 1.0f, 0.0f);
   int cases = 0;
   for (const char* name : kConfigs) {
     const auto cfg = from_name(name).value();
     for (const char* layout : kLayouts) {
-      const auto c = compiler_->compile(cfg, layout);
-      EXPECT_EQ(c.status, TrialStatus::ok) << name << " " << layout << ": " << c.reason;
-      if (c.status != TrialStatus::ok) continue;
-      Problem p;
-      p.layout = layout;
-      const auto checks = verify_edge_cases(c, cfg, p, *worker_, 99, 1e-4);
-      ASSERT_FALSE(checks.empty());
-      for (const auto& e : checks) {
-        EXPECT_TRUE(e.passed) << name << " " << describe(e) << " [" << e.label << "]: " << e.reason
-                              << " error " << e.error;
-        ++cases;
+      for (const bool vec : {true, false}) {
+        const std::string what =
+            std::string(name) + " " + layout + (vec ? " float4 loads" : " scalar loads");
+        const auto c = compiler_->compile(cfg, layout, vec);
+        EXPECT_EQ(c.status, TrialStatus::ok) << what << ": " << c.reason;
+        if (c.status != TrialStatus::ok) continue;
+        Problem p;
+        p.layout = layout;
+        const auto checks = verify_edge_cases(c, cfg, p, *worker_, 99, 1e-4);
+        ASSERT_FALSE(checks.empty());
+        for (const auto& e : checks) {
+          EXPECT_TRUE(e.passed) << what << " " << describe(e) << " [" << e.label
+                                << "]: " << e.reason << " error " << e.error;
+          ++cases;
+        }
       }
     }
   }
@@ -181,10 +186,13 @@ TEST_F(WorkerTest, EveryConfigAndLayoutPassesTheEdgeSuite) {
 TEST_F(WorkerTest, TransposedPaddedOffsetProblemsMatchCublas) {
   for (const char* layout : kLayouts) {
     set_problem("640x384x520", 0.5f, 2.0f, layout, 3, 1);
-    for (const char* name : {kConfigs[0], kConfigs[5], kConfigs[6]}) {
-      const auto r = run_config(name);
-      EXPECT_EQ(r.status, TrialStatus::ok) << name << " " << layout << ": " << r.reason;
-      EXPECT_LT(r.verify_error, 1e-5) << name << " " << layout;
+    for (const char* name : {kConfigs[0], kConfigs[5], kConfigs[6], kConfigs[8]}) {
+      for (const bool vec : {true, false}) {
+        const auto r = run_config(name, false, vec);
+        EXPECT_EQ(r.status, TrialStatus::ok)
+            << name << " " << layout << " vec " << vec << ": " << r.reason;
+        EXPECT_LT(r.verify_error, 1e-5) << name << " " << layout << " vec " << vec;
+      }
     }
   }
 }

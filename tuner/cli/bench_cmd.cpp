@@ -306,7 +306,7 @@ void run_bench(const BenchOpts& o) {
       if (w) {
         const auto& best = w->best.trial;
         row.config = best.config_name.empty() ? to_name(best.config) : best.config_name;
-        const auto comp = compiler.compile(best.config, problem.layout);
+        const auto comp = compiler.compile(best.config, problem.layout, kernel_vec_loads(problem));
         if (comp.status != TrialStatus::ok) {
           row.status = std::string(to_string(comp.status));
           row.reason = comp.reason;

@@ -17,7 +17,8 @@ namespace sgt::cli {
 
 void register_compile(CLI::App& app) {
   struct Opts {
-    std::string space = "default", shape, arch = "sm_90", cache_dir, shard, layout = "NN";
+    std::string space = "default", shape, arch = "sm_90", cache_dir, shard, layout = "NN",
+                loads = "auto";
     int jobs = 0;
     std::vector<std::string> nvrtc_options;
     bool json = false;
@@ -32,6 +33,13 @@ void register_compile(CLI::App& app) {
   sub->add_option("--shape", o->shape, "Only configs valid for problem MxNxK");
   sub->add_option("--layout", o->layout,
                   "Operand layout to instantiate: NN, NT, TN or TT (op(A) op(B), row-major)")
+      ->capture_default_str();
+  sub->add_option(
+         "--loads", o->loads,
+         "Main-loop loads to instantiate: float4, scalar (for operands whose leading "
+         "dimensions or pointers refuse 16-byte accesses), or auto: what a tune of --shape "
+         "in --layout uses, float4 without --shape")
+      ->check(CLI::IsMember({"auto", "float4", "scalar"}))
       ->capture_default_str();
   sub->add_option("--arch", o->arch, "Target architecture, e.g. sm_90 (H100/H200), sm_80 (A100)")
       ->capture_default_str();
@@ -48,7 +56,12 @@ void register_compile(CLI::App& app) {
   sub->callback([o] {
     const auto space = load_space(o->space);
     std::optional<Problem> problem;
-    if (!o->shape.empty()) problem = parse_shape(o->shape);
+    if (!o->shape.empty()) {
+      problem = parse_shape(o->shape);
+      problem->layout = parse_layout(o->layout);
+    }
+    const bool vec =
+        o->loads == "auto" ? !problem || kernel_vec_loads(*problem) : o->loads == "float4";
     auto configs = enumerate(space, problem).survivors;
     if (!o->shard.empty()) {
       unsigned index = 0, count = 0;
@@ -66,7 +79,7 @@ void register_compile(CLI::App& app) {
         gpu::CompileOptions{o->arch, o->nvrtc_options});
     const auto t0 = std::chrono::steady_clock::now();
     const auto results =
-        compiler.compile_all(configs, static_cast<unsigned>(o->jobs), {}, o->layout);
+        compiler.compile_all(configs, static_cast<unsigned>(o->jobs), {}, o->layout, vec);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -79,10 +92,17 @@ void register_compile(CLI::App& app) {
     const size_t compiled = results.size() - hits;
     const double rate = wall > 0 ? static_cast<double>(compiled) / wall : 0;
     if (o->json) {
-      nlohmann::json j = {
-          {"space", space.name},  {"arch", o->arch},       {"configs", results.size()},
-          {"compiled", compiled}, {"cache_hits", hits},    {"statuses", statuses},
-          {"wall_s", wall},       {"configs_per_s", rate}, {"threads", o->jobs}};
+      nlohmann::json j = {{"space", space.name},
+                          {"arch", o->arch},
+                          {"configs", results.size()},
+                          {"layout", o->layout},
+                          {"loads", vec ? "float4" : "scalar"},
+                          {"compiled", compiled},
+                          {"cache_hits", hits},
+                          {"statuses", statuses},
+                          {"wall_s", wall},
+                          {"configs_per_s", rate},
+                          {"threads", o->jobs}};
       auto& rj = j["results"] = nlohmann::json::array();
       for (const auto& r : results) {
         rj.push_back({{"name", r.config_name},
@@ -98,8 +118,11 @@ void register_compile(CLI::App& app) {
     }
     std::string st;
     for (const auto& [k, v] : statuses) st += fmt::format(" {}={}", k, v);
-    fmt::print("{} configs for {} in {:.1f} s: {} compiled ({:.1f} configs/s), {} from cache;{}\n",
-               results.size(), o->arch, wall, compiled, rate, hits, st);
+    fmt::print(
+        "{} configs for {} ({}, {} loads) in {:.1f} s: {} compiled ({:.1f} configs/s), {} from "
+        "cache;{}\n",
+        results.size(), o->arch, o->layout, vec ? "float4" : "scalar", wall, compiled, rate, hits,
+        st);
   });
 }
 

@@ -4,14 +4,16 @@
 // right operands, write each C element inside the matrix once, with aligned float4 accesses; and,
 // for the launch, take every block tile and every k exactly once.
 //
-// When both operands allow float4 loads, whole k-slices take the kernel's main loop, edge blocks
-// included: no guard, and a load whose m (n) lies past the matrix is read from where clamp_mn /
-// clamp_mn_vec move it, an element of another m (n). The simulation records which element each
-// slot really received, flagged as clamped, so such data is fine in a register paired only with C
-// elements outside the matrix (which the epilogue never stores) and a defect in one paired with an
-// element inside it. The partial last slice takes the guarded edge loop (outside elements stored
-// as 0, never read), through the same clamped pointers but with its guard on the unclamped
-// coordinates; without float4 loads every slice does, through unclamped pointers.
+// Whole k-slices take the kernel's main loop, edge blocks included, in the scalar-load instance
+// (VEC = false) always and in the float4 one (VEC) when both operands allow float4s: no guard, and
+// a load whose m (n) lies past the matrix is read from where clamp_mn / clamp_mn_vec (float4s) or
+// clamp_mn / clamp_last (single floats) move it, an element of another m (n). The simulation
+// records which element each slot really received, flagged as clamped, so such data is fine in a
+// register paired only with C elements outside the matrix (which the epilogue never stores) and a
+// defect in one paired with an element inside it. The partial last slice takes the guarded edge
+// loop (outside elements stored as 0, never read), through the same clamped pointers but with its
+// guard on the unclamped coordinates; a VEC instance whose operands refuse float4s takes it for
+// every slice, through unclamped pointers.
 //
 // The replay calls the kernel's functions (through SimIndexing); the checks do not: they state
 // the layouts directly (A stored m-major or k-major, As k-major rows of BM+PAD_A floats, ...).
@@ -150,6 +152,47 @@ constexpr long long kMaxWork = 1LL << 26;
 constexpr long long kMaxGridBlocks = 1 << 22;
 constexpr long long kMaxK = 1 << 24;
 
+// The kernel's index functions called directly, for the compiler to inline: the simulation's fast
+// path, taken where a SimIndexing holds warptile_geometry.h's functions (is_kernel_indexing). The
+// block's replay is a template over the two, with the same calls either way.
+struct KernelIndexing {
+  static int a_slice_cols(const Geometry& g, bool t) { return sgt_kernel::a_slice_cols(g, t); }
+  static int b_slice_cols(const Geometry& g, bool t) { return sgt_kernel::b_slice_cols(g, t); }
+  static int load_row(const Geometry& g, int cols, int tid, int pass) {
+    return sgt_kernel::load_row(g, cols, tid, pass);
+  }
+  static int load_col(const Geometry& g, int cols, int tid, int pass) {
+    return sgt_kernel::load_col(g, cols, tid, pass);
+  }
+  static int slice_k(bool trans, bool is_a, int row, int col) {
+    return sgt_kernel::slice_k(trans, is_a, row, col);
+  }
+  static int slice_mn(bool trans, bool is_a, int row, int col) {
+    return sgt_kernel::slice_mn(trans, is_a, row, col);
+  }
+  static int as_index(const Geometry& g, int k, int m) { return sgt_kernel::as_index(g, k, m); }
+  static int bs_index(const Geometry& g, int k, int n) { return sgt_kernel::bs_index(g, k, n); }
+  static int tile_row(const Geometry& g, int tid, int ws, int m) {
+    return sgt_kernel::tile_row(g, tid, ws, m);
+  }
+  static int tile_col(const Geometry& g, int tid, int ws, int n) {
+    return sgt_kernel::tile_col(g, tid, ws, n);
+  }
+  static int clamp_mn(int mn, int ext) { return sgt_kernel::clamp_mn(mn, ext); }
+  static int clamp_mn_vec(int mn, int ext) { return sgt_kernel::clamp_mn_vec(mn, ext); }
+  static int clamp_last(int mn, int ext) { return sgt_kernel::clamp_last(mn, ext); }
+};
+
+// Whether every function a block's replay calls is warptile_geometry.h's own.
+bool is_kernel_indexing(const SimIndexing& ix) {
+  const SimIndexing k;
+  return ix.a_slice_cols == k.a_slice_cols && ix.b_slice_cols == k.b_slice_cols &&
+         ix.load_row == k.load_row && ix.load_col == k.load_col && ix.slice_k == k.slice_k &&
+         ix.slice_mn == k.slice_mn && ix.as_index == k.as_index && ix.bs_index == k.bs_index &&
+         ix.tile_row == k.tile_row && ix.tile_col == k.tile_col && ix.clamp_mn == k.clamp_mn &&
+         ix.clamp_mn_vec == k.clamp_mn_vec && ix.clamp_last == k.clamp_last;
+}
+
 std::optional<std::string> field_out_of_range(const WarpTileConfig& c) {
   for (const auto& f : kConfigFields) {
     const int v = c.*f.member;
@@ -162,8 +205,8 @@ std::optional<std::string> field_out_of_range(const WarpTileConfig& c) {
 
 // Why the block cannot be simulated, or nullopt. Checked before make_geometry runs, since its int
 // products could overflow on absurd inputs.
-std::optional<std::string> degenerate(const WarpTileConfig& c, const SimCase& sc,
-                                      const SimIndexing& ix) {
+template <typename Ix>
+std::optional<std::string> degenerate(const WarpTileConfig& c, const SimCase& sc, const Ix& ix) {
   if (auto why = field_out_of_range(c)) return why;
   const long long BM = c.BM, BN = c.BN, BK = c.BK;
   if (c.NUM_THREADS > kMaxThreads) {
@@ -250,7 +293,8 @@ struct Operand {
   int row_ext = 0, col_ext = 0;   // where the matrix ends in stored rows / columns (kOpen)
   int mn_ext = 0;                 // where it ends in m (n): the clamps' extent (kOpen)
   bool main_loop = false;         // a whole slice: no guard, loads clamped into the matrix
-  bool vec = true;                // float4 loads: main loop and clamped pointers, else edge loop
+  bool clamp = true;              // the kernel's main loop runs: pass pointers clamped (any slice)
+  bool vec_kernel = true;         // the main loop reads float4s (VEC), else single floats
   bool vector_store = false;      // stored columns run along m (n): one float4 store into As/Bs
   const char* name = "A";
   const char* smem = "As";
@@ -259,13 +303,15 @@ struct Operand {
   Kind out_of_tile = kAOut, out_of_matrix = kAMatrix, smem_out = kAsOut, hole = kAsHole,
        overlap = kAsOverlap, misplaced = kAsMisplaced;
 
-  int index(const Geometry& g, const SimIndexing& ix, int k, int pos) const {
+  template <typename Ix>
+  int index(const Geometry& g, const Ix& ix, int k, int pos) const {
     return is_a ? ix.as_index(g, k, pos) : ix.bs_index(g, k, pos);
   }
-  bool is_pad(int slot) const { return slot % ld >= tile_mn; }
+  bool is_pad(int slot) const { return ld != tile_mn && slot % ld >= tile_mn; }
 };
 
-Operand make_operand(const Geometry& g, const SimIndexing& ix, const SimCase& sc, bool is_a) {
+template <typename Ix>
+Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is_a) {
   Operand op;
   op.is_a = is_a;
   op.trans = is_a ? sc.trans_a : sc.trans_b;
@@ -284,11 +330,13 @@ Operand make_operand(const Geometry& g, const SimIndexing& ix, const SimCase& sc
   op.row_ext = extent(op.col_is_k ? mn_rem : sc.k_rem);
   op.col_ext = extent(op.col_is_k ? sc.k_rem : mn_rem);
   op.mn_ext = extent(mn_rem);
-  // With float4 loads the main loop (no guard) runs every whole slice of every block, edge blocks
-  // included, and only a partial slice takes the guarded edge loop, both operands. Without them
-  // every slice takes the edge loop.
-  op.main_loop = sc.vec_loads && (sc.k_rem == 0 || sc.k_rem == g.BK);
-  op.vec = sc.vec_loads;
+  // The kernel's main_loop: always in the scalar instance, in the float4 one where the operands
+  // allow float4s. Then the main loop (no guard) runs every whole slice of every block, edge blocks
+  // included, and only a partial slice takes the guarded edge loop, both operands, through the
+  // same clamped pointers. Otherwise every slice takes the edge loop, pointers unclamped.
+  op.clamp = !sc.vec_kernel || sc.vec_loads;
+  op.main_loop = op.clamp && (sc.k_rem == 0 || sc.k_rem == g.BK);
+  op.vec_kernel = sc.vec_kernel;
   op.vector_store = !op.col_is_k;
   if (!is_a) {
     op.name = "B";
@@ -310,18 +358,21 @@ struct SmemState {
   std::vector<std::int32_t> content;
 };
 
-// The loader of one k-slice. Pass p of thread tid takes the float4 at stored (row, col) of the
-// slice through a pointer that, with float4 loads, the kernel clamps into the matrix in m (n),
-// once for all slices: where the stored rows run along m (n) its row is clamp_mn(row), else its
-// start column clamp_mn_vec(col). The main loop reads the float4 at the pointer with no guard. The
-// edge loop reads element j at the pointer + j only where the unclamped (row, col + j) lies inside
-// the matrix, and stores 0 otherwise. Either way the
-// float4 goes where slice_k / slice_mn and as_index / bs_index put the unclamped coordinates: one
-// float4 store at the first element's slot where the stored columns run along m (n), else element
-// by element. A slot records the element it really received, flagged when that was not the
-// element its coordinates name (a clamped read).
-void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, SmemState& s,
-          Tally& t) {
+// The loader of one k-slice. Pass p of thread tid takes the four elements at stored (row,
+// col..col+3) of the slice through a pointer that, where the kernel's main loop runs, it clamps
+// into the matrix in m (n), once for all slices, as its `place` does: where the stored rows run
+// along m (n) its row is clamp_mn(row); else, in the float4 instance, its start column
+// clamp_mn_vec(col), and in the scalar one clamp_mn(col), with last = clamp_last(col). The main
+// loop reads with no guard: the float4 at the pointer (16-byte aligned), or single floats, element
+// j at the pointer + j where the stored columns run along k and at the pointer + min(j, last)
+// where they run along m (n) (load_slice_scalar). The edge loop reads element j at the pointer + j
+// only where the unclamped (row, col + j) lies inside the matrix, and stores 0 otherwise. Either
+// way the four go where slice_k / slice_mn and as_index / bs_index put the unclamped coordinates:
+// one float4 store at the first element's slot where the stored columns run along m (n), else
+// element by element. A slot records the element it really received, flagged when that was not
+// the element its coordinates name (a clamped read).
+template <typename Ix>
+void load(const Geometry& g, const Ix& ix, const Operand& op, int nt, SmemState& s, Tally& t) {
   s.count.assign(static_cast<size_t>(op.size), 0);
   s.content.assign(static_cast<size_t>(op.size), kStale);
   // Successive k-slices (and split-K ranges, which start on whole slices) move a k-column by BK;
@@ -329,7 +380,9 @@ void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, S
   // only if it is in the first four.
   const int step = op.col_is_k ? g.BK : op.tile_mn;
   // Only the main loop's float4 loads need 16-byte alignment in global memory.
-  const bool vec_reads = op.main_loop;
+  const bool vec_reads = op.main_loop && op.vec_kernel;
+  // The scalar main loop's reads along m (n): element j at the pointer + min(j, last).
+  const bool scalar_mn = op.main_loop && !op.vec_kernel && !op.col_is_k;
   auto slot_of = [&](int row, int c) {
     return op.index(g, ix, ix.slice_k(op.trans, op.is_a, row, c),
                     ix.slice_mn(op.trans, op.is_a, row, c));
@@ -338,12 +391,17 @@ void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, S
     for (int p = 0; p < op.passes; ++p) {
       const int row = ix.load_row(g, op.kernel_cols, tid, p);
       const int col = ix.load_col(g, op.kernel_cols, tid, p);
-      // The pass's pointer, clamped into the matrix in m (n) when the loads are float4s.
-      int prow = row, pcol = col;
-      if (op.vec && op.col_is_k) {
-        prow = ix.clamp_mn(row, op.mn_ext);
-      } else if (op.vec) {
-        pcol = ix.clamp_mn_vec(col, op.mn_ext);
+      // The pass's pointer, clamped into the matrix in m (n) where the main loop runs.
+      int prow = row, pcol = col, last = kVec - 1;
+      if (op.clamp) {
+        if (op.col_is_k) {
+          prow = ix.clamp_mn(row, op.mn_ext);
+        } else if (op.vec_kernel) {
+          pcol = ix.clamp_mn_vec(col, op.mn_ext);
+        } else {
+          last = ix.clamp_last(col, op.mn_ext);
+          pcol = ix.clamp_mn(col, op.mn_ext);
+        }
       }
       for (int b = 0; vec_reads && b < kVec; ++b) {
         const long long gcol = 1LL * b * step + pcol;
@@ -369,9 +427,9 @@ void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, S
         const bool inside = row >= 0 && row < op.rows && c >= 0 && c < op.cols;
         const int k_true = op.col_is_k ? c : row;
         const int mn_true = op.col_is_k ? row : c;
-        // Where element j is read from.
+        // Where element j is read from (load_slice_scalar reads element 0 at the pointer itself).
         const int rr = prow;
-        const int rc = pcol + j;
+        const int rc = pcol + (scalar_mn && j > 0 ? std::min(j, last) : j);
         std::int32_t value = kZero;
         // The edge loop's guard: only the stored row and column's upper bounds, of the unclamped
         // coordinates, as in the kernel. The main loop has none.
@@ -435,17 +493,30 @@ void load(const Geometry& g, const SimIndexing& ix, const Operand& op, int nt, S
   }
 }
 
+// Whether each of the n counts is exactly 1 (a loop the compiler vectorizes: no early exit).
+bool all_once(const std::uint8_t* count, int n) {
+  unsigned bad = 0;
+  for (int i = 0; i < n; ++i) bad |= count[i] ^ 1u;
+  return bad == 0;
+}
+
 // Every non-pad slot of As / Bs must be stored exactly once per k-slice (zeros included).
 void check_smem_coverage(const Operand& op, const SmemState& s, Tally& t) {
   long long holes = 0, overlaps = 0;
   int first_hole = -1, first_overlap = -1;
-  for (int i = 0; i < op.size; ++i) {
-    if (op.is_pad(i)) continue;
-    const int n = s.count[static_cast<size_t>(i)];
-    if (n == 0) {
-      if (holes++ == 0) first_hole = i;
-    } else if (n > 1) {
-      if (overlaps++ == 0) first_overlap = i;
+  // Row by row of ld slots, the pad at the end of each left out.
+  const std::uint8_t* const count = s.count.data();
+  for (int row = 0; row < op.size; row += op.ld) {
+    const int end = std::min(op.size, row + op.tile_mn);
+    if (all_once(count + row, end - row)) continue;
+    for (int i = row; i < end; ++i) {
+      const int n = count[i];
+      if (n == 1) continue;
+      if (n == 0) {
+        if (holes++ == 0) first_hole = i;
+      } else if (overlaps++ == 0) {
+        first_overlap = i;
+      }
     }
   }
   auto name = [&](int i) {
@@ -476,8 +547,9 @@ struct Fragment {
   int misaligned = 0, misaligned_k = 0;  // as a float4 base (j = 0): slots not 16-byte aligned
 };
 
-Fragment fragment(const Geometry& g, const SimIndexing& ix, const Operand& op, const SmemState& s,
-                  int pos, int j) {
+template <typename Ix>
+Fragment fragment(const Geometry& g, const Ix& ix, const Operand& op, const SmemState& s, int pos,
+                  int j) {
   Fragment f;
   bool unknown = false, wrong = false;
   for (int k = 0; k < op.BK; ++k) {
@@ -540,8 +612,9 @@ class FragmentCache {
     frags_.resize(static_cast<size_t>(tile) * kVec);
     tile_ = tile;
   }
-  const Fragment& get(const Geometry& g, const SimIndexing& ix, const Operand& op,
-                      const SmemState& s, int pos, int j) {
+  template <typename Ix>
+  const Fragment& get(const Geometry& g, const Ix& ix, const Operand& op, const SmemState& s,
+                      int pos, int j) {
     if (pos < 0 || pos >= tile_) {
       scratch_ = fragment(g, ix, op, s, pos, j);
       return scratch_;
@@ -580,13 +653,20 @@ struct Scratch {
   std::vector<std::uint8_t> a_flag, b_flag, pair_in, pair_flag;
 };
 
+// One per thread, reused by every block it simulates.
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
 std::string show_source(int v) {
   if (v == kWrong) return "mixed/wrong-k data";
   if (v == kNone) return "nothing but zeros";
   return std::to_string(v);
 }
 
-SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexing& ix) {
+template <typename Ix>
+SimReport run_block_as(const WarpTileConfig& c, const SimCase& sc, const Ix& ix) {
   Tally t;
   if (auto why = degenerate(c, sc, ix)) {
     t.add(kDegenerate, 1, *why);
@@ -596,7 +676,7 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
   const int nt = c.NUM_THREADS;
   const int BM = g.BM, BN = g.BN, TM = g.TM, TN = g.TN;
   const int WMITER = g.WMITER, WNITER = g.WNITER;
-  thread_local Scratch s;
+  Scratch& s = scratch();
 
   const Operand a = make_operand(g, ix, sc, true);
   const Operand b = make_operand(g, ix, sc, false);
@@ -802,7 +882,13 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
       for (int i = 0; i < regs_m; ++i) a_flag[i] = verdict(reg_m[i], row_of[i]);
       for (int i = 0; i < regs_n; ++i) b_flag[i] = verdict(reg_n[i], col_of[i]);
     }
-    for (int q = 0; q < npairs; ++q) pair_flag[q] = spill || b_flag[pair_reg[q]] != 0;
+    // Whether every pair lies inside the tile and the matrix with nothing to check: then a row
+    // whose register needs no check only counts its writes.
+    bool plain = true;
+    for (int q = 0; q < npairs; ++q) {
+      pair_flag[q] = spill || b_flag[pair_reg[q]] != 0;
+      plain = plain && pair_in[q] && !pair_flag[q];
+    }
     for (int ia = 0; ia < regs_m; ++ia) {
       const int row = row_of[ia];
       if (!fast_c && row >= row_ext) continue;  // the guard: row < M
@@ -818,6 +904,13 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
       }
       std::uint8_t* const c_row = c_count + row * BN;
       const bool check_row = spill || a_flag[ia] != 0;
+      if (plain && !check_row) {
+        for (int q = 0; q < npairs; ++q) {
+          std::uint8_t& n = c_row[pair_col[q]];
+          n += n != 255;
+        }
+        continue;
+      }
       for (int q = 0; q < npairs; ++q) {
         const int ccol = pair_col[q];
         if (!pair_in[q]) {
@@ -834,6 +927,8 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
   long long holes = 0, overlaps = 0;
   int hole_at = -1, overlap_at = -1;
   for (int row = 0; row < m_valid; ++row) {
+    const std::uint8_t* const c_row = c_count + row * BN;
+    if (all_once(c_row, n_valid)) continue;
     for (int col = 0; col < n_valid; ++col) {
       const int i = row * BN + col;
       const int n = c_count[i];
@@ -852,6 +947,10 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
                       n == 255 ? "+" : ""));
   }
   return t.report();
+}
+
+SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexing& ix) {
+  return is_kernel_indexing(ix) ? run_block_as(c, sc, KernelIndexing{}) : run_block_as(c, sc, ix);
 }
 
 // The launch alone: block order and split-K ranges.
@@ -992,8 +1091,10 @@ class Merger {
 };
 
 // The blocks run_grid replays: the launch's last block, in the last row and column of the grid
-// and the last split, in every layout with the loads the kernel picks: its last whole k-slice
-// (the main loop, where the loads matter), or its partial one (the edge loop) if it has none.
+// and the last split, in every layout with the instance the tuner picks for the problem
+// (kernel_vec_loads: the float4 one with operands that allow float4s, else the scalar one): its
+// last whole k-slice (the main loop, where the loads matter), or its partial one (the edge loop)
+// if it has none.
 std::vector<SimCase> launch_cases(const WarpTileConfig& c, int M, int N, int K,
                                   const SimIndexing& ix) {
   std::vector<SimCase> out;
@@ -1010,7 +1111,7 @@ std::vector<SimCase> launch_cases(const WarpTileConfig& c, int M, int N, int K,
   for (const bool ta : {false, true}) {
     for (const bool tb : {false, true}) {
       const bool vec = kernel_vec_loads(ta, tb, M, N, K);
-      out.push_back({ta, tb, m_rem, n_rem, whole == 0 ? part : part == 0 ? c.BK : 0, vec});
+      out.push_back({ta, tb, m_rem, n_rem, whole == 0 ? part : part == 0 ? c.BK : 0, vec, vec});
     }
   }
   return out;
@@ -1072,17 +1173,12 @@ std::string describe(const SimCase& sc) {
     auto show = [](int v) { return v > 0 ? std::to_string(v) : std::string("-"); };
     out += fmt::format(" edge {}x{} k{}", show(sc.m_rem), show(sc.n_rem), show(sc.k_rem));
   }
-  if (!sc.vec_loads) out += " scalar";
+  if (!sc.vec_kernel) {
+    out += " scalar-kernel";
+  } else if (!sc.vec_loads) {
+    out += " edge-only";
+  }
   return out;
-}
-
-bool kernel_vec_loads(bool trans_a, bool trans_b, long long M, long long N, long long K) {
-  // Leading dimensions: A stored M x K (lda = K) or K x M (lda = M); B stored K x N (ldb = N) or
-  // N x K (ldb = K). A^T's float4s run along M, B's along N.
-  const long long lda = trans_a ? M : K;
-  const long long ldb = trans_b ? K : N;
-  return lda % kVec == 0 && (!trans_a || M % kVec == 0) && ldb % kVec == 0 &&
-         (trans_b || N % kVec == 0);
 }
 
 SimReport simulate_block(const WarpTileConfig& c, const SimCase& sc) {
@@ -1113,32 +1209,54 @@ std::vector<SimCase> standard_cases(const WarpTileConfig& c) {
     return std::clamp(v - v % kVec, std::min(kVec, hi), hi);
   };
   const int BM = c.BM, BN = c.BN, BK = c.BK;
-  constexpr bool kScalar = false;
+  // The float4 instance with operands that refuse float4s.
+  constexpr bool kEdgeOnly = false;
+  // The scalar-load instance (VEC = false), for operands that refuse float4s.
+  auto scalar = [](bool ta, bool tb, int m, int n, int k) {
+    return SimCase{ta, tb, m, n, k, false, false};
+  };
   return {
       {false, false, 0, 0, 0},
       {false, true, 0, 0, 0},
       {true, false, 0, 0, 0},
       {true, true, 0, 0, 0},
-      // Edge blocks of operands that do not allow float4s: every slice through the edge loop.
-      {false, false, 1, 1, 0, kScalar},
-      {false, true, rem(BM, BM - 3), rem(BN, BN - 3), 0, kScalar},
-      {true, false, rem(BM, BM / 2 + 1), rem(BN, BN - 1), 0, kScalar},
-      {true, true, rem(BM, BM - 1), rem(BN, BN / 2 + 1), 0, kScalar},
+      // Edge blocks of operands that do not allow float4s, on the float4 instance: every slice
+      // through the edge loop.
+      {false, false, 1, 1, 0, kEdgeOnly},
+      {false, true, rem(BM, BM - 3), rem(BN, BN - 3), 0, kEdgeOnly},
+      {true, false, rem(BM, BM / 2 + 1), rem(BN, BN - 1), 0, kEdgeOnly},
+      {true, true, rem(BM, BM - 1), rem(BN, BN / 2 + 1), 0, kEdgeOnly},
       // ... with float4 loads: multiples of 4 where they run along M (A^T) or N (B).
       {false, false, rem(BM, BM - 1), rem4(BN, BN - 4), 0},
       {false, true, rem(BM, BM / 2 + 1), 1, 0},
       {true, false, rem4(BM, BM - 4), rem4(BN, 4), 0},
       {true, true, rem4(BM, BM / 2), rem(BN, BN - 3), 0},
       // The edge loop: a partial k-slice, through clamped (float4) and unclamped pointers.
-      {false, false, 0, rem(BN, BN / 2 + 1), rem(BK, BK - 1), kScalar},
-      {false, true, rem(BM, BM - 1), 0, rem(BK, BK - 3), kScalar},
+      {false, false, 0, rem(BN, BN / 2 + 1), rem(BK, BK - 1), kEdgeOnly},
+      {false, true, rem(BM, BM - 1), 0, rem(BK, BK - 3), kEdgeOnly},
       {true, false, rem4(BM, BM / 2), rem4(BN, BN - 4), 1},
-      {true, true, 1, 1, rem(BK, BK / 2 + 1), kScalar},
+      {true, true, 1, 1, rem(BK, BK / 2 + 1), kEdgeOnly},
       // ... the partial slice of a float4 problem's edge block, through clamped pointers, in the
       // other three layouts.
       {false, false, rem(BM, BM - 3), rem4(BN, BN / 2), rem(BK, BK - 3)},
       {false, true, rem(BM, BM / 2 + 1), rem(BN, BN - 1), rem(BK, BK / 2 + 1)},
       {true, true, rem4(BM, 4), rem(BN, BN - 3), rem(BK, BK - 1)},
+      // The scalar instance: whole slices through the main loop with clamped single-float loads,
+      // at remainders tile-3 and 1, where a pass's four elements straddle the end of the matrix
+      // in M and N (the tile's last four with one inside, or its first four), both ways round and
+      // ending the slice or not; then a partial slice through the same clamped pointers.
+      scalar(false, false, rem(BM, BM - 3), 1, 0),
+      scalar(false, false, 1, rem(BN, BN - 3), BK),
+      scalar(false, false, 0, rem(BN, BN / 2 + 1), rem(BK, BK - 1)),
+      scalar(false, true, 1, rem(BN, BN - 3), 0),
+      scalar(false, true, rem(BM, BM - 3), 1, BK),
+      scalar(false, true, rem(BM, BM / 2 + 1), 0, rem(BK, BK - 3)),
+      scalar(true, false, rem(BM, BM - 3), 1, 0),
+      scalar(true, false, 1, rem(BN, BN - 3), BK),
+      scalar(true, false, rem(BM, BM - 1), rem(BN, BN / 2 + 1), 1),
+      scalar(true, true, 1, rem(BN, BN - 3), 0),
+      scalar(true, true, rem(BM, BM - 3), 1, BK),
+      scalar(true, true, rem(BM, BM / 2 + 1), rem(BN, BN - 1), rem(BK, BK / 2 + 1)),
   };
 }
 
@@ -1154,15 +1272,20 @@ std::vector<SimGrid> standard_grids(const WarpTileConfig& c) {
     long long grid_m, grid_n, K, m_rem, n_rem;
   };
   const Spec specs[] = {
-      // One block, one partial slice; all odd: scalar loads.
+      // One block, one partial slice; all odd: the scalar instance.
       {1, 1, 1, m_odd, n_odd},
       // A last group of one row; splits of up to 3 slices, the last one partial; M, N, K
-      // multiples of 4: float4 loads in every layout.
+      // multiples of 4: the float4 instance in every layout.
       {G + 1, 3, BK * S * 2 + 4, m_4, n_4},
-      // A partial last group; the last split a single k; all odd: scalar loads.
+      // A partial last group; the last split a single k; all odd: the scalar instance.
       {2 * G + 3, 5, BK * (S - 1) + 1, m_odd, n_odd},
-      // Fewer slices than SPLIT_K; M odd: float4 loads only where A is read along K (NN, NT).
+      // Fewer slices than SPLIT_K; M odd: the float4 instance only where A is read along K (NN,
+      // NT).
       {7, 2 * G + 1, 3 * BK + 4, m_odd, n_4},
+      // SPLIT_K splits of two slices, the last one a whole slice and one k; all odd, the last
+      // block's remainders tile-1 and 1: the scalar instance's main loop in every layout, a float4
+      // straddling the end of the matrix in M and N.
+      {3, 2, BK * (2 * S - 1) + 1, std::max(1LL, BM - 1), 1},
   };
   std::vector<SimGrid> out;
   for (const auto& s : specs) {
@@ -1210,11 +1333,12 @@ std::vector<SimReport> simulate_configs(const std::vector<WarpTileConfig>& confi
 }
 
 std::string simulate_config_scope() {
-  return "layouts NN NT TN TT with whole tiles, 15 boundary blocks over the layouts (whole "
-         "k-slices read unguarded with float4 loads clamped into the matrix, partial ones and "
-         "operands without float4s through the guarded edge loop; remainders 1, tile-3, "
-         "tile/2+1, tile-1 in M, N and K), and the block order, split-K ranges and last blocks "
-         "(every layout, the loads the kernel picks) of 4 launch grids";
+  return "layouts NN NT TN TT with whole tiles, 27 boundary blocks over the layouts and both "
+         "kernel instances (whole k-slices read unguarded, float4 or single-float loads clamped "
+         "into the matrix; partial ones, and every slice of operands that refuse float4s on the "
+         "float4 instance, through the guarded edge loop; remainders 1, tile-3, tile/2+1, tile-1 "
+         "in M, N and K), and the block order, split-K ranges and last blocks (every layout, the "
+         "instance the tuner picks) of 5 launch grids";
 }
 
 }  // namespace sgt

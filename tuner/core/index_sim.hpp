@@ -1,9 +1,10 @@
 // CPU index simulation of the warp-tiling kernel: replays the kernel's loops with the very
 // functions of warptile_geometry.h, for every operand layout, for boundary blocks (whose whole
 // k-slices the kernel reads unguarded, loads past the matrix in M or N clamped back inside it) and
-// for both kinds of main-loop loads (float4 or scalar), and reports every way its indexing goes
-// wrong. Also checks the block order and the split-K ranges, and the boundary blocks of a launch
-// with the loads the kernel picks for its M, N and K.
+// for both instances of the kernel (VEC: float4 main-loop loads, taken where the operands allow
+// them, else every slice through the guarded edge loop; or single-float main-loop loads), and
+// reports every way its indexing goes wrong. Also checks the block order and the split-K ranges,
+// and the boundary blocks of a launch with the instance the tuner picks for its M, N and K.
 #pragma once
 
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "problem.hpp"
 
 namespace sgt {
 
@@ -37,35 +39,37 @@ struct SimReport {
 // Every kind the simulations can report, in report order.
 const std::vector<std::string_view>& sim_defect_kinds();
 
-// Which block simulate_block replays. Layout: A is stored M x K (trans_a: K x M, op(A) = A^T),
-// B is stored K x N (trans_b: N x K). The remainders place the block: 0 means the matrix goes on
-// past the tile in that direction (an interior block, or a k-slice with more after it); 1..tile
-// means the matrix (or the split's k range) ends after that many rows (m_rem), columns (n_rem) or
-// k (k_rem) of the block's tile and of the simulated k-slice. With vec_loads (the kernel's choice
-// for aligned operands; where a float4 runs along M or N, legal only for a remainder there that is
-// 0 or a multiple of 4) a whole k-slice (k_rem 0 or BK) runs the kernel's main loop, edge blocks
-// included: float4 loads, no guard, a load whose m (n) lies past the matrix read from where
-// clamp_mn / clamp_mn_vec move it. A partial slice, and every slice without vec_loads, takes the
-// guarded edge loop. The epilogue stores float4s where the tile is whole in M and N.
+// Which block simulate_block replays, and with which instance of the kernel. Layout: A is stored
+// M x K (trans_a: K x M, op(A) = A^T), B is stored K x N (trans_b: N x K). The remainders place the
+// block: 0 means the matrix goes on past the tile in that direction (an interior block, or a
+// k-slice with more after it); 1..tile means the matrix (or the split's k range) ends after that
+// many rows (m_rem), columns (n_rem) or k (k_rem) of the block's tile and of the simulated k-slice.
+//
+// vec_kernel is the template's VEC, vec_loads the kernel's runtime check that the operands allow
+// float4s (aligned pointers and leading dimensions; where a float4 runs along M or N, legal only
+// for a remainder there that is 0 or a multiple of 4). A whole k-slice (k_rem 0 or BK) runs the
+// main loop, edge blocks included, when !vec_kernel || vec_loads: no guard, the pass pointers
+// clamped into the matrix in M and N. With vec_kernel its loads are float4s from clamp_mn (rows
+// along m, n) or clamp_mn_vec (start columns along m, n); without, single floats, element j from
+// the pointer + j (columns along k, row clamp_mn) or the pointer + min(j, clamp_last) (columns
+// along m, n, start clamp_mn). A partial slice takes the guarded edge loop through the same
+// pointers, and a VEC instance whose operands refuse float4s takes it for every slice through
+// unclamped ones. The epilogue stores float4s where the tile is whole in M and N.
 struct SimCase {
   bool trans_a = false;
   bool trans_b = false;
   int m_rem = 0;
   int n_rem = 0;
   int k_rem = 0;
-  bool vec_loads = true;
+  bool vec_loads = true;   // runtime: the operands allow float4 main-loop loads
+  bool vec_kernel = true;  // the template's VEC: float4 main-loop loads, else single floats
 
   bool operator==(const SimCase&) const = default;
 };
-// "NN", "TN", ... and, for a boundary block, e.g. "NT edge 61x61 k13" ("-" for 0); " scalar"
-// appended where the operands do not allow float4 loads.
+// "NN", "TN", ... and, for a boundary block, e.g. "NT edge 61x61 k13" ("-" for 0); then
+// " scalar-kernel" for the VEC = false instance, or " edge-only" for the VEC instance with
+// operands that refuse float4s (every slice through the edge loop).
 std::string describe(const SimCase& sc);
-
-// Whether the kernel's main loop reads float4s for an M x N x K problem in this layout, with
-// 16-byte aligned operands whose leading dimensions are the stored row lengths (A: K, or M when
-// trans_a; B: N, or K when trans_b): each leading dimension a multiple of 4, and so M where A^T's
-// float4s run along M and N where B's run along N.
-bool kernel_vec_loads(bool trans_a, bool trans_b, long long M, long long N, long long K);
 
 // The kernel index functions the simulation replays. The defaults are warptile_geometry.h's; tests
 // swap one for a broken variant to prove the simulation notices.
@@ -82,6 +86,7 @@ struct SimIndexing {
   int (*tile_col)(const sgt_kernel::Geometry&, int, int, int) = sgt_kernel::tile_col;
   int (*clamp_mn)(int, int) = sgt_kernel::clamp_mn;
   int (*clamp_mn_vec)(int, int) = sgt_kernel::clamp_mn_vec;
+  int (*clamp_last)(int, int) = sgt_kernel::clamp_last;
   int (*block_tile_row)(int, int, int, int) = sgt_kernel::block_tile_row;
   int (*block_tile_col)(int, int, int, int) = sgt_kernel::block_tile_col;
   sgt_kernel::LaunchDims (*launch_dims)(long long, long long, long long, int, int, int,
@@ -89,11 +94,13 @@ struct SimIndexing {
 };
 
 // Simulates every thread of one block for one k-slice plus the epilogue, in the given layout, as
-// the kernel runs it. A whole slice takes the main loop: no guard, float4 or scalar loads from
-// pointers clamped into the matrix in M and N; every read must lie inside the matrix (and, for
-// float4s, be 16-byte aligned), and what a clamped read brings in (an element of another m or n)
-// may reach only accumulators whose C elements lie outside the matrix. A partial slice takes the
-// guarded edge loop (an element outside the matrix is stored as 0, never read). Then the compute
+// the kernel instance runs it. A whole slice takes the main loop where it runs (see SimCase): no
+// guard, float4 or single-float loads from pointers clamped into the matrix in M and N; every read
+// must lie inside the matrix (and, for float4s, be 16-byte aligned), and what a clamped read brings
+// in (an element of another m or n) may reach only accumulators whose C elements lie outside the
+// matrix. A partial slice, and every slice of a float4 instance whose operands refuse float4s,
+// takes the guarded edge loop (an element outside the matrix is stored as 0, never read; the guard
+// tests the unclamped coordinates, the reads go through the pass pointers). Then the compute
 // loop's shared-memory reads (float4 where TM, TN allow) and the epilogue (float4 stores where the
 // tile is whole, else each C element only inside the matrix). Global float4 alignment is judged
 // for leading dimensions and pointers that allow 16-byte accesses. A degenerate or absurdly large
@@ -106,24 +113,28 @@ SimReport simulate_block_with(const WarpTileConfig& c, const SimCase& sc, const 
 // ceil(N/BN) grid with GROUP_M must visit every tile exactly once, and the SPLIT_K ranges must
 // cover every k in [0, K) exactly once, none empty, each starting on a whole BK slice, with a
 // workspace that holds every split's partial product. Then, in every layout, the launch's last
-// block (the corner of the grid, in the last split) through simulate_block, with the main-loop
-// loads the kernel picks (kernel_vec_loads): its last whole k-slice, or its partial one if it has
-// no whole one (grid_cases). Defects of a block name its case.
+// block (the corner of the grid, in the last split) through simulate_block, on the kernel instance
+// the tuner picks for the problem (kernel_vec_loads: vec_kernel = vec_loads, the float4 instance
+// where both operands allow float4s, else the scalar one): its last whole k-slice, or its partial
+// one if it has no whole one (grid_cases). Defects of a block name its case.
 SimReport simulate_grid(const WarpTileConfig& c, int M, int N, int K);
 SimReport simulate_grid_with(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix);
 // The blocks simulate_grid replays for an M x N x K launch (none for an empty problem or launch).
 std::vector<SimCase> grid_cases(const WarpTileConfig& c, int M, int N, int K);
 
-// The cases simulate_config runs: the four layouts with whole tiles (float4 loads), then boundary
-// blocks in every layout with scalar main-loop loads and remainders 1, tile-3, tile/2+1 and
-// tile-1 spread over M, N and K, each dimension also left whole in one of them, and boundary
-// blocks in every layout with float4 loads, whose remainders are multiples of 4 where a float4
-// runs along M or N (the kernel reads scalars otherwise).
+// The cases simulate_config runs: the four layouts with whole tiles (float4 instance), then
+// boundary blocks in every layout with remainders 1, tile-3, tile/2+1 and tile-1 spread over M, N
+// and K, each dimension also left whole in one of them: on the float4 instance with operands that
+// refuse float4s (edge loop only); on the float4 instance with float4 loads, whose remainders are
+// multiples of 4 where a float4 runs along M or N (operands refuse float4s otherwise); and on the
+// scalar instance, three per layout: whole slices at remainders tile-3 and 1 in M and N (a float4
+// straddling the end of the matrix), both ways round, and a partial slice.
 std::vector<SimCase> standard_cases(const WarpTileConfig& c);
 // The grids (M, N, K) simulate_config runs: grids with partial tiles, a partial last group of
 // GROUP_M rows, and K values that leave the last split short, a single k, or fewer splits than
-// SPLIT_K; two with odd M, N and K (scalar loads in every layout), one with M, N and K multiples
-// of 4 (float4 loads in every layout), one with only M odd (float4 loads where A is read along K).
+// SPLIT_K; three with odd M, N and K (the scalar instance in every layout; in the last one its
+// main loop, the last split holding a whole slice), one with M, N and K multiples of 4 (the float4
+// instance in every layout), one with only M odd (the float4 instance where A is read along K).
 struct SimGrid {
   int M, N, K;
 };
@@ -131,8 +142,8 @@ std::vector<SimGrid> standard_grids(const WarpTileConfig& c);
 
 // Everything at once: standard_cases() through simulate_block and standard_grids() through
 // simulate_grid (a grid's block that equals one already simulated runs once). Each defect's detail
-// names the case it was found in ("[TN edge 65x1 k1 scalar] ...") and how many other cases show
-// the same kind.
+// names the case it was found in ("[TN edge 65x1 k1 scalar-kernel] ...") and how many other cases
+// show the same kind.
 SimReport simulate_config(const WarpTileConfig& c);
 // simulate_config for many configs, on up to `threads` threads (0: one per hardware thread);
 // report i belongs to configs[i].

@@ -159,6 +159,19 @@ std::vector<Problem> load_shape_list(const std::string& path, std::string_view d
   return out;
 }
 
+bool kernel_vec_loads(bool trans_a, bool trans_b, long long M, long long N, long long K) {
+  constexpr long long kVec = sgt_kernel::kVec;
+  const long long lda = trans_a ? M : K;
+  const long long ldb = trans_b ? K : N;
+  return lda % kVec == 0 && (!trans_a || M % kVec == 0) && ldb % kVec == 0 &&
+         (trans_b || N % kVec == 0);
+}
+
+bool kernel_vec_loads(const Problem& p) {
+  return kernel_vec_loads(p.layout.size() == 2 && p.layout[0] == 'T',
+                          p.layout.size() == 2 && p.layout[1] == 'T', p.M, p.N, p.K);
+}
+
 std::vector<RuleViolation> check_shape(const WarpTileConfig&, const Problem& p) {
   // The config no longer matters: every valid config serves every shape of a supported layout.
   std::vector<RuleViolation> out;

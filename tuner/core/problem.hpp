@@ -51,6 +51,14 @@ std::vector<SuiteEntry> load_suite(const std::string& path, std::string_view def
 std::vector<Problem> load_shape_list(const std::string& path,
                                      std::string_view default_layout = "NN");
 
+// Whether both operands of an M x N x K problem in this layout allow the kernel's float4
+// main-loop loads when they are stored at their row lengths (A: lda = K, or M when trans_a; B: ldb
+// = N, or K when trans_b) from 16-byte aligned pointers: each leading dimension a multiple of 4,
+// and so M where A^T's float4s run along M and N where B's run along N. It picks the kernel
+// instance a problem is tuned and served with: VEC = true when it holds, else the scalar-load one.
+bool kernel_vec_loads(bool trans_a, bool trans_b, long long M, long long N, long long K);
+bool kernel_vec_loads(const Problem& p);
+
 // Shape rules of the current kernel. It serves any M, N, K (edge tiles are guarded, leading
 // dimensions and pointers are runtime values), so only `shape_layout` remains: the layout must be
 // one of kLayouts and the data type f32.

@@ -35,7 +35,7 @@ using nlohmann::json;
 namespace {
 
 // Bump when the meaning of a cache entry changes, so that old entries simply stop matching.
-constexpr int kCacheFormat = 2;  // 2: layouts, knobs, the split-K reduction kernel
+constexpr int kCacheFormat = 3;  // 2: layouts, knobs, split-K reduction; 3: VEC instances
 constexpr const char* kReduceExpression = "sgemm_splitk_reduce<0>";
 
 class Program {
@@ -233,7 +233,8 @@ WarpTileConfig KernelCompiler::kernel_config(const WarpTileConfig& c) {
   return k;
 }
 
-std::string KernelCompiler::name_expression(const WarpTileConfig& c, std::string_view layout) {
+std::string KernelCompiler::name_expression(const WarpTileConfig& c, std::string_view layout,
+                                            bool vec) {
   if (layout.size() != 2 || (layout[0] != 'N' && layout[0] != 'T') ||
       (layout[1] != 'N' && layout[1] != 'T'))
     throw InputError(fmt::format("layout '{}' is not one of NN, NT, TN, TT", layout));
@@ -242,16 +243,18 @@ std::string KernelCompiler::name_expression(const WarpTileConfig& c, std::string
     if (f.member == &WarpTileConfig::SPLIT_K) continue;  // a launch parameter
     args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
   }
-  return fmt::format("{}<{},{},{}>", kKernelTemplateName, args, layout[0] == 'T' ? "true" : "false",
-                     layout[1] == 'T' ? "true" : "false");
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  return fmt::format("{}<{},{},{},{}>", kKernelTemplateName, args, flag(layout[0] == 'T'),
+                     flag(layout[1] == 'T'), flag(vec));
 }
 
-std::string KernelCompiler::cache_key(const WarpTileConfig& c, std::string_view layout) const {
+std::string KernelCompiler::cache_key(const WarpTileConfig& c, std::string_view layout,
+                                      bool vec) const {
   std::string text = fmt::format(
       "sgemm-tune kernel cache {}\nkernel {}\nexpression {}\nconfig {}\narch {}\n"
       "nvrtc {}.{}\n",
-      kCacheFormat, kernel_source_hash(), name_expression(c, layout), to_name(kernel_config(c)),
-      opts_.arch, nvrtc_major_, nvrtc_minor_);
+      kCacheFormat, kernel_source_hash(), name_expression(c, layout, vec),
+      to_name(kernel_config(c)), opts_.arch, nvrtc_major_, nvrtc_minor_);
   for (const auto& o : options_) text += "option " + o + "\n";
   return sha256_hex(text);
 }
@@ -267,11 +270,13 @@ std::string KernelCompiler::load_verified_cubin(const fs::path& p, const std::st
 }
 
 KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
-                                                       std::string_view layout, int attempt) {
+                                                       std::string_view layout, bool vec,
+                                                       int attempt) {
   Fresh fresh;
   Compiled& r = fresh.result;
   r.config_name = to_name(c);
   r.layout = std::string(layout);
+  r.vec_loads = vec;
 
   const auto sources = kernel_sources();
   std::vector<std::string> header_texts, header_names;
@@ -286,7 +291,7 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
   // on the text. Line numbers of errors are unchanged.
   if (attempt > 0) text += fmt::format("\n// attempt {}\n", attempt + 1);
   Program prog(std::move(text), std::string(sources.at(0).name), header_texts, header_names);
-  const std::string expr = name_expression(c, layout);
+  const std::string expr = name_expression(c, layout, vec);
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kReduceExpression));
 
@@ -361,7 +366,7 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
   return fresh;
 }
 
-bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layout,
+bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layout, bool vec,
                                  const std::string& key, Compiled& out) const {
   const fs::path json_path = cache_dir_ / (key + ".json");
   std::error_code ec;
@@ -377,6 +382,8 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layou
     r.config_name = to_name(c);
     r.layout = j.at("layout").get<std::string>();
     if (r.layout != layout) throw Error(fmt::format("entry is for layout {}", r.layout));
+    r.vec_loads = j.at("vec_loads").get<bool>();
+    if (r.vec_loads != vec) throw Error("entry is for the other main-loop loads");
     r.reduce_lowered_name = j.at("reduce_lowered_name").get<std::string>();
     const auto status = status_from_string(j.at("status").get<std::string>());
     if (!status || !is_compile_status(*status)) throw Error("bad status");
@@ -407,8 +414,8 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layou
   }
 }
 
-void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, const std::string& key,
-                           Compiled& r, const std::string& cubin) const {
+void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, bool vec,
+                           const std::string& key, Compiled& r, const std::string& cubin) const {
   if (r.status == TrialStatus::ok) {
     r.cubin_path = cache_dir_ / (key + ".cubin");
     r.cubin_sha256 = sha256_hex(cubin);
@@ -417,7 +424,7 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, con
   }
   json inputs = {{"kernel_source_hash", kernel_source_hash()},
                  {"kernel_template", kKernelTemplateName},
-                 {"name_expression", name_expression(c, layout)},
+                 {"name_expression", name_expression(c, layout, vec)},
                  {"config", kernel_config(c)},
                  {"arch", opts_.arch},
                  {"nvrtc_version", fmt::format("{}.{}", nvrtc_major_, nvrtc_minor_)},
@@ -427,6 +434,7 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, con
                   {"inputs", std::move(inputs)},
                   {"config_name", to_name(kernel_config(c))},
                   {"layout", std::string(layout)},
+                  {"vec_loads", vec},
                   {"reduce_lowered_name", r.reduce_lowered_name},
                   {"status", to_string(r.status)},
                   {"reason", r.reason},
@@ -445,19 +453,19 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, con
   write_file_atomically(cache_dir_ / (key + ".json"), j.dump(2) + "\n");
 }
 
-Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layout) {
-  const std::string key = cache_key(c, layout);
+Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layout, bool vec) {
+  const std::string key = cache_key(c, layout, vec);
   const KeyLock lock(cache_dir_ / (key + ".lock"));
   Compiled cached;
-  if (load_cached(c, layout, key, cached)) return cached;
-  Fresh fresh = compile_uncached(c, layout);
+  if (load_cached(c, layout, vec, key, cached)) return cached;
+  Fresh fresh = compile_uncached(c, layout, vec);
   if (fresh.missing_report) {
     spdlog::warn("{}: {}; compiling once more", fresh.result.config_name, fresh.result.reason);
-    fresh = compile_uncached(c, layout, 1);
+    fresh = compile_uncached(c, layout, vec, 1);
     // A second miss is recorded for this run but not cached: it is not the config's fault.
     if (fresh.missing_report) return std::move(fresh.result);
   }
-  store(c, layout, key, fresh.result, fresh.cubin);
+  store(c, layout, vec, key, fresh.result, fresh.cubin);
   spdlog::debug("compiled {} in {:.2f} s: {}", fresh.result.config_name,
                 fresh.result.compile_seconds, to_string(fresh.result.status));
   return std::move(fresh.result);
@@ -466,7 +474,7 @@ Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layou
 std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConfig>& cs,
                                                   unsigned threads,
                                                   std::function<void(const Compiled&)> on_done,
-                                                  std::string_view layout) {
+                                                  std::string_view layout, bool vec) {
   std::vector<Compiled> results(cs.size());
   if (cs.empty()) return results;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -481,7 +489,7 @@ std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConf
       const size_t i = next++;
       if (i >= cs.size()) return;
       try {
-        results[i] = compile(cs[i], layout);
+        results[i] = compile(cs[i], layout, vec);
         if (on_done) {
           std::lock_guard lock(done_mu);
           on_done(results[i]);

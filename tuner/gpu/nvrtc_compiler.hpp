@@ -30,6 +30,7 @@ struct Compiled {
   std::string reason;                    // why, when not ok
   std::string log;                       // NVRTC program log, ptxas -v report included
   std::string layout = "NN";             // the operand layout the kernel was instantiated for
+  bool vec_loads = true;                 // VEC: float4 main-loop loads, else single floats
   std::string lowered_name;              // mangled kernel name, for cuModuleGetFunction
   std::string reduce_lowered_name;       // the split-K reduction kernel in the same cubin
   std::filesystem::path cubin_path;      // in the cache dir; empty when not ok
@@ -60,30 +61,34 @@ class KernelCompiler {
   // Thread- and process-safe: a lock file per cache key makes whoever comes second for a config
   // wait and then read the first one's entry. A bad config is a result (compile_failed, spills,
   // resources), never an exception; Error is thrown only when NVRTC or the cache directory fails.
-  // `layout` ("NN", "NT", "TN", "TT") picks the TRANS_A/TRANS_B instance. SPLIT_K is a launch
-  // parameter: configs differing only in it share one compilation (and cache entry).
-  Compiled compile(const WarpTileConfig& c, std::string_view layout = "NN");
+  // `layout` ("NN", "NT", "TN", "TT") picks the TRANS_A/TRANS_B instance, `vec` the main loop's
+  // loads (VEC: float4s; false: single floats, for operands that refuse float4s; a problem's is
+  // kernel_vec_loads(problem)). SPLIT_K is a launch parameter: configs differing only in it share
+  // one compilation (and cache entry).
+  Compiled compile(const WarpTileConfig& c, std::string_view layout = "NN", bool vec = true);
 
   // Compiles all on `threads` std::threads (0 = hardware_concurrency), calling on_done (never
   // concurrently) as each finishes. Results in input order. The first exception stops the pool
   // and is rethrown.
   std::vector<Compiled> compile_all(const std::vector<WarpTileConfig>& cs, unsigned threads,
                                     std::function<void(const Compiled&)> on_done = {},
-                                    std::string_view layout = "NN");
+                                    std::string_view layout = "NN", bool vec = true);
 
   // The cubin bytes at p, after checking they hash to sha256; throws Error when the file is
   // missing, empty or different.
   static std::string load_verified_cubin(const std::filesystem::path& p, const std::string& sha256);
 
-  // SHA-256 over the kernel source hash, the instantiated expression (config and layout), arch,
-  // NVRTC version and NVRTC options.
-  std::string cache_key(const WarpTileConfig& c, std::string_view layout = "NN") const;
+  // SHA-256 over the kernel source hash, the instantiated expression (config, layout, loads),
+  // arch, NVRTC version and NVRTC options.
+  std::string cache_key(const WarpTileConfig& c, std::string_view layout = "NN",
+                        bool vec = true) const;
 
   // The template-id NVRTC instantiates and lowers, e.g.
-  // sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,false,false>: every config field but SPLIT_K
-  // (a launch parameter), then TRANS_A and TRANS_B from the layout. Throws InputError for a layout
-  // other than NN, NT, TN, TT.
-  static std::string name_expression(const WarpTileConfig& c, std::string_view layout = "NN");
+  // sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,false,false,true>: every config field but
+  // SPLIT_K (a launch parameter), then TRANS_A and TRANS_B from the layout, then VEC. Throws
+  // InputError for a layout other than NN, NT, TN, TT.
+  static std::string name_expression(const WarpTileConfig& c, std::string_view layout = "NN",
+                                     bool vec = true);
   // The config a kernel binary stands for: SPLIT_K reset to its default.
   static WarpTileConfig kernel_config(const WarpTileConfig& c);
 
@@ -97,11 +102,12 @@ class KernelCompiler {
 
  private:
   struct Fresh;
-  Fresh compile_uncached(const WarpTileConfig& c, std::string_view layout, int attempt = 0);
-  bool load_cached(const WarpTileConfig& c, std::string_view layout, const std::string& key,
-                   Compiled& out) const;
-  void store(const WarpTileConfig& c, std::string_view layout, const std::string& key, Compiled& r,
-             const std::string& cubin) const;
+  Fresh compile_uncached(const WarpTileConfig& c, std::string_view layout, bool vec,
+                         int attempt = 0);
+  bool load_cached(const WarpTileConfig& c, std::string_view layout, bool vec,
+                   const std::string& key, Compiled& out) const;
+  void store(const WarpTileConfig& c, std::string_view layout, bool vec, const std::string& key,
+             Compiled& r, const std::string& cubin) const;
 
   std::filesystem::path cache_dir_;
   CompileOptions opts_;

@@ -184,7 +184,7 @@ TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& stor
             compiled[slot.at(c.config_name)] = c;
             cv.notify_all();
           },
-          o.problem.layout);
+          o.problem.layout, kernel_vec_loads(o.problem));
     } catch (...) {
       std::lock_guard lock(mu);
       compile_error = std::current_exception();
@@ -267,7 +267,8 @@ TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& stor
     fo.strategy = o.strategy + "/final";
     std::vector<Compiled> comps;
     for (const Trial* screened : ranked) {
-      comps.push_back(compiler.compile(screened->config, o.problem.layout));  // a cache hit
+      comps.push_back(compiler.compile(screened->config, o.problem.layout,
+                                       kernel_vec_loads(o.problem)));  // a cache hit
       // Finalists run every repetition: no cut. Recorded once their verification is known.
       Trial t = measure(fo, screened->config, comps.back(), worker, nullptr, 0, 0,
                         rep.cublas_final.median_ms);
