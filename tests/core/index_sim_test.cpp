@@ -476,6 +476,20 @@ TEST(IndexSim, QuickSpaceSurvivorsAreClean) {
   expect_all_clean(e.survivors);
 }
 
+// The spaces users tune the shipped suite with (suite, skinny, small, ...): every survivor clean.
+TEST(IndexSim, EveryOtherBuiltinSpaceSurvivorIsClean) {
+  int spaces = 0;
+  for (const auto& name : builtin_space_names()) {
+    if (name == "default" || name == "quick") continue;  // the tests above
+    SCOPED_TRACE(name);
+    const auto e = enumerate(load_space(name));
+    ASSERT_FALSE(e.survivors.empty());
+    expect_all_clean(e.survivors);
+    ++spaces;
+  }
+  EXPECT_GE(spaces, 3);
+}
+
 TEST(IndexSim, SimulateConfigsMatchesOneByOne) {
   auto configs = enumerate(load_space("quick")).survivors;
   for (const char* broken :
