@@ -119,6 +119,7 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   auto tuned = row("4096x4096x4096", "NN", 3.0562, 2.6914);
   tuned.source = "tuned";
   tuned.space = "suite";
+  tuned.loads = "scalar";
   const auto csv = bench_csv({tuned, failed, incorrect});
   const auto ls = lines(csv);
   ASSERT_EQ(ls.size(), 4u) << csv;
@@ -139,6 +140,7 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
                                              "date",
                                              "source",
                                              "space",
+                                             "loads",
                                              "reps",
                                              "tuned_spread",
                                              "cublas_spread",
@@ -171,6 +173,7 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   EXPECT_EQ(col(ok, "seed"), "42");
   EXPECT_EQ(col(ok, "source"), "tuned");
   EXPECT_EQ(col(ok, "space"), "suite");
+  EXPECT_EQ(col(ok, "loads"), "scalar");
 
   // Not measured: empty numbers, never zeros; the reason survives commas and quotes.
   const auto un = fields(ls[2]);
@@ -181,6 +184,7 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   EXPECT_EQ(col(un, "ratio"), "");
   EXPECT_EQ(col(un, "reason"), "no winner, \"quoted\", with commas");
   EXPECT_EQ(col(un, "space"), "");  // from the database: no space this run
+  EXPECT_EQ(col(un, "loads"), "");  // nothing ran
 
   // A failed re-time keeps its times but has no ratio.
   const auto bad = fields(ls[3]);

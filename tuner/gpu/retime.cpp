@@ -70,16 +70,16 @@ BenchSummary summarize_bench(const std::vector<BenchRow>& rows, double threshold
 std::string bench_csv(const std::vector<BenchRow>& rows) {
   std::string csv =
       "shape,M,N,K,layout,config,tuned_ms,cublas_ms,ratio,tuned_gflops,cublas_gflops,status,gpu,"
-      "date,source,space,reps,tuned_spread,cublas_spread,seed,reason\n";
+      "date,source,space,loads,reps,tuned_spread,cublas_spread,seed,reason\n";
   for (const auto& r : rows) {
     const bool t = r.tuned_ms > 0, c = r.cublas_ms > 0, m = r.measured();
     csv += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.problem.shape(),
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.problem.shape(),
         r.problem.M, r.problem.N, r.problem.K, csv_field(r.problem.layout), csv_field(r.config),
         number(t, r.tuned_ms, 6), number(c, r.cublas_ms, 6), number(m, r.ratio(), 4),
         number(t, r.tuned_gflops(), 1), number(c, r.cublas_gflops(), 1), csv_field(r.status),
         csv_field(r.gpu), csv_field(r.date), csv_field(r.source), csv_field(r.space),
-        r.repetitions > 0 ? std::to_string(r.repetitions) : std::string(),
+        csv_field(r.loads), r.repetitions > 0 ? std::to_string(r.repetitions) : std::string(),
         number(t, r.tuned_spread, 4), number(c, r.cublas_spread, 4), r.seed, csv_field(r.reason));
   }
   return csv;
@@ -95,6 +95,7 @@ void to_json(nlohmann::json& j, const BenchRow& r) {
        {"status", r.status},
        {"source", r.source},
        {"space", r.space},
+       {"loads", r.loads},
        {"tuned_ms", r.tuned_ms},
        {"cublas_ms", r.cublas_ms},
        {"ratio", r.ratio()},

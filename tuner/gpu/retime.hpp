@@ -31,6 +31,7 @@ struct BenchRow {
   std::string reason;  // why, when not ok
   std::string source;  // "db": the winner was already stored; "tuned": tuned in this run
   std::string space;   // the search space tuned (or found empty) in this run; empty otherwise
+  std::string loads;   // the kernel instance re-timed: "float4" or "scalar"; empty when none ran
   double tuned_ms = 0, cublas_ms = 0;  // medians, same phase
   double tuned_spread = 0, cublas_spread = 0;
   int repetitions = 0;  // per side and round
@@ -62,9 +63,9 @@ struct BenchSummary {
 BenchSummary summarize_bench(const std::vector<BenchRow>& rows, double threshold = 0.90);
 
 // The CSV: a header, then one line per row. Columns: shape,M,N,K,layout,config,tuned_ms,cublas_ms,
-// ratio,tuned_gflops,cublas_gflops,status,gpu,date,source,reps,tuned_spread,cublas_spread,seed,
-// reason. Times and ratios are empty for rows that were not measured. Text fields are quoted as
-// RFC 4180 requires.
+// ratio,tuned_gflops,cublas_gflops,status,gpu,date,source,space,loads,reps,tuned_spread,
+// cublas_spread,seed,reason. Times and ratios are empty for rows that were not measured. Text
+// fields are quoted as RFC 4180 requires.
 std::string bench_csv(const std::vector<BenchRow>& rows);
 
 void to_json(nlohmann::json& j, const BenchRow& r);

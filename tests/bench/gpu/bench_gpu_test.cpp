@@ -65,6 +65,7 @@ TEST(BenchGpu, TinySuiteIsTunedThenBenchmarkedAgainstCublas) {
   for (const auto& r : j.at("rows")) {
     EXPECT_EQ(r.at("source"), "tuned") << r.dump();
     EXPECT_EQ(r.at("space"), "quick") << r.dump();
+    EXPECT_EQ(r.at("loads"), "float4") << r.dump();  // every shape's rows allow float4s
   }
 
   const auto rows = read_csv(csv);
