@@ -126,6 +126,7 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
                       {"shape", t.problem.shape()},
                       {"layout", t.problem.layout},
                       {"space", space},
+                      {"loads", kernel_vec_loads(t.problem) ? "float4" : "scalar"},
                       {"candidates", t.candidates.size()},
                       {"statuses", r.status_counts},
                       {"resumed", r.resumed},
@@ -158,6 +159,11 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
       t.problem.shape(), t.problem.layout, r.worker.fingerprint.name, duration(r.wall_s),
       t.candidates.size(), statuses, r.resumed, r.cut_early, r.compiled, r.cache_hits,
       r.worker_restarts);
+  if (!kernel_vec_loads(t.problem)) {
+    fmt::print(
+        "kernel instance: single-float loads (this shape's rows are not 16-byte aligned, or an "
+        "extent along which a float4 runs is not a multiple of 4)\n");
+  }
   fmt::print("cuBLAS FP32 (same run, {} reps): {:.3f} ms, {:.1f} GFLOP/s\n\n",
              r.cublas_final.repetitions, r.cublas_final.median_ms,
              t.problem.flops() / (r.cublas_final.median_ms * 1e6));
