@@ -149,6 +149,8 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   // aligned pointers and leading dimensions, and where a float4 runs along M (N), a multiple of 4
   // there, so that a float4 is either whole inside the matrix or whole outside it (and then
   // clamped to the last one); operands that do not allow them take the edge loop throughout.
+  // This is float4_operand (warptile_geometry.h) for A and B, written out: calling it changes the
+  // float4 instance's machine code, and with it its register allocation.
   const bool main_loop = !kGuarded || !VEC ||
                          (aligned16(A) && lda % kVec == 0 && (A_COLS_K || M % kVec == 0) &&
                           aligned16(B) && ldb % kVec == 0 && (B_COLS_K || N % kVec == 0));

@@ -153,6 +153,14 @@ SGT_HD constexpr int clamp_mn_vec(int mn, int ext) {
   return mn < ext ? mn : ext - kVec;
 }
 
+// Whether one operand allows the float4 instance's main-loop loads: a 16-byte aligned pointer, a
+// leading dimension that is a multiple of 4 and, where its float4s run along m or n (its stored
+// columns do not run along k), an extent `ext` (M for A, N for B) that is a multiple of 4 there, so
+// that a float4 lies either whole inside the matrix or whole outside it.
+SGT_HD constexpr bool float4_operand(bool aligned, int ld, bool cols_k, int ext) {
+  return aligned && ld % kVec == 0 && (cols_k || ext % kVec == 0);
+}
+
 // Scalar main-loop loads (the kernel's VEC = false) whose stored columns run along m (n): a pass
 // reads elements mn..mn+3 from clamp_mn(mn + j, ext). Its pointer starts at clamp_mn(mn, ext) and
 // element j is read at that pointer + min(j, clamp_last(mn, ext)): the offset of the last of the

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sgemm_tuned_table.hpp"
+#include "warptile_geometry.h"
 
 namespace sgemm_tuned::detail {
 
@@ -104,8 +105,10 @@ inline std::string misfit(const table::Config& c, const Call& call) {
 // loads when both allow them, else the instance that reads single floats.
 inline bool tuned_vec_loads(const table::Shape& s) {
   const bool ta = s.layout[0] == 'T', tb = s.layout[1] == 'T';
-  const long long lda = ta ? s.M : s.K, ldb = tb ? s.K : s.N;
-  return lda % 4 == 0 && (!ta || s.M % 4 == 0) && ldb % 4 == 0 && (tb || s.N % 4 == 0);
+  // Only the remainders mod 4 matter, and narrowing keeps them.
+  const auto i = [](long long v) { return static_cast<int>(v & 0xffff); };
+  return sgt_kernel::float4_operand(true, i(ta ? s.M : s.K), !ta, i(s.M)) &&
+         sgt_kernel::float4_operand(true, i(tb ? s.K : s.N), tb, i(s.N));
 }
 
 // Which accesses of a call are 128-bit, as the kernel decides them. Loads of the float4 instance

@@ -179,7 +179,8 @@ TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForAnEmptyTable) {
 }
 
 TEST(ExportHeaderCompile, SelectionCodeCompilesAgainstATableAsPlainCxx17) {
-  // select.hpp is what dispatch.cu runs; it must stay free of CUDA and of C++20.
+  // select.hpp is what dispatch.cu runs; it must stay free of CUDA and of C++20. It shares the
+  // kernel's float4 rule through warptile_geometry.h, beside the kernel dispatch.cu includes.
   test::TempDir dir;
   const auto db = dir.path() / "tuning.db";
   test::write_fixture_db(db);
@@ -198,10 +199,11 @@ int main() {
 }
 )");
   const auto exe = dir.path() / "select";
-  const auto c =
-      compile(inc, tu,
-              "-I " + sh_quote(std::filesystem::path(SGT_TEST_SOURCE_DIR) / "sgemm_tuned" / "src") +
-                  " -o " + sh_quote(exe));
+  const auto c = compile(
+      inc, tu,
+      "-I " + sh_quote(std::filesystem::path(SGT_TEST_SOURCE_DIR) / "sgemm_tuned" / "src") +
+          " -I " + sh_quote(std::filesystem::path(SGT_TEST_SOURCE_DIR) / "kernel_templates") +
+          " -o " + sh_quote(exe));
   ASSERT_EQ(c.exit_code, 0) << c.out;
   const auto run = test::run_shell(sh_quote(exe));
   EXPECT_EQ(run.exit_code, 0) << run.out;

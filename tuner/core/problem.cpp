@@ -160,11 +160,10 @@ std::vector<Problem> load_shape_list(const std::string& path, std::string_view d
 }
 
 bool kernel_vec_loads(bool trans_a, bool trans_b, long long M, long long N, long long K) {
-  constexpr long long kVec = sgt_kernel::kVec;
-  const long long lda = trans_a ? M : K;
-  const long long ldb = trans_b ? K : N;
-  return lda % kVec == 0 && (!trans_a || M % kVec == 0) && ldb % kVec == 0 &&
-         (trans_b || N % kVec == 0);
+  // Only the remainders mod 4 matter, and narrowing keeps them.
+  const auto i = [](long long v) { return static_cast<int>(v & 0xffff); };
+  return sgt_kernel::float4_operand(true, i(trans_a ? M : K), !trans_a, i(M)) &&
+         sgt_kernel::float4_operand(true, i(trans_b ? K : N), trans_b, i(N));
 }
 
 bool kernel_vec_loads(const Problem& p) {
