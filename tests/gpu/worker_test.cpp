@@ -6,8 +6,9 @@
 #include <nvrtc.h>
 
 #include <chrono>
-#include <iostream>
 #include <fstream>
+#include <iostream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -194,6 +195,22 @@ TEST_F(WorkerTest, TransposedPaddedOffsetProblemsMatchCublas) {
         EXPECT_LT(r.verify_error, 1e-5) << name << " " << layout << " vec " << vec;
       }
     }
+  }
+}
+
+// Split-K sums the splits' partial products in split order, however the splits were scheduled,
+// so every run gives the same bits: three split counts, four runs each, one checksum per config.
+TEST_F(WorkerTest, SplitKGivesTheSameBitsEveryRun) {
+  set_problem("384x320x4100", 1.0f, 0.5f);
+  for (const char* name : {kConfigs[6], kConfigs[7], "wt_64x64x8_w32x32_wn1_t4x4_n128_mb1_k16"}) {
+    std::set<std::string> sums;
+    for (int run = 0; run < 4; ++run) {
+      const auto r = run_config(name, true);
+      ASSERT_EQ(r.status, TrialStatus::ok) << name << ": " << r.reason;
+      EXPECT_LT(r.verify_error, 1e-5) << name;
+      sums.insert(r.checksum);
+    }
+    EXPECT_EQ(sums.size(), 1u) << name;
   }
 }
 
