@@ -90,15 +90,15 @@ __device__ __forceinline__ bool aligned16(const void* p) {
 }  // namespace sgt_kernel
 
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NUM_THREADS,
-          int MIN_BLOCKS, int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, bool TRANS_A,
-          bool TRANS_B, bool VEC>
+          int MIN_BLOCKS, int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, int PAD_B,
+          bool TRANS_A, bool TRANS_B, bool VEC>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     sgemm_warptile(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                    const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc,
                    int k_chunk, float* __restrict__ partial) {
   using namespace sgt_kernel;
   constexpr Geometry g =
-      make_geometry(BM, BN, BK, WM, WN, WNITER, TM, TN, NUM_THREADS, STAGES, PAD_A);
+      make_geometry(BM, BN, BK, WM, WN, WNITER, TM, TN, NUM_THREADS, STAGES, PAD_A, PAD_B);
   // The tuner's check() rejects these configs before they get here; the asserts are the same rules
   // for anyone instantiating the template by hand.
   static_assert(g.WMITER >= 1 && g.WMITER * kWarpSize * TM * TN * WNITER == WM * WN,
@@ -111,7 +111,8 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   static_assert(g.B_PASSES >= 1 && g.B_PASSES * kVec * NUM_THREADS == BK * BN, "load_stride_b");
   static_assert(BM % kVec == 0 && BK % kVec == 0 && BN % kVec == 0 && TN % kVec == 0,
                 "float4_alignment");
-  static_assert(PAD_A >= 0 && PAD_A % kVec == 0, "pad_alignment");
+  static_assert(PAD_A >= 0 && PAD_A % kVec == 0 && PAD_B >= 0 && PAD_B % kVec == 0,
+                "pad_alignment");
   static_assert(STAGES == 1 || STAGES == 2, "pipeline_stages");
   static_assert(GROUP_M >= 1, "GROUP_M must be positive");
   static_assert(FMA_ORDER == 0 || FMA_ORDER == 1, "fma_order");

@@ -32,13 +32,15 @@ struct Geometry {
   int STAGES;        // shared-memory buffers: 1 = load, sync, compute, sync (the seed);
                      // 2 = the next k-slice is fetched into registers while this one is computed
   int PAD_A;         // floats of padding after each k-row of As (bank-conflict relief)
+  int PAD_B;         // the same after each k-row of Bs (for B^T, stored transposed like A)
   int WMITER;        // sub-tiles of a warp tile along M: what is left once the others are fixed
   int WSUBM, WSUBN;  // size of one warp sub-tile
   int LANES_N;       // lanes along N within a sub-tile (WSUBN / TN)
   int WARPS_N;       // warps along N within the block (BN / WN)
   int AS_LD;         // row length of As: BM + PAD_A
   int AS_SIZE;       // floats of one As buffer: BK * AS_LD
-  int BS_SIZE;       // floats of one Bs buffer: BK * BN
+  int BS_LD;         // row length of Bs: BN + PAD_B
+  int BS_SIZE;       // floats of one Bs buffer: BK * BS_LD
   int A_PASSES;      // float4 loads of the A tile per thread: BM*BK / (4*NUM_THREADS)
   int B_PASSES;      // float4 loads of the B tile per thread: BK*BN / (4*NUM_THREADS)
   int SMEM_BYTES;    // all buffers of As and Bs
@@ -47,7 +49,8 @@ struct Geometry {
 };
 
 SGT_HD constexpr Geometry make_geometry(int BM, int BN, int BK, int WM, int WN, int WNITER, int TM,
-                                        int TN, int NUM_THREADS, int STAGES = 1, int PAD_A = 0) {
+                                        int TN, int NUM_THREADS, int STAGES = 1, int PAD_A = 0,
+                                        int PAD_B = 0) {
   Geometry g{};
   g.BM = BM;
   g.BN = BN;
@@ -60,6 +63,7 @@ SGT_HD constexpr Geometry make_geometry(int BM, int BN, int BK, int WM, int WN, 
   g.NUM_THREADS = NUM_THREADS;
   g.STAGES = STAGES;
   g.PAD_A = PAD_A;
+  g.PAD_B = PAD_B;
   g.WMITER = safe_div(WM * WN, kWarpSize * TM * TN * WNITER);
   g.WSUBM = safe_div(WM, g.WMITER);
   g.WSUBN = safe_div(WN, WNITER);
@@ -67,7 +71,8 @@ SGT_HD constexpr Geometry make_geometry(int BM, int BN, int BK, int WM, int WN, 
   g.WARPS_N = safe_div(BN, WN);
   g.AS_LD = BM + PAD_A;
   g.AS_SIZE = BK * g.AS_LD;
-  g.BS_SIZE = BK * BN;
+  g.BS_LD = BN + PAD_B;
+  g.BS_SIZE = BK * g.BS_LD;
   g.A_PASSES = safe_div(BM * BK, kVec * NUM_THREADS);
   g.B_PASSES = safe_div(BK * BN, kVec * NUM_THREADS);
   g.SMEM_BYTES = STAGES * (g.AS_SIZE + g.BS_SIZE) * static_cast<int>(sizeof(float));
@@ -122,7 +127,7 @@ SGT_HD constexpr int as_index(const Geometry& g, int k, int m) {
   return k * g.AS_LD + m;
 }
 SGT_HD constexpr int bs_index(const Geometry& g, int k, int n) {
-  return k * g.BN + n;
+  return k * g.BS_LD + n;
 }
 // The (k, m) or (k, n) coordinates of element (row, col) of a stored slice.
 SGT_HD constexpr int slice_k(bool trans, bool is_a, int row, int col) {

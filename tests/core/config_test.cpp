@@ -349,6 +349,24 @@ TEST(ConfigCheck, Float4AlignmentCoversBm) {
   EXPECT_NE(v.front().reason.find("BM = 6"), std::string::npos) << v.front().reason;
 }
 
+// PAD_B: its own rule, its own name suffix after FMA_ORDER's, and shared memory that counts it.
+TEST(ConfigCheck, PadBIsAlignedNamedAndCounted) {
+  auto c = seed();
+  c.PAD_B = 2;
+  EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"pad_alignment"}));
+  c.PAD_B = 4;
+  EXPECT_TRUE(check(c).empty());
+  EXPECT_EQ(derive(c).SMEM_BYTES, derive(seed()).SMEM_BYTES + c.BK * 4 * 4);
+  const std::string name = "wt_64x128x16_w64x16_wn2_t4x4_n256_mb1_s2_p4_g8_o1_b4";
+  const auto parsed = from_name(name);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->PAD_B, 4);
+  EXPECT_EQ(parsed->PAD_A, 4);
+  EXPECT_EQ(to_name(*parsed), name);
+  c.PAD_B = 0;
+  EXPECT_EQ(to_name(c).find("_b"), std::string::npos) << to_name(c);
+}
+
 TEST(ConfigCheck, PadAlignmentAndPipelineStages) {
   auto c = seed();
   c.PAD_A = 2;

@@ -966,6 +966,38 @@ TEST(IndexSimMutation, ReadingOrWritingThePadIsCaught) {
   EXPECT_TRUE(r.has("as_pad_read")) << r.summary();
 }
 
+// Bs indexed as if it were never padded: with PAD_B the stores and reads land in the wrong rows,
+// in every layout (the B^T ones, which the pad is for, included).
+int bs_index_unpadded(const sgt_kernel::Geometry& g, int k, int n) {
+  return k * g.BN + n;
+}
+
+// PAD_B = 2 breaks pad_alignment, and the simulation sees why: Bs rows no longer start 16-byte
+// aligned, so the float4 accesses to them are misaligned.
+TEST(IndexSim, MisalignedPadBIsADefect) {
+  const auto c = named("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_b2");
+  EXPECT_EQ(joined(structural_violations(c)), "pad_alignment");
+  EXPECT_FALSE(simulate_config(c).ok());
+  EXPECT_TRUE(simulate_config(named("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_b4")).ok());
+}
+
+TEST(IndexSimMutation, BsIndexThatIgnoresPadBIsCaught) {
+  SimIndexing ix;
+  ix.bs_index = bs_index_unpadded;
+  const auto padded = named("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_p4_b4");
+  ASSERT_EQ(padded.PAD_B, 4);
+  EXPECT_EQ(sgt::derive(padded).BS_LD, 64 + 4);
+  for (const bool trans_b : {false, true}) {
+    SimCase sc;
+    sc.trans_b = trans_b;
+    const auto r = simulate_block_with(padded, sc, ix);
+    EXPECT_TRUE(r.has("bs_misplaced")) << trans_b << ": " << r.summary();
+    // The kernel's own bs_index is right, and the mutation is harmless where there is no pad.
+    EXPECT_TRUE(simulate_block(padded, sc).ok()) << trans_b;
+    EXPECT_TRUE(simulate_block_with(named(kSeed), sc, ix).ok()) << trans_b;
+  }
+}
+
 // The last group of block rows treated as a whole group.
 int block_tile_row_whole_groups(int bid, int, int grid_n, int group_m) {
   const int per_group = group_m * grid_n;

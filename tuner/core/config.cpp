@@ -35,13 +35,14 @@ const std::vector<RuleInfo> kRules = {
      "the B slice's BK*BN/4 float4s are a whole multiple of NUM_THREADS (one or more passes)",
      true},
     {"float4_alignment", "BM, BN, BK, WN, TN are multiples of 4 (128-bit accesses)", true},
-    {"pad_alignment", "PAD_A is a multiple of 4, so every As row starts 16-byte aligned", true},
+    {"pad_alignment", "PAD_A and PAD_B are multiples of 4, so As and Bs rows start 16-byte aligned",
+     true},
     {"pipeline_stages", "STAGES is 1 (single buffer) or 2 (double buffer, register prefetch)",
      false},
     {"fma_order", "FMA_ORDER is 0 (thread-tile rows first) or 1 (columns first)", false},
     {"max_threads_per_block", "NUM_THREADS within the device's block limit", false},
-    {"shared_memory", "STAGES*((BM+PAD_A)+BN)*BK*4 bytes within the static shared-memory limit",
-     false},
+    {"shared_memory",
+     "STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 bytes within the static shared-memory limit", false},
     {"accumulator_budget", "accumulators per thread within the stated budget", false},
     {"resident_threads", "MIN_BLOCKS*NUM_THREADS within the threads one SM holds", false},
     {"register_cap", "the register cap implied by MIN_BLOCKS holds accumulators and fragments",
@@ -139,6 +140,10 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
     fail("pad_alignment",
          fmt::format("PAD_A = {} would misalign the float4 accesses to As rows", c.PAD_A));
   }
+  if (c.PAD_B % kVec != 0) {
+    fail("pad_alignment",
+         fmt::format("PAD_B = {} would misalign the float4 accesses to Bs rows", c.PAD_B));
+  }
 
   if (c.FMA_ORDER != 0 && c.FMA_ORDER != 1) {
     fail("fma_order",
@@ -158,8 +163,9 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
   }
 
   if (g.SMEM_BYTES > limits.max_static_shared_bytes) {
-    fail("shared_memory", fmt::format("STAGES*((BM+PAD_A)+BN)*BK*4 = {} bytes exceeds the limit {}",
-                                      g.SMEM_BYTES, limits.max_static_shared_bytes));
+    fail("shared_memory",
+         fmt::format("STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 = {} bytes exceeds the limit {}",
+                     g.SMEM_BYTES, limits.max_static_shared_bytes));
   }
 
   if (g.ACCUMULATORS > limits.max_accumulators) {
@@ -197,7 +203,7 @@ namespace {
 constexpr std::pair<std::string_view, int WarpTileConfig::*> kNameSuffixes[] = {
     {"_s", &WarpTileConfig::STAGES},    {"_p", &WarpTileConfig::PAD_A},
     {"_g", &WarpTileConfig::GROUP_M},   {"_k", &WarpTileConfig::SPLIT_K},
-    {"_o", &WarpTileConfig::FMA_ORDER},
+    {"_o", &WarpTileConfig::FMA_ORDER}, {"_b", &WarpTileConfig::PAD_B},
 };
 
 int min_of(int WarpTileConfig::*member) {

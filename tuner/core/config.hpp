@@ -33,7 +33,8 @@ namespace sgt {
   X(PAD_A, 0, 0, "floats of padding per k-row of the As tile (shared-memory bank conflicts)")     \
   X(GROUP_M, 1, 1, "block rows walked together for L2 reuse (1 = row-major block order)")         \
   X(SPLIT_K, 1, 1, "k-range splits, reduced in a fixed order by a second kernel (deterministic)") \
-  X(FMA_ORDER, 0, 0, "outer-product order: 0 = rows of the thread tile first, 1 = columns first")
+  X(FMA_ORDER, 0, 0, "outer-product order: 0 = rows of the thread tile first, 1 = columns first") \
+  X(PAD_B, 0, 0, "floats of padding per k-row of the Bs tile (bank conflicts of the B^T store)")
 
 inline constexpr int kRequired = -1;
 
@@ -62,7 +63,7 @@ inline constexpr std::array kConfigFields = {
 // Derived quantities: the kernel's own derivation, so the two can never disagree.
 constexpr sgt_kernel::Geometry derive(const WarpTileConfig& c) {
   return sgt_kernel::make_geometry(c.BM, c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN,
-                                   c.NUM_THREADS, c.STAGES, c.PAD_A);
+                                   c.NUM_THREADS, c.STAGES, c.PAD_A, c.PAD_B);
 }
 
 // Every parameter lies in its min_value..kMaxConfigValue (space files, JSON, names and check()

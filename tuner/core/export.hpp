@@ -16,7 +16,8 @@
 namespace sgt {
 
 // Version of the generated header's layout and of the JSON table (format "sgemm-tune-table").
-constexpr int kTableFormatVersion = 2;  // 2: knob fields, layouts served, edge checks
+// 2: knob fields, layouts served, edge checks; 3: PAD_B
+constexpr int kTableFormatVersion = 3;
 
 // The winner of one tuned shape, as measured.
 struct TableShape {

@@ -320,7 +320,7 @@ Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is
   op.rows = op.col_is_k ? op.tile_mn : g.BK;
   op.cols = op.col_is_k ? g.BK : op.tile_mn;
   op.kernel_cols = is_a ? ix.a_slice_cols(g, sc.trans_a) : ix.b_slice_cols(g, sc.trans_b);
-  op.ld = is_a ? g.BM + g.PAD_A : g.BN;
+  op.ld = is_a ? g.AS_LD : g.BS_LD;
   op.size = is_a ? g.AS_SIZE : g.BS_SIZE;
   op.passes = is_a ? g.A_PASSES : g.B_PASSES;
   op.BK = g.BK;

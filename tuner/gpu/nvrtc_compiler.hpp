@@ -84,7 +84,7 @@ class KernelCompiler {
                         bool vec = true) const;
 
   // The template-id NVRTC instantiates and lowers, e.g.
-  // sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,false,false,true>: every config field but
+  // sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,false,false,true>: every config field but
   // SPLIT_K (a launch parameter), then TRANS_A and TRANS_B from the layout, then VEC. Throws
   // InputError for a layout other than NN, NT, TN, TT.
   static std::string name_expression(const WarpTileConfig& c, std::string_view layout = "NN",
