@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "index_sim.hpp"
 #include "error.hpp"
 #include "space.hpp"
 
@@ -420,6 +421,15 @@ TEST(ConfigCheck, DoubleBufferPrefetchCountsTowardsTheRegisterCap) {
   const auto v = check(c);
   ASSERT_EQ(rule_names(v), (std::vector<std::string>{"register_cap"}));
   EXPECT_NE(v.front().reason.find("104"), std::string::npos) << v.front().reason;
+}
+
+// Every pad counts in the overflow guard: BK = PAD_B = 65536 would overflow Bs's 32-bit size.
+TEST(ConfigCheck, PadBCountsInTheOverflowGuard) {
+  auto c = seed();
+  c.BK = 65536;
+  c.PAD_B = 65536;
+  EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"positive_values"}));
+  EXPECT_FALSE(sgt::simulate_block(c).ok());
 }
 
 TEST(ConfigCheck, PositiveValuesAcceptsPadZeroButNotStagesZero) {

@@ -70,8 +70,8 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
     }
   }
   const long long products[] = {1LL * c.WM * c.WN, 1LL * kWarpSize * c.TM * c.TN * c.WNITER,
-                                4LL * c.STAGES * (c.BM + c.PAD_A + c.BN) * c.BK, 1LL * c.BM * c.BN,
-                                1LL * c.NUM_THREADS * kVec};
+                                4LL * c.STAGES * (c.BM + c.PAD_A + c.BN + c.PAD_B) * c.BK,
+                                1LL * c.BM * c.BN, 1LL * c.NUM_THREADS * kVec};
   for (long long p : products) {
     if (p > std::numeric_limits<int>::max()) {
       fail("positive_values", "tile products overflow 32-bit index arithmetic");

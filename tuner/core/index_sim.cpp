@@ -212,10 +212,12 @@ std::optional<std::string> degenerate(const WarpTileConfig& c, const SimCase& sc
   if (c.NUM_THREADS > kMaxThreads) {
     return fmt::format("NUM_THREADS = {} is absurdly large", c.NUM_THREADS);
   }
-  if (BM * BN > kMaxTileElems || BK * (BM + c.PAD_A) > kMaxTileElems || BK * BN > kMaxTileElems) {
-    return fmt::format("tile {}x{}x{} (PAD_A = {}) is absurdly large", BM, BN, BK, c.PAD_A);
+  if (BM * BN > kMaxTileElems || BK * (BM + c.PAD_A) > kMaxTileElems ||
+      BK * (BN + c.PAD_B) > kMaxTileElems) {
+    return fmt::format("tile {}x{}x{} (PAD_A = {}, PAD_B = {}) is absurdly large", BM, BN, BK,
+                       c.PAD_A, c.PAD_B);
   }
-  if (4LL * c.STAGES * BK * (BM + c.PAD_A + BN) > INT_MAX) {
+  if (4LL * c.STAGES * BK * (BM + c.PAD_A + BN + c.PAD_B) > INT_MAX) {
     return fmt::format("STAGES = {} buffers of the tile are absurdly large", c.STAGES);
   }
   const long long wmwn = static_cast<long long>(c.WM) * c.WN;
