@@ -195,6 +195,12 @@ TEST_F(SpaceFile, NotAList) {
   expect_param_error("BM", 64, {"BM"});
 }
 
+// A pad that can never be aligned is a mistake in the file, not a value to enumerate.
+TEST_F(SpaceFile, MisalignedPadIsRefusedByName) {
+  expect_param_error("PAD_A", {0, 6}, {"PAD_A", "pad_alignment"});
+  expect_param_error("PAD_B", {0, 2}, {"PAD_B", "pad_alignment"});
+}
+
 TEST_F(SpaceFile, Zero) {
   expect_param_error("TM", {4, 0}, {"TM", "0"});
 }

@@ -20,7 +20,7 @@ using sgt_kernel::kWarpSize;
 const std::vector<RuleInfo> kRules = {
     {"wmiter_divisibility", "WM*WN is a whole multiple of 32*TM*TN*WNITER (WMITER >= 1)", true},
     {"positive_values",
-     "every parameter is an integer in its range (1..65536, PAD_A from 0) and the tile products "
+     "every parameter is an integer in its range (1..65536, the pads from 0) and the tile products "
      "fit 32-bit index arithmetic",
      true},
     {"warp_tiles_cover_block", "warp tiles exactly tile the block tile (BM%WM, BN%WN)", true},

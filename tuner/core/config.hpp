@@ -98,8 +98,8 @@ const std::vector<RuleInfo>& rules();
 std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits = {});
 
 // Canonical name, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1, then _s<STAGES> _p<PAD_A>
-// _g<GROUP_M> _k<SPLIT_K> for each knob that differs from its default (so the seed's names stay
-// valid and mean what they meant).
+// _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> for each knob that differs from its default (so
+// the seed's names stay valid and mean what they meant).
 std::string to_name(const WarpTileConfig& c);
 // Parses a canonical name; nullopt when the text is not one.
 std::optional<WarpTileConfig> from_name(std::string_view name);

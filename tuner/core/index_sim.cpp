@@ -287,7 +287,7 @@ struct Operand {
   int kernel_cols = 0;     // what the kernel takes cols to be (ix.a_slice_cols / b_slice_cols)
   bool col_is_k = false;   // stored columns run along k (A not transposed, B transposed)
   int tile_mn = 0;         // BM or BN
-  int ld = 0;              // row length of As / Bs: BM + PAD_A, or BN
+  int ld = 0;              // row length of As / Bs: BM + PAD_A, or BN + PAD_B
   int size = 0;            // floats of one As / Bs buffer
   int passes = 0;
   int BK = 0;

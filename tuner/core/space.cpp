@@ -43,8 +43,8 @@ std::optional<std::string> single_value_rule(std::string_view field, int v) {
       v % 4 != 0) {
     return fmt::format("rule float4_alignment: {} must be a multiple of 4", field);
   }
-  if (field == "PAD_A" && v % 4 != 0) {
-    return "rule pad_alignment: PAD_A must be a multiple of 4";
+  if ((field == "PAD_A" || field == "PAD_B") && v % 4 != 0) {
+    return fmt::format("rule pad_alignment: {} must be a multiple of 4", field);
   }
   if (field == "FMA_ORDER" && v != 0 && v != 1) {
     return "rule fma_order: FMA_ORDER must be 0 or 1";
