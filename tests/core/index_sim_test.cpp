@@ -1119,6 +1119,12 @@ bool clamps(const SimCase& sc) {
   return !sc.vec_kernel || sc.vec_loads;
 }
 
+// The block of `sc` reads outside the matrix through A exactly when `a`, through B when `b`.
+void expect_reads_outside(const SimReport& r, const SimCase& sc, bool a, bool b) {
+  EXPECT_EQ(r.has("a_out_of_matrix"), a) << describe(sc) << "\n" << r.summary();
+  EXPECT_EQ(r.has("b_out_of_matrix"), b) << describe(sc) << "\n" << r.summary();
+}
+
 TEST(IndexSimMutation, AClampOnePastTheEndReadsOutsideTheMatrix) {
   SimIndexing ix;
   ix.clamp_mn = clamp_one_past;
@@ -1130,8 +1136,7 @@ TEST(IndexSimMutation, AClampOnePastTheEndReadsOutsideTheMatrix) {
     // loads the float4 instance clamps nothing (the edge loop's guard reads nothing outside).
     const bool a = clamps(sc) && (!sc.vec_kernel || !sc.trans_a);
     const bool b = clamps(sc) && (!sc.vec_kernel || sc.trans_b);
-    EXPECT_EQ(r.has("a_out_of_matrix"), a) << describe(sc) << "\n" << r.summary();
-    EXPECT_EQ(r.has("b_out_of_matrix"), b) << describe(sc) << "\n" << r.summary();
+    expect_reads_outside(r, sc, a, b);
   }
   // Inside the matrix nothing is clamped: whole tiles are clean.
   for (const auto& sc : kLayouts) {
@@ -1288,8 +1293,7 @@ TEST(IndexSimMutation, AClampLastThatReadsAllFourReadsPastTheEnd) {
   for (const auto& sc : scalar_edges(c)) {
     const auto r = simulate_block_with(c, sc, ix);
     // clamp_last only acts where the stored columns run along M (A^T) or N (B).
-    EXPECT_EQ(r.has("a_out_of_matrix"), sc.trans_a) << describe(sc) << "\n" << r.summary();
-    EXPECT_EQ(r.has("b_out_of_matrix"), !sc.trans_b) << describe(sc) << "\n" << r.summary();
+    expect_reads_outside(r, sc, sc.trans_a, !sc.trans_b);
     EXPECT_EQ(r.ok(), !sc.trans_a && sc.trans_b) << describe(sc) << "\n" << r.summary();
   }
   // Whole tiles read all four anyway; the float4 instance never calls it; the edge loop reads a
