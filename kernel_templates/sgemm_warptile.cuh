@@ -20,6 +20,11 @@
 // NUM_THREADS. With grid_z > 1 (split-K) split z computes k in [z*k_chunk, (z+1)*k_chunk) and
 // writes its raw partial product to partial[z*M*N ...]; sgemm_splitk_reduce then forms C.
 //
+// PACK = 1: the host first runs sgemm_pack (see PackOperand in warptile_geometry.h), which copies
+// the operands into k-major, zero-padded panels, then this kernel's TN float4 instance on them. The
+// flag tells the kernel that a float4 may run past M (N) into a panel's zeros: the main loop then
+// runs for any M and N, with clamp_mn_panel in place of clamp_mn_vec.
+//
 // No host includes: NVRTC compiles this file as is (with warptile_geometry.h as a named header),
 // and nvcc compiles it for embedded builds. Every index comes from warptile_geometry.h, which the
 // tuner's CPU simulation replays.
@@ -90,7 +95,7 @@ __device__ __forceinline__ bool aligned16(const void* p) {
 }  // namespace sgt_kernel
 
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NUM_THREADS,
-          int MIN_BLOCKS, int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, int PAD_B,
+          int MIN_BLOCKS, int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, int PAD_B, int PACK,
           bool TRANS_A, bool TRANS_B, bool VEC>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     sgemm_warptile(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
@@ -116,6 +121,7 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   static_assert(STAGES == 1 || STAGES == 2, "pipeline_stages");
   static_assert(GROUP_M >= 1, "GROUP_M must be positive");
   static_assert(FMA_ORDER == 0 || FMA_ORDER == 1, "fma_order");
+  static_assert(PACK == 0 || PACK == 1, "pack_flag");
 
   __shared__ __align__(16) float As[STAGES * g.AS_SIZE];
   __shared__ __align__(16) float Bs[STAGES * g.BS_SIZE];
@@ -151,10 +157,11 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   // there, so that a float4 is either whole inside the matrix or whole outside it (and then
   // clamped to the last one); operands that do not allow them take the edge loop throughout.
   // This is float4_operand (warptile_geometry.h) for A and B, written out: calling it changes the
-  // float4 instance's machine code, and with it its register allocation.
+  // float4 instance's machine code, and with it its register allocation. Panels (PACK) are padded
+  // to whole float4s in M and N.
   const bool main_loop = !kGuarded || !VEC ||
-                         (aligned16(A) && lda % kVec == 0 && (A_COLS_K || M % kVec == 0) &&
-                          aligned16(B) && ldb % kVec == 0 && (B_COLS_K || N % kVec == 0));
+                         (aligned16(A) && lda % kVec == 0 && (A_COLS_K || PACK || M % kVec == 0) &&
+                          aligned16(B) && ldb % kVec == 0 && (B_COLS_K || PACK || N % kVec == 0));
 
   // Sized for at least one sub-tile so that a rejected config fails on its static_assert alone,
   // not also on zero-sized arrays.
@@ -184,7 +191,7 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
       if (cols_k) {
         r = clamp_mn(r, ext);
       } else if (VEC) {
-        c = clamp_mn_vec(c, ext);
+        c = PACK ? clamp_mn_panel(c, ext) : clamp_mn_vec(c, ext);
       } else {
         last = clamp_last(c, ext);
         c = clamp_mn(c, ext);
@@ -402,6 +409,46 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
             }
           }
         }
+}
+
+// Packs the operands for PACK = 1 (see PackOperand in warptile_geometry.h): grid (pack_grid_x,
+// pack_grid_y, 2), kPackThreads threads; blockIdx.z = 0 packs a, 1 packs b. A rows-major operand
+// is transposed through a padded shared tile, so that both its reads (along k) and the panel's
+// writes (along i) are coalesced; a k-major one is copied. The template parameter only gives the
+// kernel a name expression NVRTC can look up; it is always 0.
+template <int UNUSED>
+__global__ void __launch_bounds__(sgt_kernel::kPackThreads)
+    sgemm_pack(int K, sgt_kernel::PackOperand a, sgt_kernel::PackOperand b) {
+  using namespace sgt_kernel;
+  constexpr int kRowsPerPass = kPackThreads / kPackTile;
+  __shared__ float tile[kPackTile][kPackTile + 1];
+  const PackOperand op = blockIdx.z == 0 ? a : b;
+  const int i0 = blockIdx.x * kPackTile;
+  if (op.src == nullptr || i0 >= op.panel_ld) return;  // uniform across the block
+  const int tx = threadIdx.x % kPackTile, ty = threadIdx.x / kPackTile;
+  for (int k0 = blockIdx.y * kPackTile; k0 < K; k0 += gridDim.y * kPackTile) {
+    if (op.rows_major) {
+      for (int r = ty; r < kPackTile; r += kRowsPerPass) {
+        const int i = i0 + r, k = k0 + tx;
+        tile[r][tx] =
+            (i < op.ext && k < K) ? __ldg(op.src + static_cast<long long>(i) * op.ld + k) : 0.0f;
+      }
+      __syncthreads();
+      for (int r = ty; r < kPackTile; r += kRowsPerPass) {
+        const int k = k0 + r, i = i0 + tx;
+        if (k < K && i < op.panel_ld)
+          op.panel[static_cast<long long>(k) * op.panel_ld + i] = tile[tx][r];
+      }
+      __syncthreads();
+    } else {
+      for (int r = ty; r < kPackTile; r += kRowsPerPass) {
+        const int k = k0 + r, i = i0 + tx;
+        if (k < K && i < op.panel_ld)
+          op.panel[static_cast<long long>(k) * op.panel_ld + i] =
+              i < op.ext ? __ldg(op.src + static_cast<long long>(k) * op.ld + i) : 0.0f;
+      }
+    }
+  }
 }
 
 // Sums the split-K partial products in split order (deterministic: the same bits every run) and

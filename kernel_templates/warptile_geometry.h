@@ -157,6 +157,12 @@ SGT_HD constexpr int clamp_mn(int mn, int ext) {
 SGT_HD constexpr int clamp_mn_vec(int mn, int ext) {
   return mn < ext ? mn : ext - kVec;
 }
+// The same for a packed panel (PACK = 1), whose rows hold zeros from ext up to the next multiple
+// of 4, so that a float4 starting inside the matrix may run into them: itself inside the matrix,
+// else the last float4 that starts inside it. For ext a multiple of 4 this is clamp_mn_vec.
+SGT_HD constexpr int clamp_mn_panel(int mn, int ext) {
+  return mn < ext ? mn : (ext - 1) / kVec * kVec;
+}
 
 // Whether one operand allows the float4 instance's main-loop loads: a 16-byte aligned pointer, a
 // leading dimension that is a multiple of 4 and, where its float4s run along m or n (its stored
@@ -224,6 +230,44 @@ SGT_HD constexpr LaunchDims launch_dims(long long M, long long N, long long K, i
   }
   d.workspace_floats = d.grid_z > 1 ? static_cast<long long>(d.grid_z) * M * N : 0;
   return d;
+}
+
+// --- Packing (PACK = 1) ----------------------------------------------------------------------
+// Before the tile kernel, sgemm_pack copies each operand that is not already a k-major, 16-byte
+// aligned matrix with a multiple-of-4 extent into a panel: K rows of panel_ld(ext) floats, row k
+// holding op(X)(i, k) for i < ext (i is m for A, n for B) and zeros after it. The tile kernel's
+// TN, float4 instance then reads both operands as A^T (K x M) and B (K x N) with whole float4s:
+// no transposing store into shared memory, and no scalar loads for odd sizes.
+SGT_HD constexpr int panel_ld(int ext) {
+  return (ext + kVec - 1) / kVec * kVec;
+}
+// Whether one operand must be packed: k_major is whether it is stored k-major already (A^T:
+// TRANS_A; B: not TRANS_B), and the rest are float4_operand's conditions for a float4 run along m
+// (n).
+SGT_HD constexpr bool needs_pack(bool k_major, bool aligned, int ld, int ext) {
+  return !(k_major && aligned && ld % kVec == 0 && ext % kVec == 0);
+}
+// One operand for sgemm_pack: src == nullptr leaves it alone. rows_major: op(X)(i, k) is stored at
+// src[i * ld + k] (A, or B^T), else at src[k * ld + i].
+struct PackOperand {
+  const float* src;
+  float* panel;
+  int ld;
+  int ext;
+  int panel_ld;
+  int rows_major;
+};
+// sgemm_pack's launch: 32 x 32 tiles of (i, k), blockIdx.z picking the operand, the k tiles
+// walked by a grid-stride loop beyond the grid's 65535 limit in y.
+constexpr int kPackTile = 32;
+constexpr int kPackThreads = 256;
+SGT_HD constexpr long long pack_grid_x(int ext_a, int ext_b) {
+  return (static_cast<long long>(panel_ld(ext_a > ext_b ? ext_a : ext_b)) + kPackTile - 1) /
+         kPackTile;
+}
+SGT_HD constexpr int pack_grid_y(int K) {
+  const int tiles = (K + kPackTile - 1) / kPackTile;
+  return tiles < 1 ? 1 : (tiles > 65535 ? 65535 : tiles);
 }
 
 }  // namespace sgt_kernel

@@ -23,7 +23,7 @@ if(CMAKE_SCRIPT_MODE_FILE)
     endif()
     # The mangled names must be the ones NVRTC's nvrtcGetLoweredName gives, or a cubin from
     # either compiler could not be looked up by the same name.
-    file(STRINGS "${OUTPUT}" found REGEX "_Z14sgemm_warptile")
+    file(STRINGS "${OUTPUT}" found REGEX "_Z1[04]sgemm_(warptile|pack)")
     string(REPLACE "," ";" symbols "${SYMBOLS}")
     foreach(sym IN LISTS symbols)
       string(FIND "${found}" "${sym}" at)
@@ -41,7 +41,7 @@ elseif(SGT_NVCC_CHECK AND CUDAToolkit_NVCC_EXECUTABLE)
       -DSOURCE=${CMAKE_CURRENT_SOURCE_DIR}/compile/nvcc_instantiate.cu
       -DOUTPUT=${CMAKE_CURRENT_BINARY_DIR}/nvcc_instantiate.cubin
       -DEXPECT=compile
-      "-DSYMBOLS=_Z14sgemm_warptileILi128ELi64ELi16ELi64ELi32ELi2ELi4ELi4ELi128ELi1ELi1ELi0ELi1ELi0ELi0ELb0ELb0ELb1EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi128ELi16ELi64ELi64ELi2ELi8ELi4ELi128ELi1ELi1ELi0ELi1ELi0ELi0ELb1ELb0ELb1EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi256ELi8ELi64ELi64ELi4ELi8ELi4ELi256ELi2ELi2ELi4ELi8ELi0ELi4ELb1ELb1ELb1EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi64ELi16ELi64ELi32ELi2ELi4ELi4ELi128ELi1ELi1ELi0ELi1ELi0ELi0ELb0ELb0ELb0EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi128ELi16ELi64ELi64ELi2ELi8ELi4ELi128ELi1ELi1ELi0ELi1ELi0ELi0ELb1ELb0ELb0EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi256ELi8ELi64ELi64ELi4ELi8ELi4ELi256ELi2ELi2ELi4ELi8ELi0ELi4ELb1ELb1ELb0EEviiifPKfiS1_ifPfiiS2_"
+      "-DSYMBOLS=_Z14sgemm_warptileILi64ELi128ELi16ELi32ELi64ELi1ELi4ELi4ELi128ELi2ELi2ELi4ELi8ELi1ELi0ELi1ELb1ELb0ELb1EEviiifPKfiS1_ifPfiiS2_,_Z10sgemm_packILi0EEviN10sgt_kernel11PackOperandES1_,_Z14sgemm_warptileILi128ELi64ELi16ELi64ELi32ELi2ELi4ELi4ELi128ELi1ELi1ELi0ELi1ELi0ELi0ELi0ELb0ELb0ELb1EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi128ELi16ELi64ELi64ELi2ELi8ELi4ELi128ELi1ELi1ELi0ELi1ELi0ELi0ELi0ELb1ELb0ELb1EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi256ELi8ELi64ELi64ELi4ELi8ELi4ELi256ELi2ELi2ELi4ELi8ELi0ELi4ELi0ELb1ELb1ELb1EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi64ELi16ELi64ELi32ELi2ELi4ELi4ELi128ELi1ELi1ELi0ELi1ELi0ELi0ELi0ELb0ELb0ELb0EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi128ELi16ELi64ELi64ELi2ELi8ELi4ELi128ELi1ELi1ELi0ELi1ELi0ELi0ELi0ELb1ELb0ELb0EEviiifPKfiS1_ifPfiiS2_,_Z14sgemm_warptileILi128ELi256ELi8ELi64ELi64ELi4ELi8ELi4ELi256ELi2ELi2ELi4ELi8ELi0ELi4ELi0ELb1ELb1ELb0EEviiifPKfiS1_ifPfiiS2_"
       -P ${CMAKE_CURRENT_LIST_FILE})
 
   add_test(NAME nvcc_rejects_invalid_config

@@ -16,8 +16,8 @@
 #include "select.hpp"
 #include "sgemm_warptile.cuh"
 
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 3,
-              "this dispatch library reads table format 3: export the table with the sgemm-tune "
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 4,
+              "this dispatch library reads table format 4: export the table with the sgemm-tune "
               "that ships this library");
 
 namespace sgemm_tuned {
@@ -46,9 +46,9 @@ struct Instances {
 // instances), and only for the configs of the table. SPLIT_K is a launch parameter, not a template
 // argument.
 #define SGT_TUNED_INSTANCE(TA, TB, VEC, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, \
-                           GROUP_M, FMA_ORDER, PAD_B)                                              \
+                           GROUP_M, FMA_ORDER, PAD_B, PACK)                                        \
   &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, FMA_ORDER,   \
-                  PAD_B, TA, TB, VEC>
+                  PAD_B, PACK, TA, TB, VEC>
 #define SGT_TUNED_LAYOUTS(VEC, ...)                        \
   {                                                        \
     SGT_TUNED_INSTANCE(false, false, VEC, __VA_ARGS__),    \
@@ -57,19 +57,58 @@ struct Instances {
         SGT_TUNED_INSTANCE(true, true, VEC, __VA_ARGS__)   \
   }
 #define SGT_TUNED_KERNEL(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,      \
-                         GROUP_M, SPLIT_K, FMA_ORDER, PAD_B)                                    \
+                         GROUP_M, SPLIT_K, FMA_ORDER, PAD_B, PACK)                              \
   Instances{SGT_TUNED_LAYOUTS(true, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,  \
-                              GROUP_M, FMA_ORDER, PAD_B),                                       \
+                              GROUP_M, FMA_ORDER, PAD_B, PACK),                                 \
             SGT_TUNED_LAYOUTS(false, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, \
-                              GROUP_M, FMA_ORDER, PAD_B)},
+                              GROUP_M, FMA_ORDER, PAD_B, PACK)},
 // The trailing entry keeps the array non-empty for a table without configs.
 const Instances kKernels[] = {SGT_TUNED_CONFIGS(SGT_TUNED_KERNEL) Instances{}};
 #undef SGT_TUNED_KERNEL
 #undef SGT_TUNED_LAYOUTS
 #undef SGT_TUNED_INSTANCE
 
+int layout_index(bool trans_a, bool trans_b) {
+  return (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
+}
 int layout_index(const detail::Call& c) {
-  return (c.trans_a ? 2 : 0) + (c.trans_b ? 1 : 0);
+  return layout_index(c.trans_a, c.trans_b);
+}
+
+// PACK configs: copies the operands that need it into k-major panels in stream-ordered memory
+// (*panels, for the caller to free after the tile kernel) with one sgemm_pack launch, and points
+// A, lda, B, ldb at what the TN float4 instance reads.
+cudaError_t pack(const detail::Call& call, const float*& A, int& lda, const float*& B, int& ldb,
+                 float** panels, cudaStream_t stream) {
+  using sgt_kernel::PackOperand;
+  const bool pack_a = sgt_kernel::needs_pack(call.trans_a, call.A % 16 == 0, lda, call.M);
+  const bool pack_b = sgt_kernel::needs_pack(!call.trans_b, call.B % 16 == 0, ldb, call.N);
+  if (!pack_a && !pack_b) return cudaSuccess;
+  const long long a_floats = pack_a ? 1LL * call.K * sgt_kernel::panel_ld(call.M) : 0;
+  const long long b_floats = pack_b ? 1LL * call.K * sgt_kernel::panel_ld(call.N) : 0;
+  if (const cudaError_t e =
+          cudaMallocAsync(reinterpret_cast<void**>(panels),
+                          static_cast<size_t>(a_floats + b_floats) * sizeof(float), stream);
+      e != cudaSuccess)
+    return e;
+  PackOperand pa{}, pb{};
+  if (pack_a) {
+    pa = {A, *panels, lda, call.M, sgt_kernel::panel_ld(call.M), call.trans_a ? 0 : 1};
+    A = pa.panel;
+    lda = pa.panel_ld;
+  }
+  if (pack_b) {
+    pb = {B, *panels + a_floats, ldb, call.N, sgt_kernel::panel_ld(call.N), call.trans_b ? 1 : 0};
+    B = pb.panel;
+    ldb = pb.panel_ld;
+  }
+  int K = call.K;
+  void* args[] = {&K, &pa, &pb};
+  return cudaLaunchKernel(
+      reinterpret_cast<const void*>(&sgemm_pack<0>),
+      dim3(static_cast<unsigned>(sgt_kernel::pack_grid_x(pack_a ? call.M : 0, pack_b ? call.N : 0)),
+           static_cast<unsigned>(sgt_kernel::pack_grid_y(call.K)), 2),
+      dim3(sgt_kernel::kPackThreads), args, 0, stream);
 }
 
 struct DeviceState {
@@ -175,27 +214,38 @@ cudaError_t run_cublas(DeviceState& s, bool trans_a, bool trans_b, int M, int N,
 cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float alpha,
                    const float* A, const float* B, float beta, float* C, cudaStream_t stream) {
   const auto& cfg = table::kConfigs[choice.config];
-  const auto& instances = choice.vec ? kKernels[choice.config].vec : kKernels[choice.config].scalar;
+  // A PACK config runs its TN float4 instance on panels (see pack below).
+  const bool packed = cfg.PACK != 0;
+  const auto& instances =
+      choice.vec || packed ? kKernels[choice.config].vec : kKernels[choice.config].scalar;
+  const Kernel kernel = instances[packed ? layout_index(true, false) : layout_index(call)];
   const auto d =
       sgt_kernel::launch_dims(call.M, call.N, call.K, cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K);
   int M = call.M, N = call.N, K = call.K, lda = call.lda, ldb = call.ldb, ldc = call.ldc;
   int k_chunk = d.k_chunk;
   float* work = nullptr;
+  float* panels = nullptr;
+  cudaError_t e = cudaSuccess;
+  if (packed && K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
   // Split-K partial products live in stream-ordered memory: no state shared between streams.
-  if (d.workspace_floats > 0) {
-    const cudaError_t e =
-        cudaMallocAsync(reinterpret_cast<void**>(&work),
+  if (e == cudaSuccess && d.workspace_floats > 0) {
+    e = cudaMallocAsync(reinterpret_cast<void**>(&work),
                         static_cast<size_t>(d.workspace_floats) * sizeof(float), stream);
-    if (e != cudaSuccess) return e;
   }
   void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
   // cudaLaunchKernel returns this launch's own error, where <<<>>> would leave it to a later
   // cudaGetLastError() that may return an earlier, unrelated one instead.
-  cudaError_t e =
-      cudaLaunchKernel(reinterpret_cast<const void*>(instances[layout_index(call)]),
-                       dim3(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z)),
-                       dim3(static_cast<unsigned>(cfg.NUM_THREADS)), args, 0, stream);
-  if (d.workspace_floats > 0) {
+  if (e == cudaSuccess) {
+    e = cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
+                         dim3(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z)),
+                         dim3(static_cast<unsigned>(cfg.NUM_THREADS)), args, 0, stream);
+  }
+  if (panels) {
+    const cudaError_t f = cudaFreeAsync(panels, stream);
+    if (e == cudaSuccess) e = f;
+  }
+  if (work == nullptr) return e;
+  {
     if (e == cudaSuccess) {
       int splits = d.grid_z;
       const float* partial = work;

@@ -121,6 +121,40 @@ TEST(NvrtcCompile, ScalarLoadInstancesCompileInEveryLayout) {
   }
 }
 
+// A PACK config runs its TN float4 instance on panels whatever the problem's layout and
+// alignment, with the packing kernel in the same binary; only PACK configs carry it.
+TEST(NvrtcCompile, PackConfigsCompileTheirTnInstanceWithThePackingKernel) {
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  const auto c = config("wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_k3_o1_x1");
+  const Compiled tn = k.compile(c, "TN", true);
+  expect_loadable(tn, c, k);
+  EXPECT_EQ(tn.layout, "TN");
+  EXPECT_TRUE(tn.vec_loads);
+  EXPECT_EQ(tn.pack_lowered_name.rfind("_Z10sgemm_packILi0EEviN10sgt_kernel11PackOperandES1_", 0),
+            0u)
+      << tn.pack_lowered_name;
+  EXPECT_NE(slurp(tn.cubin_path).find(tn.pack_lowered_name), std::string::npos);
+  for (const char* layout : {"NN", "NT", "TT"}) {
+    for (const bool vec : {true, false}) {
+      SCOPED_TRACE(std::string(layout) + (vec ? " float4" : " scalar"));
+      const Compiled r = k.compile(c, layout, vec);
+      EXPECT_TRUE(r.from_cache);
+      EXPECT_EQ(r.layout, "TN");
+      EXPECT_TRUE(r.vec_loads);
+      EXPECT_EQ(r.cubin_sha256, tn.cubin_sha256);
+      EXPECT_EQ(r.pack_lowered_name, tn.pack_lowered_name);
+    }
+  }
+  EXPECT_EQ(k.compilations(), 1u);
+  auto unpacked = c;
+  unpacked.PACK = 0;
+  const Compiled plain = k.compile(unpacked, "NN", true);
+  expect_loadable(plain, unpacked, k);
+  EXPECT_TRUE(plain.pack_lowered_name.empty());
+  EXPECT_NE(plain.cubin_sha256, tn.cubin_sha256);
+}
+
 void print_report(const Compiled& r) {
   std::printf("[          ] %s: %s, %d registers, %d B stack, %d/%d B spill st/ld, %d B smem\n",
               r.config_name.c_str(), std::string(sgt::to_string(r.status)).c_str(), r.registers,

@@ -366,6 +366,26 @@ TEST(ConfigCheck, PadBIsNamedAndCounted) {
   EXPECT_EQ(to_name(c).find("_b"), std::string::npos) << to_name(c);
 }
 
+// PACK: a flag with its own name suffix, last, and its own rule.
+TEST(ConfigCheck, PackIsAFlagWithItsOwnSuffixAndRule) {
+  const std::string name = "wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_k3_o1_x1";
+  const auto parsed = from_name(name);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->PACK, 1);
+  EXPECT_EQ(parsed->SPLIT_K, 3);
+  EXPECT_EQ(to_name(*parsed), name);
+  EXPECT_TRUE(check(*parsed).empty());
+  auto c = seed();
+  EXPECT_EQ(to_name(c).find("_x"), std::string::npos) << to_name(c);
+  // Packing changes what the kernel reads, not its tiles: shared memory and registers alike.
+  c.PACK = 1;
+  EXPECT_EQ(derive(c).SMEM_BYTES, derive(seed()).SMEM_BYTES);
+  c.PACK = 2;
+  const auto v = check(c);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"pack_flag"}));
+  EXPECT_NE(v.front().reason.find("PACK = 2"), std::string::npos) << v.front().reason;
+}
+
 TEST(ConfigCheck, PadAlignmentAndPipelineStages) {
   for (int WarpTileConfig::*pad : {&WarpTileConfig::PAD_A, &WarpTileConfig::PAD_B}) {
     auto p = seed();

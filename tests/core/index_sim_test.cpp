@@ -1453,5 +1453,57 @@ TEST(IndexSimGrid, EmptyOrAbsurdProblemsAreDegenerate) {
   EXPECT_TRUE(simulate_grid(bad, 64, 64, 64).has("degenerate_geometry"));
 }
 
+// --- PACK: the TN float4 instance on panels
+// -------------------------------------------------------
+
+// A PACK config is simulated as it runs: its TN float4 instance on panels, at remainders that are
+// not multiples of 4 (a float4 running into the padding, one clamped back to the last float4 that
+// starts inside the matrix), whatever the problem's layout.
+TEST(IndexSim, PackRunsItsTnInstanceOnPanelsAtOddRemainders) {
+  const auto c = named("wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_k3_o1_x1");
+  const auto cases = standard_cases(c);
+  ASSERT_FALSE(cases.empty());
+  bool odd_m = false, odd_n = false;
+  for (const auto& sc : cases) {
+    EXPECT_TRUE(sc.panel && sc.trans_a && !sc.trans_b && sc.vec_kernel && sc.vec_loads)
+        << describe(sc);
+    odd_m = odd_m || sc.m_rem % 4 != 0;
+    odd_n = odd_n || sc.n_rem % 4 != 0;
+  }
+  EXPECT_TRUE(odd_m && odd_n);
+  EXPECT_TRUE(simulate_config(c).ok()) << simulate_config(c).summary();
+  for (const auto& layout_free : grid_cases(c, 1023, 777, 513)) {
+    EXPECT_TRUE(layout_free.panel && layout_free.trans_a && !layout_free.trans_b)
+        << describe(layout_free);
+  }
+  EXPECT_TRUE(simulate_grid(c, 1023, 777, 513).ok()) << simulate_grid(c, 1023, 777, 513).summary();
+}
+
+// Without the panel's padding the same float4s read past the matrix: the panel is what makes them
+// legal, and the simulation knows the difference.
+TEST(IndexSim, PanelFloat4sPastTheMatrixNeedThePanel) {
+  const auto c = named("wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_o1_x1");
+  SimCase sc{true, false, 61, 125, 0, true, true, true};
+  EXPECT_TRUE(simulate_block(c, sc).ok()) << simulate_block(c, sc).summary();
+  sc.panel = false;
+  const auto r = simulate_block(c, sc);
+  EXPECT_TRUE(r.has("a_out_of_matrix")) << r.summary();
+  EXPECT_TRUE(r.has("b_out_of_matrix")) << r.summary();
+}
+
+// A panel clamp that moves a float4 past the matrix back to ext - 4 (clamp_mn_vec's rule, right
+// only for extents that are multiples of 4) misaligns it.
+TEST(IndexSimMutation, PanelClampThatIgnoresOddExtentsIsCaught) {
+  SimIndexing ix;
+  ix.clamp_mn_panel = sgt_kernel::clamp_mn_vec;
+  const auto c = named("wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_o1_x1");
+  bool caught = false;
+  for (const auto& sc : standard_cases(c)) {
+    caught = caught || simulate_block_with(c, sc, ix).has("misaligned_vector");
+  }
+  EXPECT_TRUE(caught);
+  EXPECT_TRUE(simulate_config(c).ok());
+}
+
 }  // namespace
 }  // namespace sgt

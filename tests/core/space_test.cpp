@@ -201,6 +201,10 @@ TEST_F(SpaceFile, MisalignedPadIsRefusedByName) {
   expect_param_error("PAD_B", {0, 2}, {"PAD_B", "pad_alignment"});
 }
 
+TEST_F(SpaceFile, PackOtherThanZeroOrOneIsRefusedByName) {
+  expect_param_error("PACK", {0, 2}, {"PACK", "pack_flag"});
+}
+
 TEST_F(SpaceFile, Zero) {
   expect_param_error("TM", {4, 0}, {"TM", "0"});
 }

@@ -127,14 +127,15 @@ struct Tuned {
   int M, N, K;
   std::string config;
 };
-std::optional<Tuned> smallest_tuned_shape() {
+// The tuned NN shapes of the current device in the embedded table, with their config names.
+std::vector<Tuned> tuned_nn_shapes() {
   namespace t = sgt_tuned_table;
   int dev = 0;
   cudaDeviceProp p{};
   if (cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
-    return std::nullopt;
+    return {};
   }
-  std::optional<Tuned> best;
+  std::vector<Tuned> out;
   for (int g = 0; g < t::kGpuCount; ++g) {
     const auto& gpu = t::kGpus[g];
     if (std::strcmp(gpu.name, p.name) != 0 || gpu.cc_major != p.major || gpu.cc_minor != p.minor ||
@@ -144,10 +145,16 @@ std::optional<Tuned> smallest_tuned_shape() {
     for (int i = gpu.first_shape; i < gpu.first_shape + gpu.shape_count; ++i) {
       const auto& s = t::kShapes[i];
       if (std::strcmp(s.layout, "NN") != 0) continue;
-      if (!best || double(s.M) * s.N * s.K < double(best->M) * best->N * best->K) {
-        best = Tuned{int(s.M), int(s.N), int(s.K), t::kConfigNames[s.config]};
-      }
+      out.push_back(Tuned{int(s.M), int(s.N), int(s.K), t::kConfigNames[s.config]});
     }
+  }
+  return out;
+}
+
+std::optional<Tuned> smallest_tuned_shape() {
+  std::optional<Tuned> best;
+  for (const auto& s : tuned_nn_shapes()) {
+    if (!best || double(s.M) * s.N * s.K < double(best->M) * best->N * best->K) best = s;
   }
   return best;
 }
@@ -225,6 +232,32 @@ TEST(DispatchGpu, PaddedAndMisalignedOperandsRunATunedKernelAndSaySo) {
   const auto odd_ld = run_against_cublas({M, N, K, K + 3, N + 1, N + 5});
   EXPECT_LT(odd_ld.rel_error, kTolerance) << odd_ld.explain;
   EXPECT_TRUE(contains(odd_ld.explain, "leading dimension not a multiple of 4")) << odd_ld.explain;
+}
+
+// A winner with PACK (the fixture's 2048x2048x1024 one): the library packs A (stored M x K) and
+// whatever of B is not an aligned, k-major float4 matrix into panels, then runs the TN instance.
+TEST(DispatchGpu, PackedWinnerMatchesCublasOnAlignedOddAndMisalignedOperands) {
+  SKIP_WITHOUT_GPU();
+  std::optional<Tuned> packed;
+  for (const auto& s : tuned_nn_shapes()) {
+    if (contains(s.config, "_x1")) packed = s;
+  }
+  if (!packed) GTEST_SKIP() << "no PACK winner for this device in the embedded table";
+  const int M = packed->M, N = packed->N, K = packed->K;
+  Case misaligned{M, N, K};
+  misaligned.a_offset = 1;
+  const Case cases[] = {
+      {M, N, K},                                     // A packed, B read in place
+      {M, N, K, K + 3, N + 1, N + 5, 1.5f, -0.75f},  // both packed: odd leading dimensions
+      misaligned,
+      {M, N, K - 1, 0, 0, 0, 1.0f, 0.5f},  // a k tail
+  };
+  for (const auto& c : cases) {
+    const auto r = run_against_cublas(c);
+    EXPECT_EQ(r.status, cudaSuccess);
+    EXPECT_LT(r.rel_error, kTolerance) << r.explain;
+    EXPECT_TRUE(contains(r.explain, "tuned kernel " + packed->config)) << r.explain;
+  }
 }
 
 // The four layouts over odd and degenerate shapes, both alpha/beta kinds (beta = 0 over NaN),

@@ -143,10 +143,15 @@ const char* kConfigs[] = {
     "wt_64x256x16_w64x32_wn4_t4x4_n256_mb2",   // MIN_BLOCKS = 2, 8 warps
     "wt_128x128x16_w64x64_wn2_t8x4_n128_mb1",  // 8x4 thread tile
     // The knobs past the seed: double buffer, padded As, grouped block order, split-K.
-    "wt_64x256x16_w64x32_wn4_t4x4_n256_mb1_s2_p4_g8", "wt_128x128x8_w64x32_wn2_t4x4_n256_mb1_s2_k4",
+    "wt_64x256x16_w64x32_wn4_t4x4_n256_mb1_s2_p4_g8",
+    "wt_128x128x8_w64x32_wn2_t4x4_n256_mb1_s2_k4",
     "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_p4_g3_k3",
     "wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o1",     // the 4096^3 winner of 2026-11-29
     "wt_64x128x16_w64x16_wn2_t4x4_n256_mb1_s2_p4_g8_o1_b4",  // padded Bs (PAD_B)
+    // Operands packed into panels (PACK), alone and with split-K: every layout and alignment
+    // runs the TN float4 instance.
+    "wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_o1_x1",
+    "wt_128x128x8_w64x64_wn2_t8x4_n128_mb1_s2_p4_g8_k3_o1_x1",
 };
 
 const char* kLayouts[] = {"NN", "NT", "TN", "TT"};

@@ -307,7 +307,7 @@ void run_bench(const BenchOpts& o) {
         const auto& best = w->best.trial;
         row.config = best.config_name.empty() ? to_name(best.config) : best.config_name;
         const auto comp = compiler.compile(best.config, problem.layout, kernel_vec_loads(problem));
-        row.loads = comp.vec_loads ? "float4" : "scalar";
+        row.loads = best.config.PACK ? "packed" : comp.vec_loads ? "float4" : "scalar";
         if (comp.status != TrialStatus::ok) {
           row.status = std::string(to_string(comp.status));
           row.reason = comp.reason;

@@ -162,7 +162,8 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
   if (!kernel_vec_loads(t.problem)) {
     fmt::print(
         "kernel instance: single-float loads (this shape's rows are not 16-byte aligned, or an "
-        "extent along which a float4 runs is not a multiple of 4)\n");
+        "extent along which a float4 runs is not a multiple of 4), but for PACK configs, which "
+        "read packed panels with float4s)\n");
   }
   fmt::print("cuBLAS FP32 (same run, {} reps): {:.3f} ms, {:.1f} GFLOP/s\n\n",
              r.cublas_final.repetitions, r.cublas_final.median_ms,

@@ -40,6 +40,8 @@ const std::vector<RuleInfo> kRules = {
     {"pipeline_stages", "STAGES is 1 (single buffer) or 2 (double buffer, register prefetch)",
      false},
     {"fma_order", "FMA_ORDER is 0 (thread-tile rows first) or 1 (columns first)", false},
+    {"pack_flag", "PACK is 0 (operands read in place) or 1 (packed into k-major panels first)",
+     false},
     {"max_threads_per_block", "NUM_THREADS within the device's block limit", false},
     {"shared_memory",
      "STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 bytes within the static shared-memory limit", false},
@@ -151,6 +153,12 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
                      c.FMA_ORDER));
   }
 
+  if (c.PACK != 0 && c.PACK != 1) {
+    fail(
+        "pack_flag",
+        fmt::format("PACK = {}: operands are read in place (0) or packed into panels (1)", c.PACK));
+  }
+
   if (c.STAGES != 1 && c.STAGES != 2) {
     fail("pipeline_stages",
          fmt::format("STAGES = {}: the kernel has a single-buffer (1) and a double-buffer (2) loop",
@@ -204,6 +212,7 @@ constexpr std::pair<std::string_view, int WarpTileConfig::*> kNameSuffixes[] = {
     {"_s", &WarpTileConfig::STAGES},    {"_p", &WarpTileConfig::PAD_A},
     {"_g", &WarpTileConfig::GROUP_M},   {"_k", &WarpTileConfig::SPLIT_K},
     {"_o", &WarpTileConfig::FMA_ORDER}, {"_b", &WarpTileConfig::PAD_B},
+    {"_x", &WarpTileConfig::PACK},
 };
 
 int min_of(int WarpTileConfig::*member) {

@@ -16,8 +16,8 @@
 namespace sgt {
 
 // Version of the generated header's layout and of the JSON table (format "sgemm-tune-table").
-// 2: knob fields, layouts served, edge checks; 3: PAD_B
-constexpr int kTableFormatVersion = 3;
+// 2: knob fields, layouts served, edge checks; 3: PAD_B; 4: PACK
+constexpr int kTableFormatVersion = 4;
 
 // The winner of one tuned shape, as measured.
 struct TableShape {

@@ -180,6 +180,7 @@ struct KernelIndexing {
   }
   static int clamp_mn(int mn, int ext) { return sgt_kernel::clamp_mn(mn, ext); }
   static int clamp_mn_vec(int mn, int ext) { return sgt_kernel::clamp_mn_vec(mn, ext); }
+  static int clamp_mn_panel(int mn, int ext) { return sgt_kernel::clamp_mn_panel(mn, ext); }
   static int clamp_last(int mn, int ext) { return sgt_kernel::clamp_last(mn, ext); }
 };
 
@@ -190,7 +191,8 @@ bool is_kernel_indexing(const SimIndexing& ix) {
          ix.load_row == k.load_row && ix.load_col == k.load_col && ix.slice_k == k.slice_k &&
          ix.slice_mn == k.slice_mn && ix.as_index == k.as_index && ix.bs_index == k.bs_index &&
          ix.tile_row == k.tile_row && ix.tile_col == k.tile_col && ix.clamp_mn == k.clamp_mn &&
-         ix.clamp_mn_vec == k.clamp_mn_vec && ix.clamp_last == k.clamp_last;
+         ix.clamp_mn_vec == k.clamp_mn_vec && ix.clamp_mn_panel == k.clamp_mn_panel &&
+         ix.clamp_last == k.clamp_last;
 }
 
 std::optional<std::string> field_out_of_range(const WarpTileConfig& c) {
@@ -294,6 +296,8 @@ struct Operand {
   int k_valid = 0, mn_valid = 0;  // the slice's k and the tile's m (n) inside the matrix
   int row_ext = 0, col_ext = 0;   // where the matrix ends in stored rows / columns (kOpen)
   int mn_ext = 0;                 // where it ends in m (n): the clamps' extent (kOpen)
+  int read_col_ext = 0;           // where reads may go in stored columns: col_ext, or a panel's
+  bool panel = false;             // a packed panel (SimCase::panel)
   bool main_loop = false;         // a whole slice: no guard, loads clamped into the matrix
   bool clamp = true;              // the kernel's main loop runs: pass pointers clamped (any slice)
   bool vec_kernel = true;         // the main loop reads float4s (VEC), else single floats
@@ -332,6 +336,10 @@ Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is
   op.row_ext = extent(op.col_is_k ? mn_rem : sc.k_rem);
   op.col_ext = extent(op.col_is_k ? sc.k_rem : mn_rem);
   op.mn_ext = extent(mn_rem);
+  // A panel's rows run on in zeros to the next multiple of 4 (blocks start on one: BM, BN are).
+  op.panel = sc.panel;
+  op.read_col_ext =
+      sc.panel && !op.col_is_k && mn_rem > 0 ? sgt_kernel::panel_ld(mn_rem) : op.col_ext;
   // The kernel's main_loop: always in the scalar instance, in the float4 one where the operands
   // allow float4s. Then the main loop (no guard) runs every whole slice of every block, edge blocks
   // included, and only a partial slice takes the guarded edge loop, both operands, through the
@@ -399,7 +407,7 @@ void load(const Geometry& g, const Ix& ix, const Operand& op, int nt, SmemState&
         if (op.col_is_k) {
           prow = ix.clamp_mn(row, op.mn_ext);
         } else if (op.vec_kernel) {
-          pcol = ix.clamp_mn_vec(col, op.mn_ext);
+          pcol = op.panel ? ix.clamp_mn_panel(col, op.mn_ext) : ix.clamp_mn_vec(col, op.mn_ext);
         } else {
           last = ix.clamp_last(col, op.mn_ext);
           pcol = ix.clamp_mn(col, op.mn_ext);
@@ -437,7 +445,8 @@ void load(const Geometry& g, const Ix& ix, const Operand& op, int nt, SmemState&
         // coordinates, as in the kernel. The main loop has none.
         if (op.main_loop || (row < op.row_ext && c < op.col_ext)) {
           const bool moved = rr != row || rc != c;
-          const bool in_matrix = rr >= 0 && rc >= 0 && rr < op.row_ext && rc < op.col_ext;
+          // (For a panel: inside it, its zero padding included.)
+          const bool in_matrix = rr >= 0 && rc >= 0 && rr < op.row_ext && rc < op.read_col_ext;
           const bool read_inside = rr >= 0 && rr < op.rows && rc >= 0 && rc < op.cols;
           const int k_read = op.col_is_k ? rc : rr;
           const int mn_read = op.col_is_k ? rr : rc;
@@ -1110,6 +1119,12 @@ std::vector<SimCase> launch_cases(const WarpTileConfig& c, int M, int N, int K,
   if (d.grid_z < 1 || d.k_chunk < 1 || kbeg < 0 || kend <= kbeg) return out;
   const long long whole = (kend - kbeg) / c.BK;
   const int part = static_cast<int>((kend - kbeg) % c.BK);
+  const int k_rem = whole == 0 ? part : part == 0 ? c.BK : 0;
+  // A PACK config runs its TN float4 instance on panels, whatever the problem's layout.
+  if (c.PACK) {
+    out.push_back({true, false, m_rem, n_rem, k_rem, true, true, true});
+    return out;
+  }
   for (const bool ta : {false, true}) {
     for (const bool tb : {false, true}) {
       const bool vec = kernel_vec_loads(ta, tb, M, N, K);
@@ -1180,6 +1195,7 @@ std::string describe(const SimCase& sc) {
   } else if (!sc.vec_loads) {
     out += " edge-only";
   }
+  if (sc.panel) out += " panel";
   return out;
 }
 
@@ -1217,6 +1233,21 @@ std::vector<SimCase> standard_cases(const WarpTileConfig& c) {
   auto scalar = [](bool ta, bool tb, int m, int n, int k) {
     return SimCase{ta, tb, m, n, k, false, false};
   };
+  // PACK: the TN float4 instance on panels, the only way it runs, at odd remainders (a float4
+  // running into the padding, or starting past the matrix and clamped back) and partial slices.
+  auto panel = [](int m, int n, int k) { return SimCase{true, false, m, n, k, true, true, true}; };
+  if (c.PACK) {
+    return {
+        panel(0, 0, 0),
+        panel(1, 1, 0),
+        panel(rem(BM, BM - 3), rem(BN, BN - 3), 0),
+        panel(rem(BM, BM / 2 + 1), rem(BN, BN - 1), 0),
+        panel(rem(BM, BM - 1), rem(BN, BN / 2 + 2), BK),
+        panel(rem(BM, BM - 3), rem(BN, BN / 2 + 1), rem(BK, BK - 1)),
+        panel(1, 0, rem(BK, BK - 3)),
+        panel(0, rem(BN, BN - 1), 1),
+    };
+  }
   return {
       {false, false, 0, 0, 0},
       {false, true, 0, 0, 0},
@@ -1340,7 +1371,8 @@ std::string simulate_config_scope() {
          "into the matrix; partial ones, and every slice of operands that refuse float4s on the "
          "float4 instance, through the guarded edge loop; remainders 1, tile-3, tile/2+1, tile-1 "
          "in M, N and K), and the block order, split-K ranges and last blocks (every layout, the "
-         "instance the tuner picks) of 5 launch grids";
+         "instance the tuner picks) of 5 launch grids; a PACK config as it runs, its TN float4 "
+         "instance on zero-padded panels";
 }
 
 }  // namespace sgt

@@ -63,12 +63,15 @@ struct SimCase {
   int k_rem = 0;
   bool vec_loads = true;   // runtime: the operands allow float4 main-loop loads
   bool vec_kernel = true;  // the template's VEC: float4 main-loop loads, else single floats
+  // PACK = 1 on packed panels: rows run on in zeros to the next multiple of 4 in m (n), where a
+  // float4 may read, and pass pointers start at clamp_mn_panel (the TN float4 instance only).
+  bool panel = false;
 
   bool operator==(const SimCase&) const = default;
 };
 // "NN", "TN", ... and, for a boundary block, e.g. "NT edge 61x61 k13" ("-" for 0); then
 // " scalar-kernel" for the VEC = false instance, or " edge-only" for the VEC instance with
-// operands that refuse float4s (every slice through the edge loop).
+// operands that refuse float4s (every slice through the edge loop), or " panel" for packed panels.
 std::string describe(const SimCase& sc);
 
 // The kernel index functions the simulation replays. The defaults are warptile_geometry.h's; tests
@@ -86,6 +89,7 @@ struct SimIndexing {
   int (*tile_col)(const sgt_kernel::Geometry&, int, int, int) = sgt_kernel::tile_col;
   int (*clamp_mn)(int, int) = sgt_kernel::clamp_mn;
   int (*clamp_mn_vec)(int, int) = sgt_kernel::clamp_mn_vec;
+  int (*clamp_mn_panel)(int, int) = sgt_kernel::clamp_mn_panel;
   int (*clamp_last)(int, int) = sgt_kernel::clamp_last;
   int (*block_tile_row)(int, int, int, int) = sgt_kernel::block_tile_row;
   int (*block_tile_col)(int, int, int, int) = sgt_kernel::block_tile_col;
@@ -128,7 +132,9 @@ std::vector<SimCase> grid_cases(const WarpTileConfig& c, int M, int N, int K);
 // refuse float4s (edge loop only); on the float4 instance with float4 loads, whose remainders are
 // multiples of 4 where a float4 runs along M or N (operands refuse float4s otherwise); and on the
 // scalar instance, three per layout: whole slices at remainders tile-3 and 1 in M and N (a float4
-// straddling the end of the matrix), both ways round, and a partial slice.
+// straddling the end of the matrix), both ways round, and a partial slice. A PACK config instead
+// gets the one instance it runs, TN float4 on panels (SimCase::panel), at odd remainders in M and
+// N and partial slices.
 std::vector<SimCase> standard_cases(const WarpTileConfig& c);
 // The grids (M, N, K) simulate_config runs: grids with partial tiles, a partial last group of
 // GROUP_M rows, and K values that leave the last split short, a single k, or fewer splits than

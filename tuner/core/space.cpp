@@ -46,6 +46,9 @@ std::optional<std::string> single_value_rule(std::string_view field, int v) {
   if ((field == "PAD_A" || field == "PAD_B") && v % 4 != 0) {
     return fmt::format("rule pad_alignment: {} must be a multiple of 4", field);
   }
+  if (field == "PACK" && v != 0 && v != 1) {
+    return "rule pack_flag: PACK must be 0 or 1";
+  }
   if (field == "FMA_ORDER" && v != 0 && v != 1) {
     return "rule fma_order: FMA_ORDER must be 0 or 1";
   }

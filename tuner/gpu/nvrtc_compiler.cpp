@@ -11,6 +11,7 @@
 #include <iterator>
 #include <regex>
 #include <thread>
+#include <tuple>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -35,8 +36,10 @@ using nlohmann::json;
 namespace {
 
 // Bump when the meaning of a cache entry changes, so that old entries simply stop matching.
-constexpr int kCacheFormat = 3;  // 2: layouts, knobs, split-K reduction; 3: VEC instances
+// 4: the packing kernel of PACK configs
+constexpr int kCacheFormat = 4;  // 2: layouts, knobs, split-K reduction; 3: VEC instances
 constexpr const char* kReduceExpression = "sgemm_splitk_reduce<0>";
+constexpr const char* kPackExpression = "sgemm_pack<0>";
 
 class Program {
  public:
@@ -294,6 +297,7 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
   const std::string expr = name_expression(c, layout, vec);
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kReduceExpression));
+  if (c.PACK) SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kPackExpression));
 
   std::vector<const char*> argv;
   for (const auto& o : options_) argv.push_back(o.c_str());
@@ -321,6 +325,10 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
     r.lowered_name = lowered;
     SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kReduceExpression, &lowered));
     r.reduce_lowered_name = lowered;
+    if (c.PACK) {
+      SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kPackExpression, &lowered));
+      r.pack_lowered_name = lowered;
+    }
   }
   const PtxasInfo info = parse_ptxas_info(r.log, r.lowered_name);
   r.registers = info.registers;
@@ -385,6 +393,7 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layou
     r.vec_loads = j.at("vec_loads").get<bool>();
     if (r.vec_loads != vec) throw Error("entry is for the other main-loop loads");
     r.reduce_lowered_name = j.at("reduce_lowered_name").get<std::string>();
+    r.pack_lowered_name = j.at("pack_lowered_name").get<std::string>();
     const auto status = status_from_string(j.at("status").get<std::string>());
     if (!status || !is_compile_status(*status)) throw Error("bad status");
     r.status = *status;
@@ -399,6 +408,7 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layou
     r.compile_seconds = j.at("compile_seconds").get<double>();
     if (r.status == TrialStatus::ok) {
       if (r.lowered_name.empty()) throw Error("no lowered name");
+      if (c.PACK && r.pack_lowered_name.empty()) throw Error("no packing kernel");
       // The path is derived from the key, never taken from the file.
       r.cubin_path = cache_dir_ / (key + ".cubin");
       r.cubin_sha256 = j.at("cubin_sha256").get<std::string>();
@@ -436,6 +446,7 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, boo
                   {"layout", std::string(layout)},
                   {"vec_loads", vec},
                   {"reduce_lowered_name", r.reduce_lowered_name},
+                  {"pack_lowered_name", r.pack_lowered_name},
                   {"status", to_string(r.status)},
                   {"reason", r.reason},
                   {"log", r.log},
@@ -453,7 +464,14 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, boo
   write_file_atomically(cache_dir_ / (key + ".json"), j.dump(2) + "\n");
 }
 
+std::pair<std::string_view, bool> KernelCompiler::instance(const WarpTileConfig& c,
+                                                           std::string_view layout, bool vec) {
+  if (c.PACK) return {kPackedLayout, true};
+  return {layout, vec};
+}
+
 Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layout, bool vec) {
+  std::tie(layout, vec) = instance(c, layout, vec);
   const std::string key = cache_key(c, layout, vec);
   const KeyLock lock(cache_dir_ / (key + ".lock"));
   Compiled cached;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config.hpp"
@@ -33,6 +34,7 @@ struct Compiled {
   bool vec_loads = true;                 // VEC: float4 main-loop loads, else single floats
   std::string lowered_name;              // mangled kernel name, for cuModuleGetFunction
   std::string reduce_lowered_name;       // the split-K reduction kernel in the same cubin
+  std::string pack_lowered_name;         // PACK configs: the packing kernel in the same cubin
   std::filesystem::path cubin_path;      // in the cache dir; empty when not ok
   std::string cubin_sha256;              // empty when not ok
   int registers = 0, spill_store_bytes = 0, spill_load_bytes = 0, stack_bytes = 0, shared_bytes = 0;
@@ -64,7 +66,8 @@ class KernelCompiler {
   // `layout` ("NN", "NT", "TN", "TT") picks the TRANS_A/TRANS_B instance, `vec` the main loop's
   // loads (VEC: float4s; false: single floats, for operands that refuse float4s; a problem's is
   // kernel_vec_loads(problem)). SPLIT_K is a launch parameter: configs differing only in it share
-  // one compilation (and cache entry).
+  // one compilation (and cache entry). A PACK config always gets its TN float4 instance (see
+  // instance()), whatever layout and loads are asked for.
   Compiled compile(const WarpTileConfig& c, std::string_view layout = "NN", bool vec = true);
 
   // Compiles all on `threads` std::threads (0 = hardware_concurrency), calling on_done (never
@@ -84,11 +87,17 @@ class KernelCompiler {
                         bool vec = true) const;
 
   // The template-id NVRTC instantiates and lowers, e.g.
-  // sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,false,false,true>: every config field but
-  // SPLIT_K (a launch parameter), then TRANS_A and TRANS_B from the layout, then VEC. Throws
+  // sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,false,false,true>: every config field
+  // but SPLIT_K (a launch parameter), then TRANS_A and TRANS_B from the layout, then VEC. Throws
   // InputError for a layout other than NN, NT, TN, TT.
   static std::string name_expression(const WarpTileConfig& c, std::string_view layout = "NN",
                                      bool vec = true);
+  // The instance (layout, float4 loads) a config runs as for a problem of `layout` whose operands
+  // allow float4s or not (`vec`): that one, except for PACK configs, which run their TN float4
+  // instance on the packed panels.
+  static std::pair<std::string_view, bool> instance(const WarpTileConfig& c,
+                                                    std::string_view layout, bool vec);
+  static constexpr std::string_view kPackedLayout = "TN";
   // The config a kernel binary stands for: SPLIT_K reset to its default.
   static WarpTileConfig kernel_config(const WarpTileConfig& c);
 

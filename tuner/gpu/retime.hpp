@@ -31,7 +31,8 @@ struct BenchRow {
   std::string reason;  // why, when not ok
   std::string source;  // "db": the winner was already stored; "tuned": tuned in this run
   std::string space;   // the search space tuned (or found empty) in this run; empty otherwise
-  std::string loads;   // the kernel instance re-timed: "float4" or "scalar"; empty when none ran
+  std::string loads;   // the kernel instance re-timed: "float4", "scalar" or "packed" (PACK: TN
+                       // float4 on panels); empty when none ran
   double tuned_ms = 0, cublas_ms = 0;  // medians, same phase
   double tuned_spread = 0, cublas_spread = 0;
   int repetitions = 0;  // per side and round

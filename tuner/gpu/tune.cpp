@@ -111,6 +111,7 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
   r.cubin_sha256 = comp.cubin_sha256;
   r.kernel = comp.lowered_name;
   r.reduce_kernel = comp.reduce_lowered_name;
+  r.pack_kernel = comp.pack_lowered_name;
   r.tile = LaunchTile{c.BM, c.BN, c.BK, c.SPLIT_K};
   r.block = static_cast<unsigned>(c.NUM_THREADS);
   return r;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -112,7 +113,7 @@ struct Instance {
   long long lda = 0, ldb = 0, ldc = 0;
   int offset = 0;
   float alpha = 1, beta = 0;
-  std::unique_ptr<DeviceBuffer<float>> a, b, c, c0, ref, work;
+  std::unique_ptr<DeviceBuffer<float>> a, b, c, c0, ref, work, panels;
 
   bool trans_a() const { return p.layout[0] == 'T'; }
   bool trans_b() const { return p.layout[1] == 'T'; }
@@ -331,7 +332,7 @@ class Worker {
   // lost, when unloading is pointless).
   struct Loaded {
     cudaLibrary_t lib = nullptr;
-    cudaKernel_t kernel = nullptr, reduce = nullptr;
+    cudaKernel_t kernel = nullptr, reduce = nullptr, pack = nullptr;
     bool* poisoned = nullptr;
     ~Loaded() {
       if (lib && !*poisoned) cudaLibraryUnload(lib);
@@ -350,16 +351,53 @@ class Worker {
   }
 
   void load(Loaded& l, const std::string& cubin, const std::string& kernel,
-            const std::string& reduce) {
+            const std::string& reduce, const std::string& pack) {
     l.poisoned = &poisoned_;
     SGT_CUDA_CHECK(
         cudaLibraryLoadData(&l.lib, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.kernel, l.lib, kernel.c_str()));
     if (!reduce.empty()) SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.reduce, l.lib, reduce.c_str()));
+    if (!pack.empty()) SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.pack, l.lib, pack.c_str()));
   }
 
-  // Launches the candidate on an instance (from whatever C holds): the tile grid with its
-  // k-splits, then the split-K reduction when there are splits.
+  // PACK configs: packs the operands of `in` that need it into panels (sgemm_pack, one launch for
+  // both) and points A, B, lda, ldb at what the tile kernel, the TN float4 instance, reads.
+  void pack_operands(const Loaded& l, Instance& in, const float*& A, int& lda, const float*& B,
+                     int& ldb, cudaStream_t st) {
+    using sgt_kernel::PackOperand;
+    const int M = static_cast<int>(in.p.M), N = static_cast<int>(in.p.N),
+              K = static_cast<int>(in.p.K);
+    const auto aligned = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    const bool pack_a = sgt_kernel::needs_pack(in.trans_a(), aligned(A), lda, M);
+    const bool pack_b = sgt_kernel::needs_pack(!in.trans_b(), aligned(B), ldb, N);
+    if (!pack_a && !pack_b) return;
+    const long long a_floats = pack_a ? 1LL * K * sgt_kernel::panel_ld(M) : 0;
+    const long long b_floats = pack_b ? 1LL * K * sgt_kernel::panel_ld(N) : 0;
+    // Each panel starts 16-byte aligned: its length is a multiple of 4 floats.
+    if (!in.panels || in.panels->count < static_cast<size_t>(a_floats + b_floats))
+      in.panels = std::make_unique<DeviceBuffer<float>>(static_cast<size_t>(a_floats + b_floats));
+    PackOperand pa{}, pb{};
+    if (pack_a) {
+      pa = {A, in.panels->ptr, lda, M, sgt_kernel::panel_ld(M), in.trans_a() ? 0 : 1};
+      A = pa.panel;
+      lda = pa.panel_ld;
+    }
+    if (pack_b) {
+      pb = {B, in.panels->ptr + a_floats, ldb, N, sgt_kernel::panel_ld(N), in.trans_b() ? 1 : 0};
+      B = pb.panel;
+      ldb = pb.panel_ld;
+    }
+    const long long gx = sgt_kernel::pack_grid_x(pack_a ? M : 0, pack_b ? N : 0);
+    if (gx > 0x7fffffffLL) throw Error("grid too large to pack this problem");
+    int k = K;
+    void* args[] = {&k, &pa, &pb};
+    SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(l.pack),
+                                    dim3(static_cast<unsigned>(gx), sgt_kernel::pack_grid_y(K), 2),
+                                    dim3(sgt_kernel::kPackThreads), args, 0, st));
+  }
+
+  // Launches the candidate on an instance (from whatever C holds): the packing kernel for PACK
+  // configs, the tile grid with its k-splits, then the split-K reduction when there are splits.
   void launch(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in,
               cudaStream_t st) {
     const auto d =
@@ -380,6 +418,7 @@ class Worker {
     const float* A = in.A();
     const float* B = in.B();
     float* C = in.C();
+    if (l.pack && K > 0) pack_operands(l, in, A, lda, B, ldb, st);
     int k_chunk = d.k_chunk;
     void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
     SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(l.kernel),
@@ -442,6 +481,7 @@ class Worker {
     t.cubin_sha256 = req.at("sha256");
     t.kernel = req.at("kernel");
     t.reduce_kernel = req.value("reduce_kernel", "");
+    t.pack_kernel = req.value("pack_kernel", "");
     t.tile = tile_from(req.at("tile"));
     t.block = req.at("block");
     t.warmup = req.at("warmup");
@@ -461,7 +501,7 @@ class Worker {
     {
       Loaded l;
       try {
-        load(l, cubin, t.kernel, t.reduce_kernel);
+        load(l, cubin, t.kernel, t.reduce_kernel, t.pack_kernel);
         // Verify before timing, from C0 (NaN when beta = 0: then the kernel must not read C).
         out.verify_error = run_and_verify(l, t.tile, t.block, *inst_);
         if (req.value("checksum", false)) {
@@ -517,7 +557,7 @@ class Worker {
     const auto seed = req.at("seed").get<std::uint64_t>();
     auto cases = req.at("cases").get<std::vector<EdgeCheck>>();
     Loaded l;
-    load(l, cubin, req.at("kernel"), req.value("reduce_kernel", ""));
+    load(l, cubin, req.at("kernel"), req.value("reduce_kernel", ""), req.value("pack_kernel", ""));
     for (size_t i = 0; i < cases.size(); ++i) {
       auto& c = cases[i];
       try {

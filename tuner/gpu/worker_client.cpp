@@ -186,6 +186,7 @@ json candidate_request(const char* op, const TrialRequest& t) {
           {"sha256", t.cubin_sha256},
           {"kernel", t.kernel},
           {"reduce_kernel", t.reduce_kernel},
+          {"pack_kernel", t.pack_kernel},
           {"tile",
            {{"BM", t.tile.BM}, {"BN", t.tile.BN}, {"BK", t.tile.BK}, {"split_k", t.tile.split_k}}},
           {"block", t.block},

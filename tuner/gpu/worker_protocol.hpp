@@ -8,17 +8,21 @@
 //                                          -> {ok, cublas: TimeStats}
 //            pad: extra elements per stored row of A, B and C (leading dimension = row + pad);
 //            offset: elements by which A, B and C start past an aligned allocation.
-//   trial    {name, cubin, sha256, kernel, reduce_kernel, tile {BM, BN, BK, split_k}, block,
+//   trial    {name, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile {BM, BN, BK,
+//             split_k}, block,
 //             warmup, reps, cut_after, cut_ratio, best_ms, tolerance, checksum?}
 //                                          -> {status, reason, verify_error, time, cut, checksum?}
-//   verify   {cubin, sha256, kernel, reduce_kernel, tile, block, tolerance, seed,
+//   verify   {cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile, block, tolerance, seed,
 //             cases: [EdgeCheck]}         -> {ok, cases: [EdgeCheck with passed/error/reason]}
 //            each case on its own buffers; the current problem is left as it was.
 //   cublas   {reps}                        -> {ok, cublas: TimeStats}
 //   bye      {}                            -> (exit)
 // Kernels are launched as sgemm_warptile(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, k_chunk,
 // partial) on the grid launch_dims() gives for the tile (warptile_geometry.h), followed by
-// reduce_kernel(M, N, splits, alpha, partial, beta, C, ldc) when that grid has k-splits.
+// reduce_kernel(M, N, splits, alpha, partial, beta, C, ldc) when that grid has k-splits. With a
+// pack_kernel (PACK configs, whose kernel is the TN float4 instance), pack_kernel(K, a, b) first
+// copies the operands that need it into panels (PackOperand, warptile_geometry.h) and the tile
+// kernel reads those.
 // Every response carries "ok" (false with "error" when the request itself failed). A trial that
 // poisons the CUDA context answers status "crashed" and the worker exits.
 #pragma once
@@ -43,6 +47,7 @@ struct TrialRequest {
   std::string cubin_sha256;
   std::string kernel;         // lowered (mangled) name
   std::string reduce_kernel;  // lowered name of the split-K reduction in the same cubin
+  std::string pack_kernel;    // PACK configs: lowered name of the packing kernel, else empty
   LaunchTile tile;
   unsigned block = 0;
   int warmup = 1;
