@@ -270,4 +270,45 @@ SGT_HD constexpr int pack_grid_y(int K) {
   return tiles < 1 ? 1 : (tiles > 65535 ? 65535 : tiles);
 }
 
+// Everything a host needs for one PACK launch, from the problem alone: which operands sgemm_pack
+// copies (src set; nullptr: read in place), the one workspace of `floats` floats both panels
+// live in (A's first, B's at b_offset: a multiple of 4, so both start 16-byte aligned), and the
+// grid. Nothing to pack: floats == 0. bind_pack then places the panels in the caller's workspace.
+struct PackPlan {
+  PackOperand a, b;
+  long long b_offset;
+  long long floats;
+  long long grid_x;
+  int grid_y;
+};
+SGT_HD constexpr PackPlan plan_pack(bool trans_a, bool trans_b, int M, int N, int K, const float* A,
+                                    bool a_aligned, int lda, const float* B, bool b_aligned,
+                                    int ldb) {
+  PackPlan p{};
+  const bool pack_a = needs_pack(trans_a, a_aligned, lda, M);
+  const bool pack_b = needs_pack(!trans_b, b_aligned, ldb, N);
+  if (pack_a) p.a = {A, nullptr, lda, M, panel_ld(M), trans_a ? 0 : 1};
+  if (pack_b) p.b = {B, nullptr, ldb, N, panel_ld(N), trans_b ? 1 : 0};
+  p.b_offset = pack_a ? static_cast<long long>(K) * panel_ld(M) : 0;
+  p.floats = p.b_offset + (pack_b ? static_cast<long long>(K) * panel_ld(N) : 0);
+  p.grid_x = pack_grid_x(pack_a ? M : 0, pack_b ? N : 0);
+  p.grid_y = pack_grid_y(K);
+  return p;
+}
+// Places the plan's panels in `workspace` (p.floats floats) and points A, lda, B, ldb at what the
+// tile kernel's TN float4 instance reads: a panel where the operand is packed, else itself.
+SGT_HD inline void bind_pack(PackPlan& p, float* workspace, const float*& A, int& lda,
+                             const float*& B, int& ldb) {
+  if (p.a.src) {
+    p.a.panel = workspace;
+    A = p.a.panel;
+    lda = p.a.panel_ld;
+  }
+  if (p.b.src) {
+    p.b.panel = workspace + p.b_offset;
+    B = p.b.panel;
+    ldb = p.b.panel_ld;
+  }
+}
+
 }  // namespace sgt_kernel

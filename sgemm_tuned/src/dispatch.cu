@@ -80,35 +80,20 @@ int layout_index(const detail::Call& c) {
 // A, lda, B, ldb at what the TN float4 instance reads.
 cudaError_t pack(const detail::Call& call, const float*& A, int& lda, const float*& B, int& ldb,
                  float** panels, cudaStream_t stream) {
-  using sgt_kernel::PackOperand;
-  const bool pack_a = sgt_kernel::needs_pack(call.trans_a, call.A % 16 == 0, lda, call.M);
-  const bool pack_b = sgt_kernel::needs_pack(!call.trans_b, call.B % 16 == 0, ldb, call.N);
-  if (!pack_a && !pack_b) return cudaSuccess;
-  const long long a_floats = pack_a ? 1LL * call.K * sgt_kernel::panel_ld(call.M) : 0;
-  const long long b_floats = pack_b ? 1LL * call.K * sgt_kernel::panel_ld(call.N) : 0;
+  auto plan = sgt_kernel::plan_pack(call.trans_a, call.trans_b, call.M, call.N, call.K, A,
+                                    call.A % 16 == 0, lda, B, call.B % 16 == 0, ldb);
+  if (plan.floats == 0) return cudaSuccess;
   if (const cudaError_t e =
           cudaMallocAsync(reinterpret_cast<void**>(panels),
-                          static_cast<size_t>(a_floats + b_floats) * sizeof(float), stream);
+                          static_cast<size_t>(plan.floats) * sizeof(float), stream);
       e != cudaSuccess)
     return e;
-  PackOperand pa{}, pb{};
-  if (pack_a) {
-    pa = {A, *panels, lda, call.M, sgt_kernel::panel_ld(call.M), call.trans_a ? 0 : 1};
-    A = pa.panel;
-    lda = pa.panel_ld;
-  }
-  if (pack_b) {
-    pb = {B, *panels + a_floats, ldb, call.N, sgt_kernel::panel_ld(call.N), call.trans_b ? 1 : 0};
-    B = pb.panel;
-    ldb = pb.panel_ld;
-  }
+  sgt_kernel::bind_pack(plan, *panels, A, lda, B, ldb);
   int K = call.K;
-  void* args[] = {&K, &pa, &pb};
-  return cudaLaunchKernel(
-      reinterpret_cast<const void*>(&sgemm_pack<0>),
-      dim3(static_cast<unsigned>(sgt_kernel::pack_grid_x(pack_a ? call.M : 0, pack_b ? call.N : 0)),
-           static_cast<unsigned>(sgt_kernel::pack_grid_y(call.K)), 2),
-      dim3(sgt_kernel::kPackThreads), args, 0, stream);
+  void* args[] = {&K, &plan.a, &plan.b};
+  return cudaLaunchKernel(reinterpret_cast<const void*>(&sgemm_pack<0>),
+                          dim3(static_cast<unsigned>(plan.grid_x), plan.grid_y, 2),
+                          dim3(sgt_kernel::kPackThreads), args, 0, stream);
 }
 
 struct DeviceState {
@@ -244,8 +229,7 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float
     const cudaError_t f = cudaFreeAsync(panels, stream);
     if (e == cudaSuccess) e = f;
   }
-  if (work == nullptr) return e;
-  {
+  if (work) {
     if (e == cudaSuccess) {
       int splits = d.grid_z;
       const float* partial = work;

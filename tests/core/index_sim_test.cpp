@@ -1491,6 +1491,63 @@ TEST(IndexSim, PanelFloat4sPastTheMatrixNeedThePanel) {
   EXPECT_TRUE(r.has("b_out_of_matrix")) << r.summary();
 }
 
+// What the worker and the dispatch library pack, and where: only the operands the TN float4
+// instance cannot read in place, both panels in one workspace, each 16-byte aligned.
+TEST(PackPlan, PacksWhatTheTnInstanceCannotReadInPlace) {
+  const float* A = reinterpret_cast<const float*>(0x1000);
+  const float* B = reinterpret_cast<const float*>(0x2000);
+  // TN, aligned, extents multiples of 4: nothing to do.
+  auto tn = sgt_kernel::plan_pack(true, false, 64, 128, 33, A, true, 64, B, true, 128);
+  EXPECT_EQ(tn.floats, 0);
+  EXPECT_EQ(tn.a.src, nullptr);
+  EXPECT_EQ(tn.b.src, nullptr);
+  // NN: A (M x K) is transposed, B (K x N) read in place.
+  auto nn = sgt_kernel::plan_pack(false, false, 1023, 128, 513, A, true, 513, B, true, 128);
+  EXPECT_EQ(nn.a.src, A);
+  EXPECT_EQ(nn.a.rows_major, 1);
+  EXPECT_EQ(nn.a.ext, 1023);
+  EXPECT_EQ(nn.a.panel_ld, 1024);
+  EXPECT_EQ(nn.b.src, nullptr);
+  EXPECT_EQ(nn.floats, 513LL * 1024);
+  EXPECT_EQ(nn.grid_x, 1024 / sgt_kernel::kPackTile);
+  EXPECT_EQ(nn.grid_y, (513 + sgt_kernel::kPackTile - 1) / sgt_kernel::kPackTile);
+  // NT with an odd N: both, B^T (N x K) transposed into a panel padded to 780.
+  auto nt = sgt_kernel::plan_pack(false, true, 1023, 777, 513, A, true, 513, B, true, 513);
+  EXPECT_EQ(nt.b.src, B);
+  EXPECT_EQ(nt.b.rows_major, 1);
+  EXPECT_EQ(nt.b.panel_ld, 780);
+  EXPECT_EQ(nt.b_offset, 513LL * 1024);
+  EXPECT_EQ(nt.floats, 513LL * 1024 + 513LL * 780);
+  // TN but B misaligned: B alone is copied, not transposed.
+  auto tn_b = sgt_kernel::plan_pack(true, false, 64, 128, 8, A, true, 64, B, false, 128);
+  EXPECT_EQ(tn_b.a.src, nullptr);
+  EXPECT_EQ(tn_b.b.rows_major, 0);
+  EXPECT_EQ(tn_b.b_offset, 0);
+  EXPECT_EQ(tn_b.floats, 8LL * 128);
+
+  std::vector<float> work(static_cast<size_t>(nt.floats));
+  const float* a = A;
+  const float* b = B;
+  int lda = 513, ldb = 513;
+  sgt_kernel::bind_pack(nt, work.data(), a, lda, b, ldb);
+  EXPECT_EQ(a, work.data());
+  EXPECT_EQ(b, work.data() + nt.b_offset);
+  EXPECT_EQ(nt.a.panel, a);
+  EXPECT_EQ(nt.b.panel, b);
+  EXPECT_EQ(lda, 1024);
+  EXPECT_EQ(ldb, 780);
+  EXPECT_EQ(nt.b_offset % sgt_kernel::kVec, 0);
+  // An operand read in place keeps its pointer and leading dimension.
+  a = A;
+  lda = 513;
+  b = B;
+  ldb = 128;
+  sgt_kernel::bind_pack(nn, work.data(), a, lda, b, ldb);
+  EXPECT_EQ(a, work.data());
+  EXPECT_EQ(b, B);
+  EXPECT_EQ(ldb, 128);
+}
+
 // A panel clamp that moves a float4 past the matrix back to ext - 4 (clamp_mn_vec's rule, right
 // only for extents that are multiples of 4) misaligns it.
 TEST(IndexSimMutation, PanelClampThatIgnoresOddExtentsIsCaught) {

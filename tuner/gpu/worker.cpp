@@ -364,35 +364,19 @@ class Worker {
   // both) and points A, B, lda, ldb at what the tile kernel, the TN float4 instance, reads.
   void pack_operands(const Loaded& l, Instance& in, const float*& A, int& lda, const float*& B,
                      int& ldb, cudaStream_t st) {
-    using sgt_kernel::PackOperand;
-    const int M = static_cast<int>(in.p.M), N = static_cast<int>(in.p.N),
-              K = static_cast<int>(in.p.K);
     const auto aligned = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    const bool pack_a = sgt_kernel::needs_pack(in.trans_a(), aligned(A), lda, M);
-    const bool pack_b = sgt_kernel::needs_pack(!in.trans_b(), aligned(B), ldb, N);
-    if (!pack_a && !pack_b) return;
-    const long long a_floats = pack_a ? 1LL * K * sgt_kernel::panel_ld(M) : 0;
-    const long long b_floats = pack_b ? 1LL * K * sgt_kernel::panel_ld(N) : 0;
-    // Each panel starts 16-byte aligned: its length is a multiple of 4 floats.
-    if (!in.panels || in.panels->count < static_cast<size_t>(a_floats + b_floats))
-      in.panels = std::make_unique<DeviceBuffer<float>>(static_cast<size_t>(a_floats + b_floats));
-    PackOperand pa{}, pb{};
-    if (pack_a) {
-      pa = {A, in.panels->ptr, lda, M, sgt_kernel::panel_ld(M), in.trans_a() ? 0 : 1};
-      A = pa.panel;
-      lda = pa.panel_ld;
-    }
-    if (pack_b) {
-      pb = {B, in.panels->ptr + a_floats, ldb, N, sgt_kernel::panel_ld(N), in.trans_b() ? 1 : 0};
-      B = pb.panel;
-      ldb = pb.panel_ld;
-    }
-    const long long gx = sgt_kernel::pack_grid_x(pack_a ? M : 0, pack_b ? N : 0);
-    if (gx > 0x7fffffffLL) throw Error("grid too large to pack this problem");
-    int k = K;
-    void* args[] = {&k, &pa, &pb};
+    int K = static_cast<int>(in.p.K);
+    auto plan =
+        sgt_kernel::plan_pack(in.trans_a(), in.trans_b(), static_cast<int>(in.p.M),
+                              static_cast<int>(in.p.N), K, A, aligned(A), lda, B, aligned(B), ldb);
+    if (plan.floats == 0) return;
+    if (plan.grid_x > 0x7fffffffLL) throw Error("grid too large to pack this problem");
+    if (!in.panels || in.panels->count < static_cast<size_t>(plan.floats))
+      in.panels = std::make_unique<DeviceBuffer<float>>(static_cast<size_t>(plan.floats));
+    sgt_kernel::bind_pack(plan, in.panels->ptr, A, lda, B, ldb);
+    void* args[] = {&K, &plan.a, &plan.b};
     SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(l.pack),
-                                    dim3(static_cast<unsigned>(gx), sgt_kernel::pack_grid_y(K), 2),
+                                    dim3(static_cast<unsigned>(plan.grid_x), plan.grid_y, 2),
                                     dim3(sgt_kernel::kPackThreads), args, 0, st));
   }
 
