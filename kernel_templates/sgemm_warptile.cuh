@@ -25,6 +25,10 @@
 // flag tells the kernel that a float4 may run past M (N) into a panel's zeros: the main loop then
 // runs for any M and N, with clamp_mn_panel in place of clamp_mn_vec.
 //
+// STAGE_C = 1: a block whose C tile cannot take float4 stores (an edge tile, or C rows that are
+// not 16-byte aligned) writes it through shared memory, whole rows at a time (see stage_slot in
+// warptile_geometry.h), instead of single floats 16 bytes apart.
+//
 // No host includes: NVRTC compiles this file as is (with warptile_geometry.h as a named header),
 // and nvcc compiles it for embedded builds. Every index comes from warptile_geometry.h, which the
 // tuner's CPU simulation replays.
@@ -96,7 +100,7 @@ __device__ __forceinline__ bool aligned16(const void* p) {
 
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NUM_THREADS,
           int MIN_BLOCKS, int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, int PAD_B, int PACK,
-          bool TRANS_A, bool TRANS_B, bool VEC>
+          int STAGE_C, bool TRANS_A, bool TRANS_B, bool VEC>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     sgemm_warptile(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                    const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc,
@@ -122,6 +126,8 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   static_assert(GROUP_M >= 1, "GROUP_M must be positive");
   static_assert(FMA_ORDER == 0 || FMA_ORDER == 1, "fma_order");
   static_assert(PACK == 0 || PACK == 1, "pack_flag");
+  static_assert(STAGE_C == 0 || STAGE_C == 1, "stage_c_flag");
+  static_assert(STAGE_C == 0 || stage_buffer(g) != 0, "stage_c_buffer");
 
   __shared__ __align__(16) float As[STAGES * g.AS_SIZE];
   __shared__ __align__(16) float Bs[STAGES * g.BS_SIZE];
@@ -380,6 +386,43 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   const float a = split ? 1.0f : alpha;
   const bool readC = !split && beta != 0.0f;
   const bool fastC = !kGuarded || (fullM && fullN && aligned16(out) && ldo % kVec == 0);
+  if constexpr (STAGE_C == 1) {
+    // Staged through As or Bs (see stage_slot): every warp store writes consecutive columns. The
+    // last k-slice ended on a barrier, so the buffer is free; each warp uses its own block of it.
+    // Not in every instance: the mere presence of this code changes the main loop's register
+    // allocation, -7 % at 4096^3 (bench/NOTES.md), hence a knob. It stages alpha * acc: staging
+    // acc itself would pin the accumulators to the aligned register quads of 128-bit stores.
+    if (!fastC) {
+      float* const stage = (stage_buffer(g) == 1 ? As : Bs) + stage_base(g, tid);
+      const int lane = tid % kWarpSize;
+#pragma unroll
+      for (int wm = 0; wm < g.WMITER; ++wm)
+#pragma unroll
+        for (int m = 0; m < TM; ++m) {
+#pragma unroll
+          for (int wn = 0; wn < WNITER; ++wn)
+#pragma unroll
+            for (int n = 0; n < TN; n += kVec) {
+              const float* r = &acc[(wm * TM + m) * (WNITER * TN) + wn * TN + n];
+              *reinterpret_cast<float4*>(&stage[stage_slot(g, tid, wn, n)]) =
+                  make_float4(a * r[0], a * r[1], a * r[2], a * r[3]);
+            }
+          __syncwarp();
+#pragma unroll 1
+          for (int i = 0; i < WNITER * TN; ++i) {
+            const int s = lane + i * kWarpSize;
+            const int row = blockRow + stage_tile_row(g, tid, wm, m, s);
+            const int col = blockCol + stage_tile_col(g, tid, s);
+            if (row < M && col < N) {
+              float* p = out + static_cast<long long>(row) * ldo + col;
+              *p = stage[s] + (readC ? beta * *p : 0.0f);
+            }
+          }
+          __syncwarp();
+        }
+      return;
+    }
+  }
 #pragma unroll
   for (int wm = 0; wm < g.WMITER; ++wm)
 #pragma unroll

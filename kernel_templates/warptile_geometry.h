@@ -181,6 +181,45 @@ SGT_HD constexpr int clamp_last(int mn, int ext) {
   return last < 0 ? 0 : (last > kVec - 1 ? kVec - 1 : last);
 }
 
+// --- The staged epilogue ---------------------------------------------------------------------
+// Where C cannot take float4 stores (an edge tile, or rows that are not 16-byte aligned, as with
+// ldc = 4097), a thread's accumulators would go out as single floats at tile_row/tile_col: one
+// warp store then covers 32 / LANES_N rows with a float every 16 bytes, 4 to 5 times the write
+// sectors of the data (ncu, bench/NOTES.md). Instead each warp passes them through shared memory,
+// one (wSubRow, m) step at a time: its lanes store their WNITER * TN values of the step as float4s
+// at stage_slot, a block of stage_rows() rows of WN floats, and read it back row by row, slot s
+// by lane s % 32, for stores of 32 consecutive columns. The buffer is As or Bs, idle after the
+// last k-slice's barrier; a config for which neither holds every warp's block stores directly.
+SGT_HD constexpr int stage_rows(const Geometry& g) {
+  return safe_div(kWarpSize, g.LANES_N);
+}
+// Floats of one warp's block: 32 * WNITER * TN, every lane's share of one step.
+SGT_HD constexpr int stage_warp_floats(const Geometry& g) {
+  return stage_rows(g) * g.WN;
+}
+// 1: staged in As, 2: in Bs, 0: not staged (the block's warps need more than either holds).
+SGT_HD constexpr int stage_buffer(const Geometry& g) {
+  const int need = safe_div(g.NUM_THREADS, kWarpSize) * stage_warp_floats(g);
+  return need <= g.STAGES * g.AS_SIZE ? 1 : (need <= g.STAGES * g.BS_SIZE ? 2 : 0);
+}
+// Where thread tid's warp block starts in the buffer.
+SGT_HD constexpr int stage_base(const Geometry& g, int tid) {
+  return tid / kWarpSize * stage_warp_floats(g);
+}
+// The slot (in its warp's block) of the accumulator in column n of sub-tile wSubCol: row lane_row,
+// column its offset in the warp tile.
+SGT_HD constexpr int stage_slot(const Geometry& g, int tid, int wSubCol, int n) {
+  return lane_row(g, tid) * g.WN + wSubCol * g.WSUBN + lane_col(g, tid) * g.TN + n;
+}
+// The block-tile row and column that slot s of thread tid's warp block holds in step (wSubRow,
+// m): what tile_row and tile_col give the lane that stored it.
+SGT_HD constexpr int stage_tile_row(const Geometry& g, int tid, int wSubRow, int m, int s) {
+  return warp_row(g, tid) * g.WM + wSubRow * g.WSUBM + safe_div(s, g.WN) * g.TM + m;
+}
+SGT_HD constexpr int stage_tile_col(const Geometry& g, int tid, int s) {
+  return warp_col(g, tid) * g.WN + safe_mod(s, g.WN);
+}
+
 // --- Block order -----------------------------------------------------------------------------
 // Blocks are launched as a 1-D sequence per k-split and take their tile from block_tile_row/col:
 // GROUP_M block rows are walked column by column, so consecutive blocks share tiles of B and a

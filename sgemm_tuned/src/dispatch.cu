@@ -16,8 +16,8 @@
 #include "select.hpp"
 #include "sgemm_warptile.cuh"
 
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 4,
-              "this dispatch library reads table format 4: export the table with the sgemm-tune "
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 5,
+              "this dispatch library reads table format 5: export the table with the sgemm-tune "
               "that ships this library");
 
 namespace sgemm_tuned {
@@ -46,9 +46,9 @@ struct Instances {
 // instances), and only for the configs of the table. SPLIT_K is a launch parameter, not a template
 // argument.
 #define SGT_TUNED_INSTANCE(TA, TB, VEC, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, \
-                           GROUP_M, FMA_ORDER, PAD_B, PACK)                                        \
+                           GROUP_M, FMA_ORDER, PAD_B, PACK, STAGE_C)                               \
   &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, FMA_ORDER,   \
-                  PAD_B, PACK, TA, TB, VEC>
+                  PAD_B, PACK, STAGE_C, TA, TB, VEC>
 #define SGT_TUNED_LAYOUTS(VEC, ...)                        \
   {                                                        \
     SGT_TUNED_INSTANCE(false, false, VEC, __VA_ARGS__),    \
@@ -57,11 +57,11 @@ struct Instances {
         SGT_TUNED_INSTANCE(true, true, VEC, __VA_ARGS__)   \
   }
 #define SGT_TUNED_KERNEL(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,      \
-                         GROUP_M, SPLIT_K, FMA_ORDER, PAD_B, PACK)                              \
+                         GROUP_M, SPLIT_K, FMA_ORDER, PAD_B, PACK, STAGE_C)                     \
   Instances{SGT_TUNED_LAYOUTS(true, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,  \
-                              GROUP_M, FMA_ORDER, PAD_B, PACK),                                 \
+                              GROUP_M, FMA_ORDER, PAD_B, PACK, STAGE_C),                        \
             SGT_TUNED_LAYOUTS(false, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, \
-                              GROUP_M, FMA_ORDER, PAD_B, PACK)},
+                              GROUP_M, FMA_ORDER, PAD_B, PACK, STAGE_C)},
 // The trailing entry keeps the array non-empty for a table without configs.
 const Instances kKernels[] = {SGT_TUNED_CONFIGS(SGT_TUNED_KERNEL) Instances{}};
 #undef SGT_TUNED_KERNEL

@@ -234,11 +234,12 @@ TEST(BenchPlot, ScriptSaysWhenMatplotlibIsMissing) {
 }
 
 // The spaces the shipped suite names exist: its split-K shapes (skinny M or N, deep K) name the
-// split-K space (the suite space stops at SPLIT_K 16 and MIN_BLOCKS 2 there), and its small shapes
-// (too few large tiles to fill the GPU) the small one.
+// split-K space (the suite space stops at SPLIT_K 16 and MIN_BLOCKS 2 there), its small shapes
+// (too few large tiles to fill the GPU) the small one, and the shapes with an awkward edge but
+// work for 256-wide tiles (odd sizes, transposes, deep K over a few tiles) the large one.
 TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
   const auto suite = load_suite((source_dir() / "bench" / "shapes.json").string());
-  int skinny = 0, small = 0;
+  int skinny = 0, small = 0, large = 0;
   for (const auto& e : suite) {
     if (e.space.empty()) continue;
     EXPECT_NO_THROW(load_space(e.space)) << e.space;
@@ -246,6 +247,11 @@ TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
     if (e.space == "skinny") {
       EXPECT_TRUE(std::min(p.M, p.N) <= 256 || p.K >= 8 * std::max(p.M, p.N)) << p.shape();
       ++skinny;
+    } else if (e.space == "large") {
+      // Work for 256-wide tiles: 2^31 multiply-adds or more, and M, N at least one tile.
+      EXPECT_GE(static_cast<long long>(p.M) * p.N * p.K, 1LL << 31) << p.shape();
+      EXPECT_GE(std::min(p.M, p.N), 128) << p.shape();
+      ++large;
     } else {
       EXPECT_EQ(e.space, "small") << p.shape();
       // Fewer than two waves of the 128x256 tile on a 132-SM GPU.
@@ -253,8 +259,9 @@ TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
       ++small;
     }
   }
-  EXPECT_EQ(skinny, 4);
+  EXPECT_EQ(skinny, 2);
   EXPECT_EQ(small, 3);
+  EXPECT_EQ(large, 5);
   std::set<int> splits;
   for (const auto& c : enumerate(load_space("skinny")).survivors) splits.insert(c.SPLIT_K);
   EXPECT_EQ(splits, (std::set<int>{1, 2, 4, 8, 16, 32}));

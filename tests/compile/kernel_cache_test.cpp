@@ -237,15 +237,15 @@ TEST(KernelCache, KeyFollowsArchOptionsAndConfig) {
   EXPECT_NE(std::find(opts.begin(), opts.end(), "--ptxas-options=-v"), opts.end());
   EXPECT_EQ(lineinfo.nvrtc_options().back(), "-lineinfo");
   EXPECT_EQ(KernelCompiler::name_expression(seed),
-            "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,false,false,true>");
+            "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,0,false,false,true>");
 
   // The layout picks the instance, so it is part of the key; SPLIT_K is a launch parameter, so
   // configs differing only in it share one binary; the other knobs change the code.
   EXPECT_EQ(KernelCompiler::name_expression(seed, "TN"),
-            "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,true,false,true>");
+            "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,0,true,false,true>");
   // So does the main loop's loads.
   EXPECT_EQ(KernelCompiler::name_expression(seed, "TN", false),
-            "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,true,false,false>");
+            "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,0,true,false,false>");
   EXPECT_NE(sm90.cache_key(seed, "NN", false), key);
   EXPECT_NE(sm90.cache_key(seed, "TN", false), sm90.cache_key(seed, "TN"));
   EXPECT_NE(sm90.cache_key(seed, "NT"), key);

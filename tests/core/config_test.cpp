@@ -386,6 +386,35 @@ TEST(ConfigCheck, PackIsAFlagWithItsOwnSuffixAndRule) {
   EXPECT_NE(v.front().reason.find("PACK = 2"), std::string::npos) << v.front().reason;
 }
 
+// STAGE_C: a flag with its own name suffix, after PACK's, and two rules: the flag's values, and a
+// shared-memory buffer that holds every warp's staged rows.
+TEST(ConfigCheck, StageCIsAFlagWithItsOwnSuffixAndRules) {
+  const std::string name = "wt_256x128x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_k2_o1_x1_c1";
+  const auto parsed = from_name(name);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->STAGE_C, 1);
+  EXPECT_EQ(parsed->PACK, 1);
+  EXPECT_EQ(to_name(*parsed), name);
+  EXPECT_TRUE(check(*parsed).empty());
+  auto c = seed();
+  EXPECT_EQ(to_name(c).find("_c"), std::string::npos) << to_name(c);
+  c.STAGE_C = 1;
+  EXPECT_EQ(derive(c).SMEM_BYTES, derive(seed()).SMEM_BYTES);  // it reuses As or Bs
+  EXPECT_TRUE(check(c).empty());
+  c.STAGE_C = 2;
+  auto v = check(c);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"stage_c_flag"}));
+  EXPECT_NE(v.front().reason.find("STAGE_C = 2"), std::string::npos) << v.front().reason;
+  // Single-buffered 128x256x8: 8 warps x 8 rows x 64 columns = 4096 floats, As holds 1056, Bs
+  // 2048. Double-buffered, Bs holds them.
+  auto big = *from_name("wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_p4_c1");
+  v = check(big);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"stage_c_buffer"}));
+  EXPECT_NE(v.front().reason.find("4096 floats"), std::string::npos) << v.front().reason;
+  big.STAGES = 2;
+  EXPECT_TRUE(check(big).empty());
+}
+
 TEST(ConfigCheck, PadAlignmentAndPipelineStages) {
   for (int WarpTileConfig::*pad : {&WarpTileConfig::PAD_A, &WarpTileConfig::PAD_B}) {
     auto p = seed();

@@ -205,6 +205,10 @@ TEST_F(SpaceFile, PackOtherThanZeroOrOneIsRefusedByName) {
   expect_param_error("PACK", {0, 2}, {"PACK", "pack_flag"});
 }
 
+TEST_F(SpaceFile, StageCOtherThanZeroOrOneIsRefusedByName) {
+  expect_param_error("STAGE_C", {0, 3}, {"STAGE_C", "stage_c_flag"});
+}
+
 TEST_F(SpaceFile, Zero) {
   expect_param_error("TM", {4, 0}, {"TM", "0"});
 }

@@ -152,6 +152,11 @@ const char* kConfigs[] = {
     // runs the TN float4 instance.
     "wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_o1_x1",
     "wt_128x128x8_w64x64_wn2_t8x4_n128_mb1_s2_p4_g8_k3_o1_x1",
+    // C through shared memory where it cannot take float4s (STAGE_C): packed, split over K, and
+    // single-buffered with a buffer that just holds every warp's rows.
+    "wt_256x128x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o1_x1_c1",
+    "wt_128x128x16_w64x32_wn2_t8x4_n256_mb1_s2_p4_g8_k4_o1_c1",
+    "wt_64x64x8_w32x32_wn1_t4x4_n128_mb1_c1",
 };
 
 const char* kLayouts[] = {"NN", "NT", "TN", "TT"};

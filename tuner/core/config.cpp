@@ -42,6 +42,12 @@ const std::vector<RuleInfo> kRules = {
     {"fma_order", "FMA_ORDER is 0 (thread-tile rows first) or 1 (columns first)", false},
     {"pack_flag", "PACK is 0 (operands read in place) or 1 (packed into k-major panels first)",
      false},
+    {"stage_c_flag",
+     "STAGE_C is 0 (C stored from registers) or 1 (edge and unaligned tiles through shared memory)",
+     false},
+    {"stage_c_buffer",
+     "with STAGE_C = 1, As or Bs holds every warp's staged rows: NUM_THREADS*WNITER*TN floats",
+     true},
     {"max_threads_per_block", "NUM_THREADS within the device's block limit", false},
     {"shared_memory",
      "STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 bytes within the static shared-memory limit", false},
@@ -159,6 +165,19 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
         fmt::format("PACK = {}: operands are read in place (0) or packed into panels (1)", c.PACK));
   }
 
+  if (c.STAGE_C != 0 && c.STAGE_C != 1) {
+    fail("stage_c_flag",
+         fmt::format("STAGE_C = {}: C is stored from registers (0) or through shared memory (1)",
+                     c.STAGE_C));
+  }
+  if (c.STAGE_C == 1 && sgt_kernel::stage_buffer(g) == 0) {
+    fail("stage_c_buffer",
+         fmt::format("STAGE_C = 1: the warps' staged rows need {} floats, more than As ({}) or "
+                     "Bs ({}) holds",
+                     c.NUM_THREADS / kWarpSize * sgt_kernel::stage_warp_floats(g),
+                     g.STAGES * g.AS_SIZE, g.STAGES * g.BS_SIZE));
+  }
+
   if (c.STAGES != 1 && c.STAGES != 2) {
     fail("pipeline_stages",
          fmt::format("STAGES = {}: the kernel has a single-buffer (1) and a double-buffer (2) loop",
@@ -212,7 +231,7 @@ constexpr std::pair<std::string_view, int WarpTileConfig::*> kNameSuffixes[] = {
     {"_s", &WarpTileConfig::STAGES},    {"_p", &WarpTileConfig::PAD_A},
     {"_g", &WarpTileConfig::GROUP_M},   {"_k", &WarpTileConfig::SPLIT_K},
     {"_o", &WarpTileConfig::FMA_ORDER}, {"_b", &WarpTileConfig::PAD_B},
-    {"_x", &WarpTileConfig::PACK},
+    {"_x", &WarpTileConfig::PACK},      {"_c", &WarpTileConfig::STAGE_C},
 };
 
 int min_of(int WarpTileConfig::*member) {

@@ -35,7 +35,8 @@ namespace sgt {
   X(SPLIT_K, 1, 1, "k-range splits, reduced in a fixed order by a second kernel (deterministic)") \
   X(FMA_ORDER, 0, 0, "outer-product order: 0 = rows of the thread tile first, 1 = columns first") \
   X(PAD_B, 0, 0, "floats of padding per k-row of the Bs tile (bank conflicts of the B^T store)")  \
-  X(PACK, 0, 0, "1 = copy the operands into k-major float4 panels first (odd sizes, transposes)")
+  X(PACK, 0, 0, "1 = copy the operands into k-major float4 panels first (odd sizes, transposes)") \
+  X(STAGE_C, 0, 0, "1 = C tiles without float4 stores go through shared memory as whole rows")
 
 inline constexpr int kRequired = -1;
 
@@ -99,8 +100,8 @@ const std::vector<RuleInfo>& rules();
 std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits = {});
 
 // Canonical name, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1, then _s<STAGES> _p<PAD_A>
-// _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> _x<PACK> for each knob that differs from its
-// default (so the seed's names stay valid and mean what they meant).
+// _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> _x<PACK> _c<STAGE_C> for each knob that differs
+// from its default (so the seed's names stay valid and mean what they meant).
 std::string to_name(const WarpTileConfig& c);
 // Parses a canonical name; nullopt when the text is not one.
 std::optional<WarpTileConfig> from_name(std::string_view name);

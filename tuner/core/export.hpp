@@ -16,8 +16,8 @@
 namespace sgt {
 
 // Version of the generated header's layout and of the JSON table (format "sgemm-tune-table").
-// 2: knob fields, layouts served, edge checks; 3: PAD_B; 4: PACK
-constexpr int kTableFormatVersion = 4;
+// 2: knob fields, layouts served, edge checks; 3: PAD_B; 4: PACK; 5: STAGE_C
+constexpr int kTableFormatVersion = 5;
 
 // The winner of one tuned shape, as measured.
 struct TableShape {

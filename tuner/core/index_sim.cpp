@@ -43,6 +43,9 @@ enum Kind : int {
   kCMatrix,
   kCHole,
   kCOverlap,
+  kStageSlot,
+  kStageOut,
+  kStageMisplaced,
   kAOut,
   kAMatrix,
   kAsOut,
@@ -83,6 +86,9 @@ constexpr std::array<KindInfo, kNumKinds> kKinds = {{
     {"c_out_of_matrix", "element writes"},
     {"c_hole", "elements"},
     {"c_overlap", "elements"},
+    {"c_stage_slot", "staging slots"},
+    {"c_stage_out_of_buffer", "float4 stores"},
+    {"c_stage_misplaced", "accumulator elements"},
     {"a_out_of_tile", "element reads"},
     {"a_out_of_matrix", "element reads"},
     {"as_out_of_tile", "element stores"},
@@ -182,6 +188,15 @@ struct KernelIndexing {
   static int clamp_mn_vec(int mn, int ext) { return sgt_kernel::clamp_mn_vec(mn, ext); }
   static int clamp_mn_panel(int mn, int ext) { return sgt_kernel::clamp_mn_panel(mn, ext); }
   static int clamp_last(int mn, int ext) { return sgt_kernel::clamp_last(mn, ext); }
+  static int stage_slot(const Geometry& g, int tid, int ws, int n) {
+    return sgt_kernel::stage_slot(g, tid, ws, n);
+  }
+  static int stage_tile_row(const Geometry& g, int tid, int ws, int m, int s) {
+    return sgt_kernel::stage_tile_row(g, tid, ws, m, s);
+  }
+  static int stage_tile_col(const Geometry& g, int tid, int s) {
+    return sgt_kernel::stage_tile_col(g, tid, s);
+  }
 };
 
 // Whether every function a block's replay calls is warptile_geometry.h's own.
@@ -192,7 +207,8 @@ bool is_kernel_indexing(const SimIndexing& ix) {
          ix.slice_mn == k.slice_mn && ix.as_index == k.as_index && ix.bs_index == k.bs_index &&
          ix.tile_row == k.tile_row && ix.tile_col == k.tile_col && ix.clamp_mn == k.clamp_mn &&
          ix.clamp_mn_vec == k.clamp_mn_vec && ix.clamp_mn_panel == k.clamp_mn_panel &&
-         ix.clamp_last == k.clamp_last;
+         ix.clamp_last == k.clamp_last && ix.stage_slot == k.stage_slot &&
+         ix.stage_tile_row == k.stage_tile_row && ix.stage_tile_col == k.stage_tile_col;
 }
 
 std::optional<std::string> field_out_of_range(const WarpTileConfig& c) {
@@ -676,6 +692,89 @@ std::string show_source(int v) {
   return std::to_string(v);
 }
 
+// The staged epilogue of STAGE_C = 1 (stage_slot in warptile_geometry.h), taken where the direct one
+// would store single floats: per warp and step (wm, m), the lanes' float4 stores must fill every slot of the
+// warp's block once, inside the block and the buffer (As or Bs), 16-byte aligned; and what lane
+// s % 32 reads back from slot s must go to the C element the direct epilogue gives the
+// accumulator stored there (tile_row, tile_col of the lane that stored it), whose placement the
+// rest of the replay checks.
+template <typename Ix>
+void check_staged_epilogue(const Geometry& g, const Ix& ix, Tally& t) {
+  const int per_warp = sgt_kernel::stage_warp_floats(g);
+  // Without a buffer that holds every warp's block (rule stage_c_buffer), the larger of the two.
+  const int which = sgt_kernel::stage_buffer(g) != 0 ? sgt_kernel::stage_buffer(g)
+                                                     : (g.AS_SIZE >= g.BS_SIZE ? 1 : 2);
+  const int buffer = g.STAGES * (which == 1 ? g.AS_SIZE : g.BS_SIZE);
+  const char* const name = which == 1 ? "As" : "Bs";
+  const int regs_n = g.WNITER * g.TN;
+  std::vector<int> writer(static_cast<size_t>(per_warp));
+  std::vector<int> reg(static_cast<size_t>(per_warp));
+  std::vector<int> writes(static_cast<size_t>(per_warp));
+  for (int w = 0; w < g.NUM_THREADS / kWarpSize; ++w) {
+    for (int wm = 0; wm < g.WMITER; ++wm) {
+      for (int m = 0; m < g.TM; ++m) {
+        std::fill(writes.begin(), writes.end(), 0);
+        for (int lane = 0; lane < kWarpSize; ++lane) {
+          const int tid = w * kWarpSize + lane;
+          const int base = sgt_kernel::stage_base(g, tid);
+          for (int wn = 0; wn < g.WNITER; ++wn) {
+            for (int n = 0; n < g.TN; n += kVec) {
+              const int slot = ix.stage_slot(g, tid, wn, n);
+              if (slot < 0 || slot + kVec > per_warp || base + slot + kVec > buffer) {
+                t.note(kStageOut, [&] {
+                  return fmt::format(
+                      "thread {} stores accumulators {}..{} of step ({}, {}) at {}[{}], outside "
+                      "its warp's {} floats at {} or the buffer's {}",
+                      tid, wn * g.TN + n, wn * g.TN + n + kVec - 1, wm, m, name, base + slot,
+                      per_warp, base, buffer);
+                });
+                continue;
+              }
+              if ((base + slot) % kVec != 0) {
+                t.note(kMisaligned, [&] {
+                  return fmt::format("thread {} stores a float4 at {}[{}], not 16-byte aligned",
+                                     tid, name, base + slot);
+                });
+              }
+              for (int j = 0; j < kVec; ++j) {
+                const int q = slot + j;
+                writer[q] = tid;
+                reg[q] = wn * g.TN + n + j;
+                ++writes[q];
+              }
+            }
+          }
+        }
+        for (int q = 0; q < per_warp; ++q) {
+          const int reader = w * kWarpSize + q % kWarpSize;
+          if (writes[q] != 1) {
+            t.note(kStageSlot, [&] {
+              return fmt::format(
+                  "slot {} of warp {}'s block in step ({}, {}) is stored {} times before thread {} "
+                  "reads it",
+                  q, w, wm, m, writes[q], reader);
+            });
+            continue;
+          }
+          const int row = ix.stage_tile_row(g, reader, wm, m, q);
+          const int col = ix.stage_tile_col(g, reader, q);
+          const int r = reg[q], wn = r / g.TN, n = r % g.TN;
+          const int want_row = ix.tile_row(g, writer[q], wm, m);
+          const int want_col = ix.tile_col(g, writer[q], wn, n / kVec * kVec) + n % kVec;
+          if (row != want_row || col != want_col) {
+            t.note(kStageMisplaced, [&] {
+              return fmt::format(
+                  "thread {} writes C[{}][{}] of the tile from slot {}, which holds thread {}'s "
+                  "accumulator ({}, {}) of C[{}][{}] (of {} per thread along N)",
+                  reader, row, col, q, writer[q], wm * g.TM + m, r, want_row, want_col, regs_n);
+            });
+          }
+        }
+      }
+    }
+  }
+}
+
 template <typename Ix>
 SimReport run_block_as(const WarpTileConfig& c, const SimCase& sc, const Ix& ix) {
   Tally t;
@@ -702,6 +801,7 @@ SimReport run_block_as(const WarpTileConfig& c, const SimCase& sc, const Ix& ix)
   const int row_ext = extent(sc.m_rem), col_ext = extent(sc.n_rem);
   // The epilogue's float4 path: the whole tile inside the matrix.
   const bool fast_c = (sc.m_rem == 0 || sc.m_rem == BM) && (sc.n_rem == 0 || sc.n_rem == BN);
+  if (!fast_c && c.STAGE_C == 1) check_staged_epilogue(g, ix, t);
   const int regs_m = WMITER * TM;
   const int regs_n = WNITER * TN;
   s.c_count.assign(static_cast<size_t>(BM) * BN, 0);

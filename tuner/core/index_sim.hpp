@@ -19,11 +19,12 @@ namespace sgt {
 // One kind of defect, reported once per simulation with an example and a count.
 struct SimDefect {
   // Stable name, one of sim_defect_kinds(): degenerate_geometry, c_out_of_tile, c_out_of_matrix,
-  // c_hole, c_overlap, a_out_of_tile, a_out_of_matrix, as_out_of_tile, as_pad_written, as_hole,
-  // as_overlap, as_misplaced, b_out_of_tile, b_out_of_matrix, bs_out_of_tile, bs_hole, bs_overlap,
-  // bs_misplaced, smem_read_out_of_tile, as_pad_read, operand_mismatch, k_tail_not_zeroed,
-  // misaligned_vector, raster_out_of_grid, raster_hole, raster_overlap, split_k_misaligned,
-  // split_k_empty, split_k_hole, split_k_overlap, split_k_workspace.
+  // c_hole, c_overlap, c_stage_slot, c_stage_out_of_buffer, c_stage_misplaced, a_out_of_tile,
+  // a_out_of_matrix, as_out_of_tile, as_pad_written, as_hole, as_overlap, as_misplaced,
+  // b_out_of_tile, b_out_of_matrix, bs_out_of_tile, bs_hole, bs_overlap, bs_misplaced,
+  // smem_read_out_of_tile, as_pad_read, operand_mismatch, k_tail_not_zeroed, misaligned_vector,
+  // raster_out_of_grid, raster_hole, raster_overlap, split_k_misaligned, split_k_empty,
+  // split_k_hole, split_k_overlap, split_k_workspace.
   std::string kind;
   std::string detail;  // one concrete (thread, element) example, then how many in all
 };
@@ -91,6 +92,10 @@ struct SimIndexing {
   int (*clamp_mn_vec)(int, int) = sgt_kernel::clamp_mn_vec;
   int (*clamp_mn_panel)(int, int) = sgt_kernel::clamp_mn_panel;
   int (*clamp_last)(int, int) = sgt_kernel::clamp_last;
+  int (*stage_slot)(const sgt_kernel::Geometry&, int, int, int) = sgt_kernel::stage_slot;
+  int (*stage_tile_row)(const sgt_kernel::Geometry&, int, int, int,
+                        int) = sgt_kernel::stage_tile_row;
+  int (*stage_tile_col)(const sgt_kernel::Geometry&, int, int) = sgt_kernel::stage_tile_col;
   int (*block_tile_row)(int, int, int, int) = sgt_kernel::block_tile_row;
   int (*block_tile_col)(int, int, int, int) = sgt_kernel::block_tile_col;
   sgt_kernel::LaunchDims (*launch_dims)(long long, long long, long long, int, int, int,

@@ -49,6 +49,9 @@ std::optional<std::string> single_value_rule(std::string_view field, int v) {
   if (field == "PACK" && v != 0 && v != 1) {
     return "rule pack_flag: PACK must be 0 or 1";
   }
+  if (field == "STAGE_C" && v != 0 && v != 1) {
+    return "rule stage_c_flag: STAGE_C must be 0 or 1";
+  }
   if (field == "FMA_ORDER" && v != 0 && v != 1) {
     return "rule fma_order: FMA_ORDER must be 0 or 1";
   }
