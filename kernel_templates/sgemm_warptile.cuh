@@ -92,6 +92,15 @@ struct Flag {
   static constexpr bool value = B;
 };
 
+// Programmatic dependent launch (sm_90+): a kernel the host launches to overlap the one before it
+// in the stream (its launch and prologue run while that one's last blocks finish) waits here until
+// that grid has completed and its writes are visible. Launched normally, it returns at once.
+__device__ __forceinline__ void wait_for_prior_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ bool aligned16(const void* p) {
   return (reinterpret_cast<unsigned long long>(p) & 15ull) == 0;
 }
@@ -133,6 +142,9 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   __shared__ __align__(16) float Bs[STAGES * g.BS_SIZE];
 
   const int tid = threadIdx.x;
+  // A PACK instance reads the panels sgemm_pack writes just before it (see
+  // wait_for_prior_grid); no other instance has a kernel before it to wait for.
+  if constexpr (PACK == 1) wait_for_prior_grid();
   const int grid_m = (M + BM - 1) / BM;
   const int grid_n = (N + BN - 1) / BN;
   const int blockRow = block_tile_row(blockIdx.x, grid_m, grid_n, GROUP_M) * BM;
@@ -501,6 +513,7 @@ template <int UNUSED>
 __global__ void sgemm_splitk_reduce(int M, int N, int splits, float alpha,
                                     const float* __restrict__ partial, float beta,
                                     float* __restrict__ C, int ldc) {
+  sgt_kernel::wait_for_prior_grid();  // the tile kernel's partial products
   const long long total = static_cast<long long>(M) * N;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;

@@ -75,6 +75,29 @@ int layout_index(const detail::Call& c) {
   return layout_index(c.trans_a, c.trans_b);
 }
 
+// Launches a kernel that reads what the kernel just before it in the stream writes: on sm_90+ as a
+// programmatic dependent launch, so that its launch and prologue overlap that kernel's last blocks
+// (the kernel waits for its data in wait_for_prior_grid); elsewhere a plain launch.
+cudaError_t launch_dependent(const void* kernel, dim3 grid, dim3 block, void** args,
+                             cudaStream_t stream) {
+  int dev = 0, major = 0;
+  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
+  if (const cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+      e != cudaSuccess)
+    return e;
+  if (major < 9) return cudaLaunchKernel(kernel, grid, block, args, 0, stream);
+  cudaLaunchAttribute overlap{};
+  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  overlap.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = stream;
+  cfg.attrs = &overlap;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelExC(&cfg, kernel, args);
+}
+
 // PACK configs: copies the operands that need it into k-major panels in stream-ordered memory
 // (*panels, for the caller to free after the tile kernel) with one sgemm_pack launch, and points
 // A, lda, B, ldb at what the TN float4 instance reads.
@@ -211,35 +234,36 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float
   float* work = nullptr;
   float* panels = nullptr;
   cudaError_t e = cudaSuccess;
-  if (packed && K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
   // Split-K partial products live in stream-ordered memory: no state shared between streams.
-  if (e == cudaSuccess && d.workspace_floats > 0) {
+  // Allocated first, so that the pack, tile and reduction kernels follow each other directly in
+  // the stream, as programmatic dependent launch needs.
+  if (d.workspace_floats > 0) {
     e = cudaMallocAsync(reinterpret_cast<void**>(&work),
                         static_cast<size_t>(d.workspace_floats) * sizeof(float), stream);
   }
+  if (e == cudaSuccess && packed && K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
   void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
   // cudaLaunchKernel returns this launch's own error, where <<<>>> would leave it to a later
   // cudaGetLastError() that may return an earlier, unrelated one instead.
   if (e == cudaSuccess) {
-    e = cudaLaunchKernel(reinterpret_cast<const void*>(kernel),
-                         dim3(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z)),
-                         dim3(static_cast<unsigned>(cfg.NUM_THREADS)), args, 0, stream);
+    const dim3 grid(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z));
+    const dim3 block(static_cast<unsigned>(cfg.NUM_THREADS));
+    e = panels
+            ? launch_dependent(reinterpret_cast<const void*>(kernel), grid, block, args, stream)
+            : cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, 0, stream);
   }
-  if (panels) {
-    const cudaError_t f = cudaFreeAsync(panels, stream);
-    if (e == cudaSuccess) e = f;
+  if (work && e == cudaSuccess) {
+    int splits = d.grid_z;
+    const float* partial = work;
+    void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
+    const long long total = static_cast<long long>(M) * N;
+    const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 4096));
+    e = launch_dependent(reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), dim3(blocks),
+                         dim3(256), rargs, stream);
   }
-  if (work) {
-    if (e == cudaSuccess) {
-      int splits = d.grid_z;
-      const float* partial = work;
-      void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
-      const long long total = static_cast<long long>(M) * N;
-      const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 4096));
-      e = cudaLaunchKernel(reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), dim3(blocks),
-                           dim3(256), rargs, 0, stream);
-    }
-    const cudaError_t f = cudaFreeAsync(work, stream);
+  for (float* p : {panels, work}) {
+    if (!p) continue;
+    const cudaError_t f = cudaFreeAsync(p, stream);
     if (e == cudaSuccess) e = f;
   }
   return e;

@@ -360,16 +360,35 @@ class Worker {
     if (!pack.empty()) SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.pack, l.lib, pack.c_str()));
   }
 
+  // Launches a kernel that reads what the kernel before it in the stream writes: on sm_90+ as a
+  // programmatic dependent launch, so that its launch and prologue overlap that kernel's last
+  // blocks (the kernel waits for its data in wait_for_prior_grid); elsewhere a plain launch.
+  cudaError_t launch_dependent(const void* kernel, dim3 grid, dim3 block, void** args,
+                               cudaStream_t st) const {
+    if (fp_.cc_major < 9) return cudaLaunchKernel(kernel, grid, block, args, 0, st);
+    cudaLaunchAttribute overlap{};
+    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    overlap.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cfg.stream = st;
+    cfg.attrs = &overlap;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelExC(&cfg, kernel, args);
+  }
+
   // PACK configs: packs the operands of `in` that need it into panels (sgemm_pack, one launch for
-  // both) and points A, B, lda, ldb at what the tile kernel, the TN float4 instance, reads.
-  void pack_operands(const Loaded& l, Instance& in, const float*& A, int& lda, const float*& B,
+  // both) and points A, B, lda, ldb at what the tile kernel, the TN float4 instance, reads; true
+  // when it launched.
+  bool pack_operands(const Loaded& l, Instance& in, const float*& A, int& lda, const float*& B,
                      int& ldb, cudaStream_t st) {
     const auto aligned = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
     int K = static_cast<int>(in.p.K);
     auto plan =
         sgt_kernel::plan_pack(in.trans_a(), in.trans_b(), static_cast<int>(in.p.M),
                               static_cast<int>(in.p.N), K, A, aligned(A), lda, B, aligned(B), ldb);
-    if (plan.floats == 0) return;
+    if (plan.floats == 0) return false;
     if (plan.grid_x > 0x7fffffffLL) throw Error("grid too large to pack this problem");
     if (!in.panels || in.panels->count < static_cast<size_t>(plan.floats))
       in.panels = std::make_unique<DeviceBuffer<float>>(static_cast<size_t>(plan.floats));
@@ -378,6 +397,7 @@ class Worker {
     SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(l.pack),
                                     dim3(static_cast<unsigned>(plan.grid_x), plan.grid_y, 2),
                                     dim3(sgt_kernel::kPackThreads), args, 0, st));
+    return true;
   }
 
   // Launches the candidate on an instance (from whatever C holds): the packing kernel for PACK
@@ -402,18 +422,19 @@ class Worker {
     const float* A = in.A();
     const float* B = in.B();
     float* C = in.C();
-    if (l.pack && K > 0) pack_operands(l, in, A, lda, B, ldb, st);
+    const bool packed = l.pack && K > 0 && pack_operands(l, in, A, lda, B, ldb, st);
     int k_chunk = d.k_chunk;
     void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
-    SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(l.kernel),
-                                    dim3(static_cast<unsigned>(d.grid_x), 1, d.grid_z), dim3(block),
-                                    args, 0, st));
+    const void* kernel = reinterpret_cast<const void*>(l.kernel);
+    const dim3 grid(static_cast<unsigned>(d.grid_x), 1, d.grid_z);
+    SGT_CUDA_CHECK(packed ? launch_dependent(kernel, grid, dim3(block), args, st)
+                          : cudaLaunchKernel(kernel, grid, dim3(block), args, 0, st));
     if (d.grid_z > 1) {
       int splits = d.grid_z;
       const float* partial = work;
       void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
-      SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(l.reduce),
-                                      dim3(fp_.sm_count * 4), dim3(256), rargs, 0, st));
+      SGT_CUDA_CHECK(launch_dependent(reinterpret_cast<const void*>(l.reduce),
+                                      dim3(fp_.sm_count * 4), dim3(256), rargs, st));
     }
   }
 
