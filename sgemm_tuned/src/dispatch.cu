@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dependent_launch.h"
 #include "select.hpp"
 #include "sgemm_warptile.cuh"
 
@@ -75,27 +76,13 @@ int layout_index(const detail::Call& c) {
   return layout_index(c.trans_a, c.trans_b);
 }
 
-// Launches a kernel that reads what the kernel just before it in the stream writes: on sm_90+ as a
-// programmatic dependent launch, so that its launch and prologue overlap that kernel's last blocks
-// (the kernel waits for its data in wait_for_prior_grid); elsewhere a plain launch.
-cudaError_t launch_dependent(const void* kernel, dim3 grid, dim3 block, void** args,
-                             cudaStream_t stream) {
+// Whether the current device takes programmatic dependent launches (see launch_dependent).
+cudaError_t overlap_launches(bool* overlap) {
   int dev = 0, major = 0;
-  if (const cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
-  if (const cudaError_t e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-      e != cudaSuccess)
-    return e;
-  if (major < 9) return cudaLaunchKernel(kernel, grid, block, args, 0, stream);
-  cudaLaunchAttribute overlap{};
-  overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  overlap.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.stream = stream;
-  cfg.attrs = &overlap;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelExC(&cfg, kernel, args);
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  *overlap = major >= 9;
+  return e;
 }
 
 // PACK configs: copies the operands that need it into k-major panels in stream-ordered memory
@@ -243,14 +230,16 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float
   }
   if (e == cudaSuccess && packed && K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
   void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
-  // cudaLaunchKernel returns this launch's own error, where <<<>>> would leave it to a later
+  // After a pack, and for the reduction after the tile kernel, a dependent launch (sm_90+).
+  bool overlap = false;
+  if (e == cudaSuccess && (panels || work)) e = overlap_launches(&overlap);
+  // A launch call returns this launch's own error, where <<<>>> would leave it to a later
   // cudaGetLastError() that may return an earlier, unrelated one instead.
   if (e == cudaSuccess) {
     const dim3 grid(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z));
     const dim3 block(static_cast<unsigned>(cfg.NUM_THREADS));
-    e = panels
-            ? launch_dependent(reinterpret_cast<const void*>(kernel), grid, block, args, stream)
-            : cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, 0, stream);
+    e = sgt_kernel::launch_dependent(panels && overlap, reinterpret_cast<const void*>(kernel), grid,
+                                     block, args, stream);
   }
   if (work && e == cudaSuccess) {
     int splits = d.grid_z;
@@ -258,8 +247,9 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float
     void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
     const long long total = static_cast<long long>(M) * N;
     const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 4096));
-    e = launch_dependent(reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), dim3(blocks),
-                         dim3(256), rargs, stream);
+    e = sgt_kernel::launch_dependent(overlap,
+                                     reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>),
+                                     dim3(blocks), dim3(256), rargs, stream);
   }
   for (float* p : {panels, work}) {
     if (!p) continue;

@@ -21,6 +21,7 @@
 
 #include "bench.hpp"
 #include "check.hpp"
+#include "dependent_launch.h"
 #include "sha256.hpp"
 #include "warptile_geometry.h"
 #include "worker_protocol.hpp"
@@ -360,24 +361,6 @@ class Worker {
     if (!pack.empty()) SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.pack, l.lib, pack.c_str()));
   }
 
-  // Launches a kernel that reads what the kernel before it in the stream writes: on sm_90+ as a
-  // programmatic dependent launch, so that its launch and prologue overlap that kernel's last
-  // blocks (the kernel waits for its data in wait_for_prior_grid); elsewhere a plain launch.
-  cudaError_t launch_dependent(const void* kernel, dim3 grid, dim3 block, void** args,
-                               cudaStream_t st) const {
-    if (fp_.cc_major < 9) return cudaLaunchKernel(kernel, grid, block, args, 0, st);
-    cudaLaunchAttribute overlap{};
-    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    overlap.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.stream = st;
-    cfg.attrs = &overlap;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelExC(&cfg, kernel, args);
-  }
-
   // PACK configs: packs the operands of `in` that need it into panels (sgemm_pack, one launch for
   // both) and points A, B, lda, ldb at what the tile kernel, the TN float4 instance, reads; true
   // when it launched.
@@ -427,14 +410,16 @@ class Worker {
     void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
     const void* kernel = reinterpret_cast<const void*>(l.kernel);
     const dim3 grid(static_cast<unsigned>(d.grid_x), 1, d.grid_z);
-    SGT_CUDA_CHECK(packed ? launch_dependent(kernel, grid, dim3(block), args, st)
-                          : cudaLaunchKernel(kernel, grid, dim3(block), args, 0, st));
+    // After a pack, and for the reduction after the tile kernel, a dependent launch (sm_90+).
+    const bool overlap = fp_.cc_major >= 9;
+    SGT_CUDA_CHECK(
+        sgt_kernel::launch_dependent(packed && overlap, kernel, grid, dim3(block), args, st));
     if (d.grid_z > 1) {
       int splits = d.grid_z;
       const float* partial = work;
       void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
-      SGT_CUDA_CHECK(launch_dependent(reinterpret_cast<const void*>(l.reduce),
-                                      dim3(fp_.sm_count * 4), dim3(256), rargs, st));
+      SGT_CUDA_CHECK(sgt_kernel::launch_dependent(overlap, reinterpret_cast<const void*>(l.reduce),
+                                                  dim3(fp_.sm_count * 4), dim3(256), rargs, st));
     }
   }
 
