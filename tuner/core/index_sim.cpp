@@ -692,11 +692,11 @@ std::string show_source(int v) {
   return std::to_string(v);
 }
 
-// The staged epilogue of STAGE_C = 1 (stage_slot in warptile_geometry.h), taken where the direct one
-// would store single floats: per warp and step (wm, m), the lanes' float4 stores must fill every slot of the
-// warp's block once, inside the block and the buffer (As or Bs), 16-byte aligned; and what lane
-// s % 32 reads back from slot s must go to the C element the direct epilogue gives the
-// accumulator stored there (tile_row, tile_col of the lane that stored it), whose placement the
+// The staged epilogue of STAGE_C = 1 (stage_slot in warptile_geometry.h), taken where the direct
+// one would store single floats: per warp and step (wm, m), the lanes' float4 stores must fill
+// every slot of the warp's block once, inside the block and the buffer (As or Bs), 16-byte aligned;
+// and what lane s % 32 reads back from slot s must go to the C element the direct epilogue gives
+// the accumulator stored there (tile_row, tile_col of the lane that stored it), whose placement the
 // rest of the replay checks.
 template <typename Ix>
 void check_staged_epilogue(const Geometry& g, const Ix& ix, Tally& t) {
@@ -1472,7 +1472,9 @@ std::string simulate_config_scope() {
          "float4 instance, through the guarded edge loop; remainders 1, tile-3, tile/2+1, tile-1 "
          "in M, N and K), and the block order, split-K ranges and last blocks (every layout, the "
          "instance the tuner picks) of 5 launch grids; a PACK config as it runs, its TN float4 "
-         "instance on zero-padded panels";
+         "instance on zero-padded panels; a STAGE_C config's edge blocks through the staged "
+         "epilogue (each warp's slots stored once, in the buffer, read back to the accumulator's "
+         "C element)";
 }
 
 }  // namespace sgt
