@@ -366,49 +366,47 @@ TEST(ConfigCheck, PadBIsNamedAndCounted) {
   EXPECT_EQ(to_name(c).find("_b"), std::string::npos) << to_name(c);
 }
 
-// PACK: a flag with its own name suffix, last, and its own rule.
-TEST(ConfigCheck, PackIsAFlagWithItsOwnSuffixAndRule) {
-  const std::string name = "wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_k3_o1_x1";
+// A 0/1 knob: `name` sets it (and parses back to itself), the seed's name has no `suffix`, the
+// value 1 leaves shared memory as it is, and 2 breaks `rule` alone, whose reason names the value.
+void expect_flag_knob(const std::string& name, int WarpTileConfig::*flag, std::string_view field,
+                      std::string_view suffix, std::string_view rule) {
   const auto parsed = from_name(name);
-  ASSERT_TRUE(parsed.has_value());
-  EXPECT_EQ(parsed->PACK, 1);
-  EXPECT_EQ(parsed->SPLIT_K, 3);
+  ASSERT_TRUE(parsed.has_value()) << name;
+  EXPECT_EQ((*parsed).*flag, 1);
   EXPECT_EQ(to_name(*parsed), name);
   EXPECT_TRUE(check(*parsed).empty());
   auto c = seed();
-  EXPECT_EQ(to_name(c).find("_x"), std::string::npos) << to_name(c);
-  // Packing changes what the kernel reads, not its tiles: shared memory and registers alike.
-  c.PACK = 1;
+  EXPECT_EQ(to_name(c).find(suffix), std::string::npos) << to_name(c);
+  c.*flag = 1;
   EXPECT_EQ(derive(c).SMEM_BYTES, derive(seed()).SMEM_BYTES);
-  c.PACK = 2;
+  c.*flag = 2;
   const auto v = check(c);
-  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"pack_flag"}));
-  EXPECT_NE(v.front().reason.find("PACK = 2"), std::string::npos) << v.front().reason;
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{std::string(rule)}));
+  EXPECT_NE(v.front().reason.find(std::string(field) + " = 2"), std::string::npos)
+      << v.front().reason;
+}
+
+// PACK: a flag with its own name suffix, last, and its own rule. Packing changes what the kernel
+// reads, not its tiles: shared memory and registers alike.
+TEST(ConfigCheck, PackIsAFlagWithItsOwnSuffixAndRule) {
+  const std::string name = "wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_k3_o1_x1";
+  expect_flag_knob(name, &WarpTileConfig::PACK, "PACK", "_x", "pack_flag");
+  EXPECT_EQ(from_name(name)->SPLIT_K, 3);
 }
 
 // STAGE_C: a flag with its own name suffix, after PACK's, and two rules: the flag's values, and a
-// shared-memory buffer that holds every warp's staged rows.
+// shared-memory buffer that holds every warp's staged rows (it reuses As or Bs).
 TEST(ConfigCheck, StageCIsAFlagWithItsOwnSuffixAndRules) {
   const std::string name = "wt_256x128x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_k2_o1_x1_c1";
-  const auto parsed = from_name(name);
-  ASSERT_TRUE(parsed.has_value());
-  EXPECT_EQ(parsed->STAGE_C, 1);
-  EXPECT_EQ(parsed->PACK, 1);
-  EXPECT_EQ(to_name(*parsed), name);
-  EXPECT_TRUE(check(*parsed).empty());
+  expect_flag_knob(name, &WarpTileConfig::STAGE_C, "STAGE_C", "_c", "stage_c_flag");
+  EXPECT_EQ(from_name(name)->PACK, 1);
   auto c = seed();
-  EXPECT_EQ(to_name(c).find("_c"), std::string::npos) << to_name(c);
   c.STAGE_C = 1;
-  EXPECT_EQ(derive(c).SMEM_BYTES, derive(seed()).SMEM_BYTES);  // it reuses As or Bs
   EXPECT_TRUE(check(c).empty());
-  c.STAGE_C = 2;
-  auto v = check(c);
-  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"stage_c_flag"}));
-  EXPECT_NE(v.front().reason.find("STAGE_C = 2"), std::string::npos) << v.front().reason;
   // Single-buffered 128x256x8: 8 warps x 8 rows x 64 columns = 4096 floats, As holds 1056, Bs
   // 2048. Double-buffered, Bs holds them.
   auto big = *from_name("wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_p4_c1");
-  v = check(big);
+  const auto v = check(big);
   ASSERT_EQ(rule_names(v), (std::vector<std::string>{"stage_c_buffer"}));
   EXPECT_NE(v.front().reason.find("4096 floats"), std::string::npos) << v.front().reason;
   big.STAGES = 2;
