@@ -76,15 +76,6 @@ int layout_index(const detail::Call& c) {
   return layout_index(c.trans_a, c.trans_b);
 }
 
-// Whether the current device takes programmatic dependent launches (see launch_dependent).
-cudaError_t overlap_launches(bool* overlap) {
-  int dev = 0, major = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-  *overlap = major >= 9;
-  return e;
-}
-
 // PACK configs: copies the operands that need it into k-major panels in stream-ordered memory
 // (*panels, for the caller to free after the tile kernel) with one sgemm_pack launch, and points
 // A, lda, B, ldb at what the TN float4 instance reads.
@@ -206,8 +197,10 @@ cudaError_t run_cublas(DeviceState& s, bool trans_a, bool trans_b, int M, int N,
   return to_cuda_error(st);
 }
 
+// overlap: the device takes programmatic dependent launches (sm_90+, see launch_dependent).
 cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float alpha,
-                   const float* A, const float* B, float beta, float* C, cudaStream_t stream) {
+                   const float* A, const float* B, float beta, float* C, bool overlap,
+                   cudaStream_t stream) {
   const auto& cfg = table::kConfigs[choice.config];
   // A PACK config runs its TN float4 instance on panels (see pack below).
   const bool packed = cfg.PACK != 0;
@@ -231,8 +224,6 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float
   if (e == cudaSuccess && packed && K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
   void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
   // After a pack, and for the reduction after the tile kernel, a dependent launch (sm_90+).
-  bool overlap = false;
-  if (e == cudaSuccess && (panels || work)) e = overlap_launches(&overlap);
   // A launch call returns this launch's own error, where <<<>>> would leave it to a later
   // cudaGetLastError() that may return an earlier, unrelated one instead.
   if (e == cudaSuccess) {
@@ -286,7 +277,7 @@ cudaError_t sgemm(Op op_a, Op op_b, int M, int N, int K, float alpha, const floa
   const auto c = detail::choose(s->id, call, [s](int i) { return s->unusable[i]; });
   switch (c.path) {
     case detail::Path::kernel:
-      return launch(c, call, alpha, A, B, beta, C, stream);
+      return launch(c, call, alpha, A, B, beta, C, s->id.cc_major >= 9, stream);
     case detail::Path::cublas:
       return run_cublas(*s, call.trans_a, call.trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C,
                         ldc, stream);
