@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
                 "pad_alignment");
   static_assert(STAGES == 1 || STAGES == 2, "pipeline_stages");
   static_assert(GROUP_M >= 1, "GROUP_M must be positive");
-  static_assert(FMA_ORDER == 0 || FMA_ORDER == 1, "fma_order");
+  static_assert(FMA_ORDER >= 0 && FMA_ORDER <= 3, "fma_order");
   static_assert(PACK == 0 || PACK == 1, "pack_flag");
   static_assert(STAGE_C == 0 || STAGE_C == 1, "stage_c_flag");
   static_assert(STAGE_C == 0 || stage_buffer(g) != 0, "stage_c_buffer");
@@ -272,13 +272,56 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
       store_slice_vec<TRANS_B, false>(g, Bs + buf * g.BS_SIZE, rb[p], load_row(g, B_COLS, tid, p),
                                       load_col(g, B_COLS, tid, p));
   };
+  // The thread's fragments of step k from shared buffer `buf`: its TM * WMITER rows of As and
+  // WNITER * TN columns of Bs, as float4s where the thread tile allows.
+  auto load_frag = [&](int buf, int k, float* rm, float* rn) {
+    const float* as = As + buf * g.AS_SIZE;
+    const float* bs = Bs + buf * g.BS_SIZE;
+#pragma unroll
+    for (int ws = 0; ws < g.WMITER; ++ws) {
+      if (TM % kVec == 0) {
+#pragma unroll
+        for (int i = 0; i < TM; i += kVec) {
+          const float4 v =
+              *reinterpret_cast<const float4*>(&as[as_index(g, k, tile_row(g, tid, ws, i))]);
+          rm[ws * TM + i + 0] = v.x;
+          rm[ws * TM + i + 1] = v.y;
+          rm[ws * TM + i + 2] = v.z;
+          rm[ws * TM + i + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < TM; ++i) rm[ws * TM + i] = as[as_index(g, k, tile_row(g, tid, ws, i))];
+      }
+    }
+#pragma unroll
+    for (int ws = 0; ws < WNITER; ++ws)
+#pragma unroll
+      for (int i = 0; i < TN; i += kVec) {
+        const float4 v =
+            *reinterpret_cast<const float4*>(&bs[bs_index(g, k, tile_col(g, tid, ws, i))]);
+        rn[ws * TN + i + 0] = v.x;
+        rn[ws * TN + i + 1] = v.y;
+        rn[ws * TN + i + 2] = v.z;
+        rn[ws * TN + i + 3] = v.w;
+      }
+  };
+  // One outer product of the fragments into the accumulators, in the order FMA_ORDER names (see
+  // fma_step): the order decides the register allocation of the accumulators, and with it the
+  // register-bank conflicts and operand reuse of the FFMAs.
+  constexpr int kCols = WNITER * TN;
+  auto outer = [&](const float* rm, const float* rn) {
+#pragma unroll
+    for (int s = 0; s < kWmiter * TM * kCols; ++s) {
+      const FmaStep f = fma_step(g, FMA_ORDER, s);
+      acc[f.i * kCols + f.j] += rm[f.i] * rn[f.j];
+    }
+  };
   // One k-slice of outer products from shared buffer `buf`. The main loop unrolls the k loop
   // fully (every shared-memory read gets an immediate offset; SGT_K_UNROLL, an NVRTC/nvcc -D
   // option in the compile-cache key, picks a partial unroll instead); the edge loop, which runs
   // on few blocks, not at all, to keep the code small.
   auto compute = [&](auto main_loop, int buf) {
-    const float* as = As + buf * g.AS_SIZE;
-    const float* bs = Bs + buf * g.BS_SIZE;
 #ifdef SGT_K_UNROLL
     constexpr int kUnroll = decltype(main_loop)::value ? SGT_K_UNROLL : 1;
 #else
@@ -286,60 +329,8 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 #endif
 #pragma unroll kUnroll
     for (int k = 0; k < BK; ++k) {
-#pragma unroll
-      for (int ws = 0; ws < g.WMITER; ++ws) {
-        if (TM % kVec == 0) {
-#pragma unroll
-          for (int i = 0; i < TM; i += kVec) {
-            const float4 v =
-                *reinterpret_cast<const float4*>(&as[as_index(g, k, tile_row(g, tid, ws, i))]);
-            regM[ws * TM + i + 0] = v.x;
-            regM[ws * TM + i + 1] = v.y;
-            regM[ws * TM + i + 2] = v.z;
-            regM[ws * TM + i + 3] = v.w;
-          }
-        } else {
-#pragma unroll
-          for (int i = 0; i < TM; ++i)
-            regM[ws * TM + i] = as[as_index(g, k, tile_row(g, tid, ws, i))];
-        }
-      }
-#pragma unroll
-      for (int ws = 0; ws < WNITER; ++ws)
-#pragma unroll
-        for (int i = 0; i < TN; i += kVec) {
-          const float4 v =
-              *reinterpret_cast<const float4*>(&bs[bs_index(g, k, tile_col(g, tid, ws, i))]);
-          regN[ws * TN + i + 0] = v.x;
-          regN[ws * TN + i + 1] = v.y;
-          regN[ws * TN + i + 2] = v.z;
-          regN[ws * TN + i + 3] = v.w;
-        }
-      // The order of the outer product decides the register allocation of the accumulators,
-      // and with it the register-bank conflicts of the FFMAs: a knob, not a constant.
-      if (FMA_ORDER == 0) {
-#pragma unroll
-        for (int wm = 0; wm < g.WMITER; ++wm)
-#pragma unroll
-          for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-            for (int m = 0; m < TM; ++m)
-#pragma unroll
-              for (int n = 0; n < TN; ++n)
-                acc[(wm * TM + m) * (WNITER * TN) + wn * TN + n] +=
-                    regM[wm * TM + m] * regN[wn * TN + n];
-      } else {
-#pragma unroll
-        for (int wn = 0; wn < WNITER; ++wn)
-#pragma unroll
-          for (int n = 0; n < TN; ++n)
-#pragma unroll
-            for (int wm = 0; wm < g.WMITER; ++wm)
-#pragma unroll
-              for (int m = 0; m < TM; ++m)
-                acc[(wm * TM + m) * (WNITER * TN) + wn * TN + n] +=
-                    regM[wm * TM + m] * regN[wn * TN + n];
-      }
+      load_frag(buf, k, regM, regN);
+      outer(regM, regN);
     }
   };
 

@@ -104,6 +104,33 @@ SGT_HD constexpr int tile_col(const Geometry& g, int tid, int wSubCol, int n) {
   return warp_col(g, tid) * g.WN + wSubCol * g.WSUBN + lane_col(g, tid) * g.TN + n;
 }
 
+// --- The order of the outer product -----------------------------------------------------------
+// Each k-step adds the outer product of a thread's fragments to its accumulators: row i = wm * TM
+// + m of the thread tile (regM[i]) times column j = wn * TN + n (regN[j]) into acc[i * cols + j],
+// rows = WMITER * TM, cols = WNITER * TN. The order of those FFMAs decides the accumulators'
+// register allocation and which operand each FFMA can take from the operand reuse cache, so it is
+// a knob (FMA_ORDER): 0 walks wm, wn, m, n (rows first, a sub-tile at a time); 1 walks the columns,
+// each over every row; 2 walks the rows, every other one backwards; 3 walks the columns, every
+// other one backwards, so that each column starts on the A value the last one ended on.
+struct FmaStep {
+  int i, j;
+};
+SGT_HD constexpr FmaStep fma_step(const Geometry& g, int order, int s) {
+  const int rows = g.WMITER * g.TM, cols = g.WNITER * g.TN;
+  if (order == 0) {
+    const int per_wm = g.WNITER * g.TM * g.TN, per_wn = g.TM * g.TN;
+    const int wm = s / per_wm, wn = s % per_wm / per_wn, m = s % per_wn / g.TN, n = s % g.TN;
+    return {wm * g.TM + m, wn * g.TN + n};
+  }
+  if (order == 1) return {s % rows, s / rows};
+  if (order == 2) {
+    const int i = s / cols, jj = s % cols;
+    return {i, i % 2 == 0 ? jj : cols - 1 - jj};
+  }
+  const int j = s / rows, ii = s % rows;
+  return {j % 2 == 0 ? ii : rows - 1 - ii, j};
+}
+
 // --- Loading a k-slice into shared memory ----------------------------------------------------
 // Each operand's slice is read as stored: a rows x cols row-major tile with cols contiguous in
 // memory. A (M x K) is BM x BK when not transposed and BK x BM when stored transposed; B (K x N)

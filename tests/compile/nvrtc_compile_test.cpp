@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <tuple>
 #include <thread>
@@ -94,6 +95,21 @@ TEST(NvrtcCompile, SeedAndQuickSurvivorsCompileToVerifiedCubins) {
     expect_loadable(r, c, k);
   }
   EXPECT_EQ(k.compilations(), names.size());
+}
+
+// The four outer-product orders of the 4096^3 winner's tile compile spill-free, each to a binary
+// of its own (the order is in the kernel's template arguments and changes its code).
+TEST(NvrtcCompile, EveryFmaOrderIsItsOwnSpillFreeBinary) {
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  std::set<std::string> binaries;
+  for (int order = 0; order <= 3; ++order) {
+    auto c = config("wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8");
+    c.FMA_ORDER = order;
+    const Compiled r = k.compile(c);
+    expect_loadable(r, c, k);
+    EXPECT_TRUE(binaries.insert(r.cubin_sha256).second) << r.config_name;
+  }
 }
 
 // The single-float instance (for operands that refuse float4s) of the 4096^3 winner and of the

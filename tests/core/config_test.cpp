@@ -366,6 +366,29 @@ TEST(ConfigCheck, PadBIsNamedAndCounted) {
   EXPECT_EQ(to_name(c).find("_b"), std::string::npos) << to_name(c);
 }
 
+// FMA_ORDER: four orders of the outer product, named by the suffix _o (order 0, the seed's, has
+// none); past 3 the fma_order rule alone breaks, and its reason names the value. No order changes
+// shared memory.
+TEST(ConfigCheck, FmaOrderTakesFourOrders) {
+  for (int order = 1; order <= 3; ++order) {
+    const std::string name =
+        "wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o" + std::to_string(order);
+    const auto parsed = from_name(name);
+    ASSERT_TRUE(parsed.has_value()) << name;
+    EXPECT_EQ(parsed->FMA_ORDER, order);
+    EXPECT_EQ(to_name(*parsed), name);
+    EXPECT_TRUE(check(*parsed).empty()) << name;
+    EXPECT_EQ(derive(*parsed).SMEM_BYTES,
+              derive(*from_name("wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8")).SMEM_BYTES);
+  }
+  auto c = seed();
+  EXPECT_EQ(to_name(c).find("_o"), std::string::npos) << to_name(c);
+  c.FMA_ORDER = 4;
+  const auto v = check(c);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"fma_order"}));
+  EXPECT_NE(v.front().reason.find("FMA_ORDER = 4"), std::string::npos) << v.front().reason;
+}
+
 // A 0/1 knob: `name` sets it (and parses back to itself), the seed's name has no `suffix`, the
 // value 1 leaves shared memory as it is, and 2 breaks `rule` alone, whose reason names the value.
 void expect_flag_knob(const std::string& name, int WarpTileConfig::*flag, std::string_view field,

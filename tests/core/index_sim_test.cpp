@@ -928,6 +928,39 @@ TEST(IndexSimMutation, IgnoringTheTransposeIsCaughtInTheTransposedLayoutsOnly) {
   }
 }
 
+// Every FMA_ORDER updates each accumulator once per k-step, the serpentine orders included.
+TEST(IndexSim, EveryFmaOrderCoversTheThreadTileOnce) {
+  for (const char* tile :
+       {"wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8",
+        "wt_128x128x16_w64x64_wn2_t4x4_n128_mb1_s2_p4_g8", "wt_64x64x8_w32x32_wn1_t4x4_n128_mb1"}) {
+    for (int order = 0; order <= 3; ++order) {
+      auto c = named(tile);
+      c.FMA_ORDER = order;
+      const auto r = simulate_block(c);
+      EXPECT_TRUE(r.ok()) << tile << " o" << order << "\n" << r.summary();
+    }
+  }
+}
+
+// A serpentine order that turns back one step too early: the last column of every other row is
+// updated twice and its first never.
+sgt_kernel::FmaStep fma_step_off_by_one(const sgt_kernel::Geometry& g, int order, int s) {
+  auto f = sgt_kernel::fma_step(g, order, s);
+  const int cols = g.WNITER * g.TN;
+  if (order == 2 && f.i % 2 == 1) f.j = std::min(f.j + 1, cols - 1);
+  return f;
+}
+
+TEST(IndexSimMutation, AnFmaOrderThatSkipsAnAccumulatorIsCaught) {
+  SimIndexing ix;
+  ix.fma_step = fma_step_off_by_one;
+  auto c = named("wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o2");
+  const auto r = simulate_block_with(c, {}, ix);
+  EXPECT_TRUE(r.has("fma_step_coverage")) << r.summary();
+  c.FMA_ORDER = 3;  // the mutation leaves the other orders alone
+  EXPECT_TRUE(simulate_block_with(c, {}, ix).ok()) << simulate_block_with(c, {}, ix).summary();
+}
+
 int load_row_ignoring_pass(const sgt_kernel::Geometry& g, int cols, int tid, int) {
   return sgt_kernel::load_row(g, cols, tid, 0);
 }

@@ -209,6 +209,17 @@ TEST_F(SpaceFile, StageCOtherThanZeroOrOneIsRefusedByName) {
   expect_param_error("STAGE_C", {0, 3}, {"STAGE_C", "stage_c_flag"});
 }
 
+// Four outer-product orders exist: a space may list any of them, and nothing past them.
+TEST_F(SpaceFile, FmaOrderPastTheFourOrdersIsRefusedByName) {
+  expect_param_error("FMA_ORDER", {1, 4}, {"FMA_ORDER", "fma_order"});
+  auto j = base_space();
+  j["parameters"]["FMA_ORDER"] = {0, 1, 2, 3};
+  const auto s = load_space(write(j.dump()));
+  std::set<int> orders;
+  for (const auto& c : enumerate(s).survivors) orders.insert(c.FMA_ORDER);
+  EXPECT_EQ(orders, (std::set<int>{0, 1, 2, 3}));
+}
+
 TEST_F(SpaceFile, Zero) {
   expect_param_error("TM", {4, 0}, {"TM", "0"});
 }

@@ -157,6 +157,10 @@ const char* kConfigs[] = {
     "wt_256x128x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o1_x1_c1",
     "wt_128x128x16_w64x32_wn2_t8x4_n256_mb1_s2_p4_g8_k4_o1_c1",
     "wt_64x64x8_w32x32_wn1_t4x4_n128_mb1_c1",
+    // The serpentine outer products (FMA_ORDER 2, 3): the 4096^3 winner of 2026-12-01, and rows
+    // walked back and forth over four sub-tiles along M.
+    "wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o3",
+    "wt_128x128x16_w64x64_wn2_t4x4_n128_mb1_s2_p4_g8_o2",
 };
 
 const char* kLayouts[] = {"NN", "NT", "TN", "TT"};

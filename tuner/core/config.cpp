@@ -39,7 +39,9 @@ const std::vector<RuleInfo> kRules = {
      true},
     {"pipeline_stages", "STAGES is 1 (single buffer) or 2 (double buffer, register prefetch)",
      false},
-    {"fma_order", "FMA_ORDER is 0 (thread-tile rows first) or 1 (columns first)", false},
+    {"fma_order",
+     "FMA_ORDER is 0 (thread-tile rows first), 1 (columns first), 2 or 3 (the same, serpentine)",
+     false},
     {"pack_flag", "PACK is 0 (operands read in place) or 1 (packed into k-major panels first)",
      false},
     {"stage_c_flag",
@@ -153,10 +155,10 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
          fmt::format("PAD_B = {} would misalign the float4 accesses to Bs rows", c.PAD_B));
   }
 
-  if (c.FMA_ORDER != 0 && c.FMA_ORDER != 1) {
-    fail("fma_order",
-         fmt::format("FMA_ORDER = {}: the kernel knows orders 0 (rows first) and 1 (columns first)",
-                     c.FMA_ORDER));
+  if (c.FMA_ORDER < 0 || c.FMA_ORDER > 3) {
+    fail("fma_order", fmt::format("FMA_ORDER = {}: the kernel knows orders 0 (rows first), 1 "
+                                  "(columns first), 2 and 3 (the same, serpentine)",
+                                  c.FMA_ORDER));
   }
 
   if (c.PACK != 0 && c.PACK != 1) {

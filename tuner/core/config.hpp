@@ -33,7 +33,8 @@ namespace sgt {
   X(PAD_A, 0, 0, "floats of padding per k-row of the As tile (shared-memory bank conflicts)")     \
   X(GROUP_M, 1, 1, "block rows walked together for L2 reuse (1 = row-major block order)")         \
   X(SPLIT_K, 1, 1, "k-range splits, reduced in a fixed order by a second kernel (deterministic)") \
-  X(FMA_ORDER, 0, 0, "outer-product order: 0 = rows of the thread tile first, 1 = columns first") \
+  X(FMA_ORDER, 0, 0,                                                                              \
+    "outer-product order: 0 rows first, 1 columns first, 2/3 the same serpentine")                \
   X(PAD_B, 0, 0, "floats of padding per k-row of the Bs tile (bank conflicts of the B^T store)")  \
   X(PACK, 0, 0, "1 = copy the operands into k-major float4 panels first (odd sizes, transposes)") \
   X(STAGE_C, 0, 0, "1 = C tiles without float4 stores go through shared memory as whole rows")

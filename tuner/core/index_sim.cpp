@@ -72,6 +72,7 @@ enum Kind : int {
   kSplitHole,
   kSplitOverlap,
   kSplitWorkspace,
+  kFmaSteps,
   kNumKinds
 };
 
@@ -115,6 +116,7 @@ constexpr std::array<KindInfo, kNumKinds> kKinds = {{
     {"split_k_hole", "k values"},
     {"split_k_overlap", "k values"},
     {"split_k_workspace", "problems"},
+    {"fma_step_coverage", "accumulators"},
 }};
 
 // Counts per kind and keeps the first example; the example is only formatted once, so a config
@@ -197,6 +199,9 @@ struct KernelIndexing {
   static int stage_tile_col(const Geometry& g, int tid, int s) {
     return sgt_kernel::stage_tile_col(g, tid, s);
   }
+  static sgt_kernel::FmaStep fma_step(const Geometry& g, int order, int s) {
+    return sgt_kernel::fma_step(g, order, s);
+  }
 };
 
 // Whether every function a block's replay calls is warptile_geometry.h's own.
@@ -208,7 +213,8 @@ bool is_kernel_indexing(const SimIndexing& ix) {
          ix.tile_row == k.tile_row && ix.tile_col == k.tile_col && ix.clamp_mn == k.clamp_mn &&
          ix.clamp_mn_vec == k.clamp_mn_vec && ix.clamp_mn_panel == k.clamp_mn_panel &&
          ix.clamp_last == k.clamp_last && ix.stage_slot == k.stage_slot &&
-         ix.stage_tile_row == k.stage_tile_row && ix.stage_tile_col == k.stage_tile_col;
+         ix.stage_tile_row == k.stage_tile_row && ix.stage_tile_col == k.stage_tile_col &&
+         ix.fma_step == k.fma_step;
 }
 
 std::optional<std::string> field_out_of_range(const WarpTileConfig& c) {
@@ -775,6 +781,39 @@ void check_staged_epilogue(const Geometry& g, const Ix& ix, Tally& t) {
   }
 }
 
+// The outer product of one k-step, in the config's FMA_ORDER: its WMITER*TM x WNITER*TN steps must
+// update every accumulator exactly once, each with its own row of regM and column of regN (the
+// operand check below pairs acc[i * cols + j] with regM[i] and regN[j]).
+template <typename Ix>
+void check_fma_steps(const Geometry& g, int order, const Ix& ix, Tally& t) {
+  const int rows = g.WMITER * g.TM, cols = g.WNITER * g.TN;
+  std::vector<int> count(static_cast<size_t>(rows) * static_cast<size_t>(cols), 0);
+  for (int step = 0; step < rows * cols; ++step) {
+    const sgt_kernel::FmaStep f = ix.fma_step(g, order, step);
+    if (f.i < 0 || f.i >= rows || f.j < 0 || f.j >= cols) {
+      t.note(kFmaSteps, [&] {
+        return fmt::format(
+            "FMA_ORDER {} step {} updates acc({}, {}), outside the {} x {} thread "
+            "tile",
+            order, step, f.i, f.j, rows, cols);
+      });
+      continue;
+    }
+    ++count[static_cast<size_t>(f.i) * static_cast<size_t>(cols) + static_cast<size_t>(f.j)];
+  }
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      const int n =
+          count[static_cast<size_t>(i) * static_cast<size_t>(cols) + static_cast<size_t>(j)];
+      if (n != 1) {
+        t.note(kFmaSteps, [&] {
+          return fmt::format("FMA_ORDER {} updates acc({}, {}) {} times per k-step", order, i, j,
+                             n);
+        });
+      }
+    }
+}
+
 template <typename Ix>
 SimReport run_block_as(const WarpTileConfig& c, const SimCase& sc, const Ix& ix) {
   Tally t;
@@ -788,6 +827,7 @@ SimReport run_block_as(const WarpTileConfig& c, const SimCase& sc, const Ix& ix)
   const int WMITER = g.WMITER, WNITER = g.WNITER;
   Scratch& s = scratch();
 
+  check_fma_steps(g, c.FMA_ORDER, ix, t);
   const Operand a = make_operand(g, ix, sc, true);
   const Operand b = make_operand(g, ix, sc, false);
   load(g, ix, a, nt, s.as, t);

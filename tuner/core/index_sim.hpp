@@ -98,6 +98,7 @@ struct SimIndexing {
   int (*stage_tile_col)(const sgt_kernel::Geometry&, int, int) = sgt_kernel::stage_tile_col;
   int (*block_tile_row)(int, int, int, int) = sgt_kernel::block_tile_row;
   int (*block_tile_col)(int, int, int, int) = sgt_kernel::block_tile_col;
+  sgt_kernel::FmaStep (*fma_step)(const sgt_kernel::Geometry&, int, int) = sgt_kernel::fma_step;
   sgt_kernel::LaunchDims (*launch_dims)(long long, long long, long long, int, int, int,
                                         int) = sgt_kernel::launch_dims;
 };

@@ -52,8 +52,8 @@ std::optional<std::string> single_value_rule(std::string_view field, int v) {
   if (field == "STAGE_C" && v != 0 && v != 1) {
     return "rule stage_c_flag: STAGE_C must be 0 or 1";
   }
-  if (field == "FMA_ORDER" && v != 0 && v != 1) {
-    return "rule fma_order: FMA_ORDER must be 0 or 1";
+  if (field == "FMA_ORDER" && (v < 0 || v > 3)) {
+    return "rule fma_order: FMA_ORDER must be 0, 1, 2 or 3";
   }
   if (field == "STAGES" && v != 1 && v != 2) {
     return "rule pipeline_stages: STAGES must be 1 or 2";
