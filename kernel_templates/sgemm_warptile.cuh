@@ -277,19 +277,18 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   auto load_frag = [&](int buf, int k, float* rm, float* rn) {
     const float* as = As + buf * g.AS_SIZE;
     const float* bs = Bs + buf * g.BS_SIZE;
-    auto load4 = [](const float* src, float* dst) {
-      const float4 v = *reinterpret_cast<const float4*>(src);
-      dst[0] = v.x;
-      dst[1] = v.y;
-      dst[2] = v.z;
-      dst[3] = v.w;
-    };
 #pragma unroll
     for (int ws = 0; ws < g.WMITER; ++ws) {
       if (TM % kVec == 0) {
 #pragma unroll
-        for (int i = 0; i < TM; i += kVec)
-          load4(&as[as_index(g, k, tile_row(g, tid, ws, i))], &rm[ws * TM + i]);
+        for (int i = 0; i < TM; i += kVec) {
+          const float4 v =
+              *reinterpret_cast<const float4*>(&as[as_index(g, k, tile_row(g, tid, ws, i))]);
+          rm[ws * TM + i + 0] = v.x;
+          rm[ws * TM + i + 1] = v.y;
+          rm[ws * TM + i + 2] = v.z;
+          rm[ws * TM + i + 3] = v.w;
+        }
       } else {
 #pragma unroll
         for (int i = 0; i < TM; ++i) rm[ws * TM + i] = as[as_index(g, k, tile_row(g, tid, ws, i))];
@@ -298,8 +297,14 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 #pragma unroll
     for (int ws = 0; ws < WNITER; ++ws)
 #pragma unroll
-      for (int i = 0; i < TN; i += kVec)
-        load4(&bs[bs_index(g, k, tile_col(g, tid, ws, i))], &rn[ws * TN + i]);
+      for (int i = 0; i < TN; i += kVec) {
+        const float4 v =
+            *reinterpret_cast<const float4*>(&bs[bs_index(g, k, tile_col(g, tid, ws, i))]);
+        rn[ws * TN + i + 0] = v.x;
+        rn[ws * TN + i + 1] = v.y;
+        rn[ws * TN + i + 2] = v.z;
+        rn[ws * TN + i + 3] = v.w;
+      }
   };
   // One outer product of the fragments into the accumulators, in the order FMA_ORDER names (see
   // fma_step): the order decides the register allocation of the accumulators, and with it the
