@@ -961,6 +961,22 @@ TEST(IndexSimMutation, AnFmaOrderThatSkipsAnAccumulatorIsCaught) {
   EXPECT_TRUE(simulate_block_with(c, {}, ix).ok()) << simulate_block_with(c, {}, ix).summary();
 }
 
+// An order whose last step runs one row past the thread tile.
+sgt_kernel::FmaStep fma_step_past_the_tile(const sgt_kernel::Geometry& g, int order, int s) {
+  auto f = sgt_kernel::fma_step(g, order, s);
+  if (s == g.ACCUMULATORS - 1) f.i = g.WMITER * g.TM;
+  return f;
+}
+
+TEST(IndexSimMutation, AnFmaStepOutsideTheThreadTileIsCaught) {
+  SimIndexing ix;
+  ix.fma_step = fma_step_past_the_tile;
+  const auto r =
+      simulate_block_with(named("wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o3"), {}, ix);
+  ASSERT_TRUE(r.has("fma_step_coverage")) << r.summary();
+  EXPECT_NE(r.summary().find("outside the 8 x 16 tile"), std::string::npos) << r.summary();
+}
+
 int load_row_ignoring_pass(const sgt_kernel::Geometry& g, int cols, int tid, int) {
   return sgt_kernel::load_row(g, cols, tid, 0);
 }

@@ -792,10 +792,8 @@ void check_fma_steps(const Geometry& g, int order, const Ix& ix, Tally& t) {
     const sgt_kernel::FmaStep f = ix.fma_step(g, order, step);
     if (f.i < 0 || f.i >= rows || f.j < 0 || f.j >= cols) {
       t.note(kFmaSteps, [&] {
-        return fmt::format(
-            "FMA_ORDER {} step {} updates acc({}, {}), outside the {} x {} thread "
-            "tile",
-            order, step, f.i, f.j, rows, cols);
+        return fmt::format("FMA_ORDER {} step {} updates acc({}, {}), outside the {} x {} tile",
+                           order, step, f.i, f.j, rows, cols);
       });
       continue;
     }
