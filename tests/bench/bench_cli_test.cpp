@@ -260,7 +260,7 @@ TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
     }
   }
   EXPECT_EQ(skinny, 2);
-  EXPECT_EQ(small, 3);
+  EXPECT_EQ(small, 4);
   EXPECT_EQ(large, 5);
   std::set<int> splits;
   for (const auto& c : enumerate(load_space("skinny")).survivors) splits.insert(c.SPLIT_K);
@@ -270,7 +270,8 @@ TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
   for (const auto& c : enumerate(load_space("small")).survivors) names.insert(to_name(c));
   for (const char* w : {"wt_128x64x16_w32x64_wn1_t4x4_n128_mb1_s2_p4_g8_k4_o1",
                         "wt_64x128x16_w64x16_wn2_t4x4_n256_mb1_s2_p4_g8_o1",
-                        "wt_64x128x16_w16x64_wn1_t8x4_n256_mb1_s2_p4_g8_o1"}) {
+                        "wt_64x128x16_w16x64_wn1_t8x4_n256_mb1_s2_p4_g8_o1",
+                        "wt_64x128x16_w64x16_wn2_t4x4_n256_mb2_s2_p4_g8_o1"}) {
     EXPECT_TRUE(names.count(w)) << w;
   }
 }
