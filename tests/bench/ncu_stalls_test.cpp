@@ -15,11 +15,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string script() {
-  return "'" + (fs::path(SGT_TEST_SOURCE_DIR) / "tools" / "ncu_stalls.py").string() + "'";
-}
-
-std::string q(const fs::path& p) {
-  return "'" + p.string() + "'";
+  return test::sh_quote(fs::path(SGT_TEST_SOURCE_DIR) / "tools" / "ncu_stalls.py");
 }
 
 bool have_python() {
@@ -69,7 +65,7 @@ nlohmann::json run_json(const std::string& args) {
 TEST(NcuStalls, SummarisesEachKernel) {
   if (!have_python()) GTEST_SKIP() << "no python3";
   Fixture f;
-  const auto j = run_json(q(f.csv));
+  const auto j = run_json(test::sh_quote(f.csv));
   ASSERT_EQ(j["kernels"].size(), 2u);
   const auto& k = j["kernels"][0];
   EXPECT_EQ(k["kernel"], "void sgemm_warptile<128>(int)");
@@ -114,7 +110,7 @@ TEST(NcuStalls, SummarisesEachKernel) {
 TEST(NcuStalls, RangeHotAndKernelFilter) {
   if (!have_python()) GTEST_SKIP() << "no python3";
   Fixture f;
-  const auto j = run_json(q(f.csv) + " --kernel warptile --hot 1 --range 0x110 0x130");
+  const auto j = run_json(test::sh_quote(f.csv) + " --kernel warptile --hot 1 --range 0x110 0x130");
   ASSERT_EQ(j["kernels"].size(), 1u);
   const auto& k = j["kernels"][0];
   ASSERT_EQ(k["hot"].size(), 1u);
@@ -129,7 +125,8 @@ TEST(NcuStalls, RangeHotAndKernelFilter) {
 TEST(NcuStalls, TextOutputNamesTheTables) {
   if (!have_python()) GTEST_SKIP() << "no python3";
   Fixture f;
-  const auto r = test::run_shell("python3 " + script() + " " + q(f.csv) + " --kernel reduce");
+  const auto r =
+      test::run_shell("python3 " + script() + " " + test::sh_quote(f.csv) + " --kernel reduce");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   for (const char* s : {"kernel: void sgemm_splitk_reduce<0>(int)", "instruction mix",
                         "not-issued samples by opcode", "not-issued samples by reason",
@@ -147,15 +144,16 @@ TEST(NcuStalls, BadInputIsAClearErrorWithExitCode2) {
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
   };
-  expect_error(q(f.dir.path() / "none.csv"), "cannot read");
+  expect_error(test::sh_quote(f.dir.path() / "none.csv"), "cannot read");
   const auto plain = f.dir.path() / "plain.csv";
   std::ofstream(plain) << "a,b\n1,2\n";
-  expect_error(q(plain), "no kernel found");
+  expect_error(test::sh_quote(plain), "no kernel found");
   const auto thin = f.dir.path() / "thin.csv";
   std::ofstream(thin) << "\"Kernel Name\",\"k\"\n\"Address\",\"Source\"\n\"0x0\",\"NOP\"\n";
-  expect_error(q(thin), "lacks the columns Instructions Executed");
-  expect_error(q(f.csv) + " --kernel nothing_like_it", "no kernel whose name contains");
-  expect_error(q(f.csv) + " --range 0x200 0x100", "--range needs two hex addresses");
+  expect_error(test::sh_quote(thin), "lacks the columns Instructions Executed");
+  expect_error(test::sh_quote(f.csv) + " --kernel nothing_like_it",
+               "no kernel whose name contains");
+  expect_error(test::sh_quote(f.csv) + " --range 0x200 0x100", "--range needs two hex addresses");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Helpers of the export tests: files, shell quoting and the system C++ compiler (run_shell is in
+// Helpers of the export tests: files and the system C++ compiler (run_shell and sh_quote are in
 // test_support.hpp), hex dumps for byte-exact comparisons, and a Table built by hand for the
 // rendering tests.
 #pragma once
@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "export.hpp"
+#include "test_support.hpp"
 
 namespace sgt::test {
 
@@ -21,11 +22,6 @@ inline std::string read_file(const std::filesystem::path& p) {
 inline void write_file(const std::filesystem::path& p, std::string_view text) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
   out << text;
-}
-
-// Single-quoted for sh; the test paths hold no single quote.
-inline std::string sh_quote(const std::filesystem::path& p) {
-  return "'" + p.string() + "'";
 }
 
 inline bool contains(std::string_view s, std::string_view needle) {

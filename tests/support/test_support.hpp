@@ -31,6 +31,11 @@ inline std::filesystem::path cli_path() {
   return std::filesystem::read_symlink("/proc/self/exe").parent_path() / "sgemm-tune";
 }
 
+// Single-quoted for sh; the test paths hold no single quote.
+inline std::string sh_quote(const std::filesystem::path& p) {
+  return "'" + p.string() + "'";
+}
+
 struct RunResult {
   int exit_code = -1;
   std::string out;
