@@ -92,6 +92,9 @@ function(sgemm_tune_add_library name)
   if(ARG_CUDA_ARCHITECTURES)
     set_property(TARGET ${name} PROPERTY CUDA_ARCHITECTURES ${ARG_CUDA_ARCHITECTURES})
   endif()
+  # TMA = 1 configs run only from an sm_90a image: give 90a among the architectures to serve them.
+  include(${dispatch_dir}/src/sgemm_tuned_arch.cmake)
+  sgemm_tuned_define_sm90a(${name})
 endfunction()
 
 # sgemm_tune_embed(TARGET <target> <arguments of sgemm_tune_add_library>)

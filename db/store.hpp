@@ -78,7 +78,10 @@ struct StoredTrial {
 // (driver_version / 1000) or NVRTC major differs from the reference; stale trials are kept but
 // not served unless allowed.
 struct Reference {
-  std::string kernel_hash = kernel_source_hash();
+  // Each kernel family's current source hash (kernel_source.hpp): a trial compiled from either is
+  // fresh.
+  std::string kernel_hash = kernel_source_hash(KernelFamily::warptile);
+  std::string tma_kernel_hash = kernel_source_hash(KernelFamily::ws_tma);
   std::optional<int> driver_major;  // unset: the GPU's latest fingerprint in the database
   std::optional<int> nvrtc_major;   // unset: likewise
 };

@@ -26,7 +26,7 @@ constexpr const char* kCandidatesCte = R"sql(
 WITH cand AS (
   SELECT t.id AS id, t.gpu_id AS gpu_id, t.problem_id AS problem_id, k.name AS template_name,
          t.median_ms AS median_ms, VERIFIED AS verified,
-         k.source_hash <> :hash AS stale_hash,
+         k.source_hash NOT IN (:hash, :tma_hash) AS stale_hash,
          t.driver_version / 1000 <> COALESCE(:driver_major, g.driver_version / 1000)
            AS stale_driver,
          t.nvrtc_major <> COALESCE(:nvrtc_major, g.nvrtc_major) AS stale_nvrtc
@@ -88,6 +88,7 @@ void bind_opt(Stmt& s, const char* name, const std::optional<T>& v) {
 
 void bind_candidates(Stmt& s, const Filter& f, const Reference& ref) {
   s.bind(":hash", ref.kernel_hash);
+  s.bind(":tma_hash", ref.tma_kernel_hash);
   bind_opt(s, ":driver_major", ref.driver_major);
   bind_opt(s, ":nvrtc_major", ref.nvrtc_major);
   s.bind(":ok", to_string(TrialStatus::ok));

@@ -39,27 +39,40 @@ if(CMAKE_SCRIPT_MODE_FILE)
   foreach(row IN LISTS rows)
     string(REGEX REPLACE "^\n  X\\([0-9]+, ([0-9, ]+)\\)$" "\\1" values "${row}")
     string(REPLACE ", " ";" values "${values}")
-    # Every field is a template argument except SPLIT_K (the 14th: a launch parameter), then
-    # TRANS_A, TRANS_B and VEC: each config is instantiated in the four layouts, each with float4
-    # and with single-float main-loop loads.
+    # The last field, TMA (the 19th), picks the kernel. TMA = 0: sgemm_warptile, whose template
+    # arguments are every field but SPLIT_K (the 14th: a launch parameter) and TMA, then TRANS_A,
+    # TRANS_B and VEC: each config in the four layouts, each with float4 and with single-float
+    # main-loop loads. TMA = 1: sgemm_ws_tma, whose arguments leave PACK and STAGE_C (the 17th and
+    # 18th) out as well, then TRANS_A and TRANS_B: the four layouts.
+    list(GET values 18 tma)
+    set(skip 13 18)
+    if(tma EQUAL 1)
+      list(APPEND skip 16 17)
+    endif()
     set(mangled "")
     set(i 0)
     foreach(v IN LISTS values)
-      if(NOT i EQUAL 13)
+      list(FIND skip ${i} skipped)  # not IN_LIST: -P mode sets no policies
+      if(skipped EQUAL -1)
         string(APPEND mangled "Li${v}E")
       endif()
       math(EXPR i "${i} + 1")
     endforeach()
     foreach(layout "Lb0ELb0E" "Lb0ELb1E" "Lb1ELb0E" "Lb1ELb1E")
-      foreach(vec "Lb0E" "Lb1E")
-        list(APPEND expected "_Z14sgemm_warptileI${mangled}${layout}${vec}Ev")
-      endforeach()
+      if(tma EQUAL 1)
+        list(APPEND expected "_Z12sgemm_ws_tmaI${mangled}${layout}Ev")
+      else()
+        foreach(vec "Lb0E" "Lb1E")
+          list(APPEND expected "_Z14sgemm_warptileI${mangled}${layout}${vec}Ev")
+        endforeach()
+      endif()
     endforeach()
   endforeach()
-  file(STRINGS ${build}/embed_example found REGEX "_Z14sgemm_warptileI")
+  list(REMOVE_DUPLICATES expected)  # configs that differ only in SPLIT_K share their kernels
+  file(STRINGS ${build}/embed_example found REGEX "_Z1(4sgemm_warptile|2sgemm_ws_tma)I")
   set(kernels "")
   foreach(s IN LISTS found)
-    string(REGEX MATCHALL "_Z14sgemm_warptileI(Li[0-9]+E)+(Lb[01]E)+Ev" m "${s}")
+    string(REGEX MATCHALL "_Z1(4sgemm_warptile|2sgemm_ws_tma)I(Li[0-9]+E)+(Lb[01]E)+Ev" m "${s}")
     list(APPEND kernels ${m})
   endforeach()
   list(REMOVE_DUPLICATES kernels)
@@ -121,6 +134,8 @@ set_property(GLOBAL PROPERTY SGT_TUNED_FIXTURE_TARGET sgt_export_fixture)
 # The library exists only once sgemm_tuned/ found nvcc; the GPU test skips its cases without it.
 if(TARGET sgt_gpu_tests)
   target_link_libraries(sgt_gpu_tests PRIVATE $<TARGET_NAME_IF_EXISTS:sgemm_tuned>)
+  # The calls that reach the fixture's TMA = 1 winners (plain C++, shared with the CPU tests).
+  target_include_directories(sgt_gpu_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/export/fixture)
   target_compile_definitions(sgt_gpu_tests PRIVATE
     $<$<TARGET_EXISTS:sgemm_tuned>:SGT_HAVE_SGEMM_TUNED=1>)
 endif()

@@ -1,5 +1,6 @@
-// The dispatch library: nvcc instantiates sgemm_warptile from kernel_templates/ for exactly the
-// configs of the embedded table; sgemm() launches the one select.hpp chooses, else cuBLAS.
+// The dispatch library: nvcc instantiates the kernels of kernel_templates/ for exactly the configs
+// of the embedded table (sgemm_warptile, or sgemm_ws_tma for TMA = 1); sgemm() launches the one
+// select.hpp chooses, else cuBLAS.
 #include "sgemm_tuned/sgemm_tuned.hpp"
 
 #include <cublas_v2.h>
@@ -16,9 +17,20 @@
 #include "dependent_launch.h"
 #include "select.hpp"
 #include "sgemm_warptile.cuh"
+#include "sgemm_ws_tma.cuh"
 
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 5,
-              "this dispatch library reads table format 5: export the table with the sgemm-tune "
+// TMA = 1 kernels have a body only where nvcc defines __CUDA_ARCH_SPECIFIC__ (12.9 and later), and
+// tma_maps.h encodes their tensor maps through the runtime's driver entry points (12.5 and later).
+// Older toolkits build the library without them: such configs are unusable (probe_tma says why).
+#if CUDART_VERSION >= 12090
+#define SGT_TUNED_TMA_TOOLKIT 1
+#include "tma_maps.h"
+#else
+#define SGT_TUNED_TMA_TOOLKIT 0
+#endif
+
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 6,
+              "this dispatch library reads table format 6: export the table with the sgemm-tune "
               "that ships this library");
 
 namespace sgemm_tuned {
@@ -38,36 +50,54 @@ SGT_TUNED_CONFIGS(SGT_TUNED_CHECK_CONFIG)
 
 using Kernel = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*,
                         int, int, float*);
+using TmaKernel = void (*)(int, int, int, float, sgt_kernel::TmaMap, sgt_kernel::TmaMap, float,
+                           float*, int, int, float*);
 struct Instances {
   Kernel vec[4];     // float4 main-loop loads; NN, NT, TN, TT
   Kernel scalar[4];  // single-float main-loop loads, for what was tuned on such operands
+  TmaKernel tma[4];  // TMA = 1: sgemm_ws_tma (and vec, scalar empty); NN, NT, TN, TT
 };
 
-// Taking each address instantiates the template for that config (in the four layouts, both
-// instances), and only for the configs of the table. SPLIT_K is a launch parameter, not a template
-// argument.
-#define SGT_TUNED_INSTANCE(TA, TB, VEC, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, \
-                           GROUP_M, FMA_ORDER, PAD_B, PACK, STAGE_C)                               \
-  &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, FMA_ORDER,   \
+// Taking each address instantiates the kernel for that config (in the four layouts; the warp-tiling
+// template with both loads, or for TMA = 1 sgemm_ws_tma), and only for the configs of the table.
+// SPLIT_K is a launch parameter, not a template argument; PACK and STAGE_C are always 0 with TMA.
+template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NT, int MB,
+          int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, int PAD_B, int PACK, int STAGE_C,
+          int TMA>
+constexpr Instances instances() {
+  if constexpr (TMA == 1) {
+#if SGT_TUNED_TMA_TOOLKIT
+#define SGT_TUNED_TMA(TA, TB)                                                                  \
+  &sgemm_ws_tma<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, FMA_ORDER, \
+                PAD_B, TA, TB>
+    return Instances{{},
+                     {},
+                     {SGT_TUNED_TMA(false, false), SGT_TUNED_TMA(false, true),
+                      SGT_TUNED_TMA(true, false), SGT_TUNED_TMA(true, true)}};
+#undef SGT_TUNED_TMA
+#else
+    return Instances{};
+#endif
+  } else {
+#define SGT_TUNED_WT(TA, TB, VEC)                                                                \
+  &sgemm_warptile<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, FMA_ORDER, \
                   PAD_B, PACK, STAGE_C, TA, TB, VEC>
-#define SGT_TUNED_LAYOUTS(VEC, ...)                        \
-  {                                                        \
-    SGT_TUNED_INSTANCE(false, false, VEC, __VA_ARGS__),    \
-        SGT_TUNED_INSTANCE(false, true, VEC, __VA_ARGS__), \
-        SGT_TUNED_INSTANCE(true, false, VEC, __VA_ARGS__), \
-        SGT_TUNED_INSTANCE(true, true, VEC, __VA_ARGS__)   \
+    return Instances{{SGT_TUNED_WT(false, false, true), SGT_TUNED_WT(false, true, true),
+                      SGT_TUNED_WT(true, false, true), SGT_TUNED_WT(true, true, true)},
+                     {SGT_TUNED_WT(false, false, false), SGT_TUNED_WT(false, true, false),
+                      SGT_TUNED_WT(true, false, false), SGT_TUNED_WT(true, true, false)},
+                     {}};
+#undef SGT_TUNED_WT
   }
-#define SGT_TUNED_KERNEL(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,      \
-                         GROUP_M, SPLIT_K, FMA_ORDER, PAD_B, PACK, STAGE_C)                     \
-  Instances{SGT_TUNED_LAYOUTS(true, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,  \
-                              GROUP_M, FMA_ORDER, PAD_B, PACK, STAGE_C),                        \
-            SGT_TUNED_LAYOUTS(false, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, \
-                              GROUP_M, FMA_ORDER, PAD_B, PACK, STAGE_C)},
+}
+
+#define SGT_TUNED_KERNEL(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A,        \
+                         GROUP_M, SPLIT_K, FMA_ORDER, PAD_B, PACK, STAGE_C, TMA)                  \
+  instances<BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, FMA_ORDER, PAD_B, \
+            PACK, STAGE_C, TMA>(),
 // The trailing entry keeps the array non-empty for a table without configs.
 const Instances kKernels[] = {SGT_TUNED_CONFIGS(SGT_TUNED_KERNEL) Instances{}};
 #undef SGT_TUNED_KERNEL
-#undef SGT_TUNED_LAYOUTS
-#undef SGT_TUNED_INSTANCE
 
 int layout_index(bool trans_a, bool trans_b) {
   return (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
@@ -104,12 +134,105 @@ struct DeviceState {
   cublasHandle_t cublas = nullptr;
 };
 
+#if SGT_TUNED_TMA_TOOLKIT
+sgt_kernel::Geometry geometry(const table::Config& c) {
+  return sgt_kernel::make_geometry(c.BM, c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN,
+                                   c.NUM_THREADS, c.STAGES, c.PAD_A, c.PAD_B);
+}
+
+// The TMA = 1 kernel's block and shared memory in one layout (layout_index order).
+sgt_kernel::TmaLayout tma_layout(const table::Config& c, int layout) {
+  return sgt_kernel::make_tma_layout(geometry(c), layout >= 2, layout % 2 == 1, c.MIN_BLOCKS);
+}
+#endif
+
+// Why this build cannot run TMA = 1 kernels anywhere; nullptr when it can. SGT_TUNED_SM90A is
+// defined by sgemm_tuned's CMake from the library's CUDA_ARCHITECTURES: 1 when they hold 90a.
+const char* tma_build_refusal() {
+#if !SGT_TUNED_TMA_TOOLKIT
+  return "it is a TMA = 1 kernel, which needs CUDA 12.9 or later to build";
+#elif !defined(SGT_TUNED_SM90A)
+  return "it is a TMA = 1 kernel, and this build does not say that it holds an sm_90a image "
+         "(SGT_TUNED_SM90A is not defined; sgemm_tuned's CMake defines it from "
+         "CUDA_ARCHITECTURES)";
+#elif !SGT_TUNED_SM90A
+  return "it is a TMA = 1 kernel, which has a body only in an sm_90a image, and this build holds "
+         "none; add 90a to CMAKE_CUDA_ARCHITECTURES";
+#else
+  return nullptr;
+#endif
+}
+
+// Empty when this build can launch TMA = 1 config i on the device, else why not. Sets each
+// layout's dynamic shared-memory limit, which a launch above 48 KB needs first.
+std::string probe_tma(const cudaDeviceProp& p, int i) {
+  if (const char* why = tma_build_refusal()) return why;
+#if SGT_TUNED_TMA_TOOLKIT
+  if (p.major != 9 || p.minor != 0) {
+    return strf(
+        "it is a TMA = 1 kernel, which runs only on compute capability 9.0 (sm_90a), not "
+        "on sm_%d%d",
+        p.major, p.minor);
+  }
+  if (!sgt_kernel::tma_encoder()) {
+    return "it is a TMA = 1 kernel, and the driver offers no cuTensorMapEncodeTiled for its "
+           "tensor maps";
+  }
+  const auto& cfg = table::kConfigs[i];
+  for (int layout = 0; layout < 4; ++layout) {
+    const auto kernel = reinterpret_cast<const void*>(kKernels[i].tma[layout]);
+    cudaFuncAttributes a{};
+    if (const cudaError_t e = cudaFuncGetAttributes(&a, kernel); e != cudaSuccess) {
+      (void)cudaGetLastError();  // an answer, not the caller's error (as in probe)
+      return strf(
+          "this build holds no kernel image of it for sm_%d%d (%s); add 90a to "
+          "CMAKE_CUDA_ARCHITECTURES",
+          p.major, p.minor, cudaGetErrorString(e));
+    }
+    // The kernel keeps its mbarriers in static shared memory; the body it compiles to outside
+    // sm_90a only traps and has none. So this tells which image the device has loaded.
+    if (a.sharedSizeBytes == 0) {
+      return "it is a TMA = 1 kernel, and the device loaded an image of it without its sm_90a "
+             "body (one that only traps)";
+    }
+    const auto t = tma_layout(cfg, layout);
+    if (a.maxThreadsPerBlock < t.THREADS) {
+      return strf(
+          "it needs %d threads per block (NUM_THREADS and the producer warpgroup), and "
+          "sm_%d%d fits only %d at %d registers",
+          t.THREADS, p.major, p.minor, a.maxThreadsPerBlock, a.numRegs);
+    }
+    const size_t smem = static_cast<size_t>(t.SMEM_BYTES) + a.sharedSizeBytes;
+    if (smem > p.sharedMemPerBlockOptin) {
+      return strf("it needs %zu bytes of shared memory per block, and sm_%d%d allows %zu", smem,
+                  p.major, p.minor, static_cast<size_t>(p.sharedMemPerBlockOptin));
+    }
+    if (const cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, t.SMEM_BYTES);
+        e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return strf("its %d bytes of dynamic shared memory were refused (%s)", t.SMEM_BYTES,
+                  cudaGetErrorString(e));
+    }
+  }
+  return {};
+#else
+  (void)p;
+  (void)i;
+  return {};
+#endif
+}
+
 cudaError_t probe(int dev, DeviceState& s) {
   cudaDeviceProp p{};
   if (const cudaError_t e = cudaGetDeviceProperties(&p, dev); e != cudaSuccess) return e;
   s.id = {p.name, p.major, p.minor, p.multiProcessorCount};
   s.unusable.assign(table::kConfigCount, std::string());
   for (int i = 0; i < table::kConfigCount; ++i) {
+    if (table::kConfigs[i].TMA == 1) {
+      s.unusable[i] = probe_tma(p, i);
+      continue;
+    }
     cudaFuncAttributes a{};
     const cudaError_t e =
         cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(kKernels[i].vec[0]));
@@ -197,11 +320,100 @@ cudaError_t run_cublas(DeviceState& s, bool trans_a, bool trans_b, int M, int N,
   return to_cuda_error(st);
 }
 
+// Split-K: C = alpha * (the sum of the splits' partial products in `work`) + beta * C, by the
+// reduction kernel, launched dependent on the tile kernel just before it.
+cudaError_t reduce_splits(int splits, int M, int N, float alpha, const float* work, float beta,
+                          float* C, int ldc, bool overlap, cudaStream_t stream) {
+  const float* partial = work;
+  void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
+  const long long total = static_cast<long long>(M) * N;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 4096));
+  return sgt_kernel::launch_dependent(overlap,
+                                      reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>),
+                                      dim3(blocks), dim3(256), rargs, stream);
+}
+
+#if SGT_TUNED_TMA_TOOLKIT
+static_assert(sizeof(CUtensorMap) == sizeof(sgt_kernel::TmaMap) &&
+                  alignof(CUtensorMap) >= alignof(sgt_kernel::TmaMap),
+              "the kernel's TmaMap parameter must take a CUtensorMap as is");
+
+cudaError_t to_cuda_error(CUresult r) {
+  switch (r) {
+    case CUDA_SUCCESS:
+      return cudaSuccess;
+    case CUDA_ERROR_INVALID_VALUE:
+      return cudaErrorInvalidValue;
+    case CUDA_ERROR_NOT_SUPPORTED:
+      return cudaErrorNotSupported;
+    default:
+      return cudaErrorUnknown;
+  }
+}
+#endif
+
+// A TMA = 1 config: tensor maps of A and B for its geometry, then sgemm_ws_tma with the producer
+// warpgroup and its dynamic shared memory (limits set by probe_tma), split-K as for the other
+// kernel. choose() only picks it where probe_tma and misfit found nothing against it.
+cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call, float alpha,
+                       const float* A, const float* B, float beta, float* C, bool overlap,
+                       cudaStream_t stream) {
+#if SGT_TUNED_TMA_TOOLKIT
+  const auto& cfg = table::kConfigs[choice.config];
+  const int layout = layout_index(call);
+  const auto t = tma_layout(cfg, layout);
+  const auto d =
+      sgt_kernel::launch_dims(call.M, call.N, call.K, cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K);
+  int M = call.M, N = call.N, K = call.K, ldc = call.ldc;
+  int k_chunk = d.k_chunk;
+  // With K = 0 the kernel copies nothing: its maps stay zero, and the operands need nothing.
+  sgt_kernel::TmaMaps maps{};
+  if (K > 0) {
+    // misfit() refuses such operands first; the maps must never be encoded from them.
+    if (!sgt_kernel::tma_operand(A, call.lda) || !sgt_kernel::tma_operand(B, call.ldb)) {
+      return cudaErrorInvalidValue;
+    }
+    if (const CUresult r = sgt_kernel::tma_encode_maps(
+            maps, geometry(cfg), call.trans_a, call.trans_b, M, N, K, A, call.lda, B, call.ldb);
+        r != CUDA_SUCCESS) {
+      return to_cuda_error(r);
+    }
+  }
+  float* work = nullptr;
+  cudaError_t e = cudaSuccess;
+  if (d.workspace_floats > 0) {
+    e = cudaMallocAsync(reinterpret_cast<void**>(&work),
+                        static_cast<size_t>(d.workspace_floats) * sizeof(float), stream);
+  }
+  void* args[] = {&M, &N, &K, &alpha, &maps.a, &maps.b, &beta, &C, &ldc, &k_chunk, &work};
+  if (e == cudaSuccess) {
+    // A plain launch: nothing of this call runs before it. (No dependent launch here: that helper
+    // takes no dynamic shared memory.)
+    const dim3 grid(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z));
+    e = cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[choice.config].tma[layout]), grid,
+                         dim3(static_cast<unsigned>(t.THREADS)), args,
+                         static_cast<size_t>(t.SMEM_BYTES), stream);
+  }
+  if (work && e == cudaSuccess)
+    e = reduce_splits(d.grid_z, M, N, alpha, work, beta, C, ldc, overlap, stream);
+  if (work) {
+    const cudaError_t f = cudaFreeAsync(work, stream);
+    if (e == cudaSuccess) e = f;
+  }
+  return e;
+#else
+  (void)choice, (void)call, (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)overlap,
+      (void)stream;
+  return cudaErrorNotSupported;  // never chosen: probe_tma refuses every TMA = 1 config
+#endif
+}
+
 // overlap: the device takes programmatic dependent launches (sm_90+, see launch_dependent).
 cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float alpha,
                    const float* A, const float* B, float beta, float* C, bool overlap,
                    cudaStream_t stream) {
   const auto& cfg = table::kConfigs[choice.config];
+  if (cfg.TMA == 1) return launch_tma(choice, call, alpha, A, B, beta, C, overlap, stream);
   // A PACK config runs its TN float4 instance on panels (see pack below).
   const bool packed = cfg.PACK != 0;
   const auto& instances =
@@ -232,16 +444,8 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float
     e = sgt_kernel::launch_dependent(panels && overlap, reinterpret_cast<const void*>(kernel), grid,
                                      block, args, stream);
   }
-  if (work && e == cudaSuccess) {
-    int splits = d.grid_z;
-    const float* partial = work;
-    void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
-    const long long total = static_cast<long long>(M) * N;
-    const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 4096));
-    e = sgt_kernel::launch_dependent(overlap,
-                                     reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>),
-                                     dim3(blocks), dim3(256), rargs, stream);
-  }
+  if (work && e == cudaSuccess)
+    e = reduce_splits(d.grid_z, M, N, alpha, work, beta, C, ldc, overlap, stream);
   for (float* p : {panels, work}) {
     if (!p) continue;
     const cudaError_t f = cudaFreeAsync(p, stream);

@@ -89,13 +89,32 @@ inline int find_gpu(const DeviceIdentity& d) {
   return -1;
 }
 
-// Empty when config `c` can compute the call; else why not. The kernel serves any shape, layout,
-// leading dimension and alignment; only the grid has a limit.
+// Why a TMA = 1 kernel's tensor copies cannot read an operand; nullptr when they can. The rule of
+// sgt_kernel::tma_operand (tma_maps.h, which needs the CUDA headers; the export tests check that
+// the two agree): a 16-byte aligned base and rows a multiple of 16 bytes apart.
+inline const char* tma_refusal(std::uintptr_t p, int ld) {
+  if (p % 16 != 0) return "pointer not 16-byte aligned";
+  if (ld <= 0 || ld % 4 != 0) return "leading dimension not a multiple of 4";
+  return nullptr;
+}
+
+// Empty when config `c` can compute the call; else why not. The warp-tiling kernel serves any
+// shape, layout, leading dimension and alignment; only the grid has a limit. A TMA = 1 kernel
+// reads A and B through tensor copies, which need tma_refusal's alignment (with K = 0 it copies
+// nothing and needs none).
 inline std::string misfit(const table::Config& c, const Call& call) {
   const long long blocks = (static_cast<long long>(call.M) + c.BM - 1) / c.BM *
                            ((static_cast<long long>(call.N) + c.BN - 1) / c.BN);
   if (blocks > 0x7fffffffLL) {
     return strf("%lld blocks exceed the grid limit of 2^31-1", blocks);
+  }
+  if (c.TMA == 1 && call.K > 0) {
+    if (const char* why = tma_refusal(call.A, call.lda)) {
+      return strf("its TMA tensor copies cannot read A (%s)", why);
+    }
+    if (const char* why = tma_refusal(call.B, call.ldb)) {
+      return strf("its TMA tensor copies cannot read B (%s)", why);
+    }
   }
   return {};
 }
@@ -109,6 +128,13 @@ inline bool tuned_vec_loads(const table::Shape& s) {
   const auto i = [](long long v) { return static_cast<int>(v & 0xffff); };
   return sgt_kernel::float4_operand(true, i(ta ? s.M : s.K), !ta, i(s.M)) &&
          sgt_kernel::float4_operand(true, i(tb ? s.K : s.N), tb, i(s.N));
+}
+
+// C's stores, as both kernels decide them: float4 in whole tiles when C's rows are 16-byte aligned.
+inline std::string store_text(const Call& call) {
+  if (call.C % 16 != 0) return "C scalar (pointer not 16-byte aligned) in whole tiles";
+  if (call.ldc % 4 != 0) return "C scalar (leading dimension not a multiple of 4) in whole tiles";
+  return "C float4 in whole tiles";
 }
 
 // Which accesses of a call are 128-bit, as the kernel decides them. Loads of the float4 instance
@@ -129,7 +155,6 @@ inline std::string access_text(const Call& call, bool vec = true) {
                           "M not a multiple of 4, along which A^T's float4s run");
   const char* b = why_not(call.B, call.ldb, call.trans_b || call.N % 4 == 0,
                           "N not a multiple of 4, along which B's float4s run");
-  const char* c = why_not(call.C, call.ldc, true, nullptr);
   auto one = [](const char* name, const char* own, const char* other) {
     if (own) return strf("%s scalar (%s)", name, own);
     if (other) return strf("%s scalar (with the other operand)", name);
@@ -138,7 +163,13 @@ inline std::string access_text(const Call& call, bool vec = true) {
   const std::string loads =
       vec ? one("A", a, b) + ", " + one("B", b, a)
           : std::string("A and B single floats (the instance tuned for operands without float4s)");
-  return loads + ", " + one("C", c, nullptr) + " in whole tiles";
+  return loads + ", " + store_text(call);
+}
+
+// The same for a TMA = 1 kernel: the slices arrive by tensor copies (zeros past the matrix), and C
+// is stored as by the warp-tiling kernel.
+inline std::string tma_access_text(const Call& call) {
+  return "A and B by TMA tensor copies (zero-filled past the matrix), " + store_text(call);
 }
 
 inline std::string not_in_table(const DeviceIdentity& d) {
@@ -319,7 +350,8 @@ inline std::string describe(const DeviceIdentity& dev, const Call& call, const C
         out += "this GPU's default config (built-in: nothing is tuned for this GPU)";
       }
       if (!c.why.empty()) out += "; " + c.why;
-      out += "; accesses: " + access_text(call, c.vec);
+      out += "; accesses: " + (table::kConfigs[c.config].TMA == 1 ? tma_access_text(call)
+                                                                  : access_text(call, c.vec));
       if (call.K == 0) out += "; K = 0, so C = beta * C";
       break;
     }

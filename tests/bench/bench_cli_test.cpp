@@ -237,23 +237,35 @@ TEST(BenchPlot, ScriptSaysWhenMatplotlibIsMissing) {
 // split-K space (the suite space stops at SPLIT_K 16 and MIN_BLOCKS 2 there), its small shapes
 // (too few large tiles to fill the GPU) the small one, and the shapes with an awkward edge but
 // work for 256-wide tiles (odd sizes, transposes, deep K over a few tiles) the large one.
+// Shapes whose operands allow tensor copies join the TMA kernel's space to their own ("small+tma";
+// "+tma-split" where their own space splits K), the others do not.
 TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
   const auto suite = load_suite((source_dir() / "bench" / "shapes.json").string());
-  int skinny = 0, small = 0, large = 0;
+  int skinny = 0, small = 0, large = 0, with_tma = 0;
   for (const auto& e : suite) {
     if (e.space.empty()) continue;
-    EXPECT_NO_THROW(load_space(e.space)) << e.space;
+    const auto parts = split_space_union(e.space);
+    for (const auto& part : parts) EXPECT_NO_THROW(load_space(part)) << part;
     const auto& p = e.problem;
-    if (e.space == "skinny") {
+    ASSERT_LE(parts.size(), 2u) << e.space;
+    EXPECT_EQ(parts.size() == 2, tma_operands(p)) << p.shape() << " " << e.space;
+    if (parts.size() == 2) {
+      ++with_tma;
+      const bool split = parts[0] == "skinny" || p.K >= 4 * std::min(p.M, p.N);
+      EXPECT_EQ(parts[1], split ? "tma-split" : "tma") << p.shape() << " " << e.space;
+    }
+    const std::string& space = parts[0];
+    if (space == "default") continue;
+    if (space == "skinny") {
       EXPECT_TRUE(std::min(p.M, p.N) <= 256 || p.K >= 8 * std::max(p.M, p.N)) << p.shape();
       ++skinny;
-    } else if (e.space == "large") {
+    } else if (space == "large") {
       // Work for 256-wide tiles: 2^31 multiply-adds or more, and M, N at least one tile.
       EXPECT_GE(static_cast<long long>(p.M) * p.N * p.K, 1LL << 31) << p.shape();
       EXPECT_GE(std::min(p.M, p.N), 128) << p.shape();
       ++large;
     } else {
-      EXPECT_EQ(e.space, "small") << p.shape();
+      EXPECT_EQ(space, "small") << p.shape();
       // Fewer than two waves of the 128x256 tile on a 132-SM GPU.
       EXPECT_LT((p.M + 127) / 128 * ((p.N + 255) / 256), 2 * 132) << p.shape();
       ++small;
@@ -262,6 +274,7 @@ TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
   EXPECT_EQ(skinny, 2);
   EXPECT_EQ(small, 4);
   EXPECT_EQ(large, 5);
+  EXPECT_EQ(with_tma, 14);
   std::set<int> splits;
   for (const auto& c : enumerate(load_space("skinny")).survivors) splits.insert(c.SPLIT_K);
   EXPECT_EQ(splits, (std::set<int>{1, 2, 4, 8, 16, 32}));

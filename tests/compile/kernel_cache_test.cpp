@@ -198,6 +198,43 @@ INSTANTIATE_TEST_SUITE_P(KernelCache, DamagedEntry,
                            return "unknown";
                          });
 
+// Each kernel family has its own source hash, over the files its kernel is built from: the
+// template's covers only its own two files, so the TMA kernel's files can change without making
+// the template's trials and cache entries stale.
+TEST(KernelCache, EachKernelFamilyHashesItsOwnFiles) {
+  using sgt::KernelFamily;
+  auto plain = sgt::test::config("wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3");
+  auto tma = plain;
+  tma.TMA = 1;
+  EXPECT_EQ(sgt::kernel_family(plain), KernelFamily::warptile);
+  EXPECT_EQ(sgt::kernel_family(tma), KernelFamily::ws_tma);
+  EXPECT_EQ(sgt::kernel_source_hash(plain), sgt::kernel_source_hash());
+  EXPECT_NE(sgt::kernel_source_hash(tma), sgt::kernel_source_hash());
+  EXPECT_EQ(sgt::kernel_source_hashes(), (std::vector<std::string>{sgt::kernel_source_hash(plain),
+                                                                   sgt::kernel_source_hash(tma)}));
+  std::vector<std::string> names;
+  for (const auto& f : sgt::kernel_sources(KernelFamily::warptile)) names.emplace_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"sgemm_warptile.cuh", "warptile_geometry.h"}));
+  names.clear();
+  for (const auto& f : sgt::kernel_sources(KernelFamily::ws_tma)) {
+    names.emplace_back(f.name);
+    EXPECT_FALSE(f.text.empty()) << f.name;
+  }
+  EXPECT_EQ(names.front(), "sgemm_ws_tma.cuh");
+  EXPECT_EQ(names.size(), 4u);
+  EXPECT_EQ(sgt::kernel_sources().size(), 4u);
+  // The template's hash is the hash over its two files alone (what trials before the TMA kernel
+  // recorded).
+  std::string all;
+  for (const auto& f : sgt::kernel_sources(KernelFamily::warptile)) {
+    all += f.name;
+    all += '\0';
+    all += f.text;
+    all += '\0';
+  }
+  EXPECT_EQ(sgt::sha256_hex(all), sgt::kernel_source_hash());
+}
+
 TEST(KernelCache, CachedFailureIsNotRecompiled) {
   sgt::test::TempDir dir;
   const auto bad = config("wt_128x64x16_w64x32_wn2_t8x8_n128_mb1");

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "config.hpp"
 #include "error.hpp"
 #include "kernel_source.hpp"
@@ -327,6 +329,46 @@ TEST(NvrtcCompile, CompileAllRethrowsTheFirstError) {
   EXPECT_THROW(k.compile_all({config(kSeed)}, 1, [](const Compiled&) { throw sgt::Error("x"); }),
                sgt::Error);
   EXPECT_TRUE(k.compile_all({}, 2).empty());
+}
+
+// TMA = 1 configs compile their own kernel (sgemm_ws_tma) for the architecture-specific target of
+// the GPU, in every layout, to one instance whatever the loads asked for, spill-free; the static
+// shared memory is only the mbarriers (the stages are dynamic). Below sm_90 they are a recorded
+// failure naming the architecture, never an NVRTC error.
+TEST(NvrtcCompile, TmaConfigsCompileTheirWarpSpecialisedKernelForSm90a) {
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  const auto c = config("wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3_m1");
+  ASSERT_TRUE(sgt::check(c).empty());
+  for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+    SCOPED_TRACE(layout);
+    const Compiled r = k.compile(c, layout, true);
+    ASSERT_EQ(r.status, TrialStatus::ok) << r.reason << "\n" << r.log;
+    EXPECT_EQ(r.lowered_name.rfind("_Z12sgemm_ws_tmaIL", 0), 0u) << r.lowered_name;
+    EXPECT_EQ(r.spill_store_bytes + r.spill_load_bytes + r.stack_bytes, 0);
+    // The launch bound caps the entry at 168 (384 threads); setmaxnreg moves the rest.
+    EXPECT_EQ(r.registers, 168);
+    EXPECT_LT(r.shared_bytes, 256);
+    // Compiled for the architecture-specific target, as the cache entry records.
+    const auto entry =
+        nlohmann::json::parse(slurp(dir.path() / (k.cache_key(c, layout, true) + ".json")));
+    EXPECT_EQ(entry.at("inputs").at("options").at(0), "-arch=sm_90a");
+    EXPECT_EQ(sgt::sha256_hex(slurp(r.cubin_path)), r.cubin_sha256);
+    // The scalar-loads request is the same binary.
+    EXPECT_EQ(k.compile(c, layout, false).cubin_sha256, r.cubin_sha256);
+  }
+  EXPECT_EQ(k.compilations(), 4u);
+  // Its cache key differs from the TMA = 0 config of the same tile.
+  auto plain = c;
+  plain.TMA = 0;
+  EXPECT_NE(k.cache_key(c), k.cache_key(plain));
+
+  KernelCompiler old(dir.path() / "sm80", {.arch = "sm_80"});
+  const Compiled r80 = old.compile(c);
+  EXPECT_EQ(r80.status, TrialStatus::compile_failed);
+  EXPECT_NE(r80.reason.find("sm_90"), std::string::npos) << r80.reason;
+  EXPECT_NE(r80.reason.find("sm_80"), std::string::npos) << r80.reason;
+  EXPECT_EQ(old.compilations(), 0u);
 }
 
 TEST(NvrtcCompile, RejectsArchitecturesWithoutACubin) {

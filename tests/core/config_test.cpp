@@ -9,7 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "config.hpp"
+#include "problem.hpp"
 #include "index_sim.hpp"
+#include "tma_geometry.h"
 #include "error.hpp"
 #include "space.hpp"
 
@@ -556,6 +558,325 @@ TEST(ConfigCheck, LimitsComeFromTheCaller) {
   exact.max_static_shared_bytes = 12288;
   exact.max_accumulators = 64;
   EXPECT_TRUE(check(seed(), exact).empty());
+}
+
+// --- TMA = 1 ---------------------------------------------------------------------------------
+// The warp-specialised, TMA-fed kernel (sgemm_ws_tma.cuh): its own name suffix, last, and its own
+// rules, each broken alone below by a config that keeps every other one.
+
+// 64x128 tiles, 3 stages, PAD_A 4: A staged (NN, NT) through a 64 x 32 box, B through 128 x 32.
+const std::string kTma64 = "wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o1_m1";
+// 128x256 tiles at BK = 16 (64-byte staging rows), 4 stages; BN + PAD_B is the largest box, 256.
+const std::string kTma128 = "wt_128x256x16_w64x64_wn4_t8x4_n256_mb1_s4_p4_g8_o3_m1";
+
+WarpTileConfig named(const std::string& name) {
+  const auto c = from_name(name);
+  EXPECT_TRUE(c.has_value()) << name;
+  return c.value_or(WarpTileConfig{});
+}
+
+// Shared memory out of the way, for the rules that are not about it.
+Limits roomy() {
+  Limits l;
+  l.max_static_shared_bytes = 1 << 30;
+  l.max_dynamic_shared_bytes = 1 << 30;
+  return l;
+}
+
+// `name` breaks `rule` alone (under `limits`), with a reason that contains `needle`.
+void expect_only_rule(const std::string& name, const std::string& rule, const std::string& needle,
+                      const Limits& limits = {}) {
+  const auto v = check(named(name), limits);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{rule})) << name;
+  EXPECT_NE(v.front().reason.find(needle), std::string::npos) << v.front().reason;
+}
+
+TEST(ConfigTma, ValidConfigsPassEveryRule) {
+  for (const auto& name : {kTma64, kTma128}) {
+    const auto c = named(name);
+    EXPECT_EQ(c.TMA, 1);
+    const auto v = check(c);
+    EXPECT_TRUE(v.empty()) << name << ": " << v.front().rule << ": " << v.front().reason;
+  }
+  // The fields as the brief states them: the 64x128 config in full.
+  WarpTileConfig c = seed();
+  c.BM = 64;
+  c.BN = 128;
+  c.BK = 32;
+  c.WM = 64;
+  c.WN = 16;
+  c.WNITER = 2;
+  c.TM = 4;
+  c.TN = 4;
+  c.NUM_THREADS = 256;
+  c.STAGES = 3;
+  c.PAD_A = 4;
+  c.GROUP_M = 8;
+  c.FMA_ORDER = 1;
+  c.TMA = 1;
+  EXPECT_EQ(c, named(kTma64));
+}
+
+TEST(ConfigTma, NamesTakeTheMSuffixLastAndRoundTrip) {
+  auto c = named(kTma64);
+  EXPECT_EQ(to_name(c), kTma64);
+  c.SPLIT_K = 4;
+  c.PAD_B = 4;
+  EXPECT_EQ(to_name(c), "wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_k4_o1_b4_m1");
+  EXPECT_EQ(from_name(to_name(c)), c);
+  // After PACK's and STAGE_C's suffixes (a name, not a valid config: tma_flag).
+  const std::string all = "wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_x1_c1_m1";
+  ASSERT_TRUE(from_name(all).has_value());
+  EXPECT_EQ(from_name(all)->TMA, 1);
+  EXPECT_EQ(to_name(*from_name(all)), all);
+  const std::string base = "wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3";
+  for (const char* bad : {"_m0", "_m1_c1", "_m1_x1", "_m1_m1", "_m", "_m01"}) {
+    EXPECT_FALSE(from_name(base + bad).has_value()) << base + bad;
+  }
+  // The seed's names have no suffix and mean TMA = 0.
+  EXPECT_EQ(to_name(seed()).find("_m1"), std::string::npos);
+  EXPECT_EQ(named("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1").TMA, 0);
+  // JSON: one key, defaulting to 0.
+  nlohmann::json j = named(kTma64);
+  EXPECT_EQ(j.at("TMA").get<int>(), 1);
+  EXPECT_EQ(j.get<WarpTileConfig>(), named(kTma64));
+  j.erase("TMA");
+  EXPECT_EQ(j.get<WarpTileConfig>().TMA, 0);
+}
+
+// TMA: a flag like PACK and STAGE_C (its derive() is the template's: the TMA layout is separate).
+TEST(ConfigTma, TmaIsAFlagWithItsOwnSuffixAndRule) {
+  // (The seed's "_mb1" holds "_m": the suffix with its value.)
+  expect_flag_knob(kTma64, &WarpTileConfig::TMA, "TMA", "_m1", "tma_flag");
+}
+
+TEST(ConfigTma, TmaFlagRefusesPackAndStagedEpilogue) {
+  for (const char* knob : {"PACK", "STAGE_C"}) {
+    auto c = named(kTma64);
+    (knob == std::string("PACK") ? c.PACK : c.STAGE_C) = 1;
+    const auto v = check(c);
+    ASSERT_EQ(rule_names(v), (std::vector<std::string>{"tma_flag"})) << knob;
+    EXPECT_NE(v.front().reason.find(std::string(knob) + " = 1"), std::string::npos)
+        << v.front().reason;
+  }
+}
+
+TEST(ConfigTma, SliceIsSixteenOrThirtyTwo) {
+  // BK = 8 (32-byte rows) and BK = 64 (256-byte rows): no swizzle of the copies fits.
+  expect_only_rule("wt_64x128x8_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o1_m1", "tma_slice", "BK = 8");
+  expect_only_rule("wt_64x128x64_w64x16_wn2_t4x4_n256_mb1_s2_p4_g8_o1_m1", "tma_slice", "BK = 64");
+  for (int bk : {16, 32}) {
+    auto c = named(kTma64);
+    c.BK = bk;
+    EXPECT_TRUE(check(c).empty()) << bk;
+  }
+}
+
+TEST(ConfigTma, TransposeNeedsWholeFloat4sPerProducerThread) {
+  // A 16 x 16 staging box is 64 float4s for 128 producer threads.
+  expect_only_rule("wt_16x128x16_w16x32_wn1_t4x4_n128_mb2_s3_m1", "tma_transpose", "16x16");
+  // With TMA = 0 the same tile is loaded by its threads: 256 floats of A, half a pass.
+  auto c = named("wt_16x128x16_w16x32_wn1_t4x4_n128_mb2_s3_m1");
+  c.TMA = 0;
+  c.STAGES = 2;
+  EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"load_stride_a"}));
+}
+
+TEST(ConfigTma, BoxesAreAtMost256) {
+  // BN + PAD_B = 260: B's straight box (NN, TN) would be 260 floats wide.
+  expect_only_rule("wt_128x256x16_w64x64_wn4_t8x4_n256_mb1_s4_p4_g8_o3_b4_m1", "tma_box", "260");
+  // PAD_A = 0 on a 256-row tile: 256, the largest box, is fine.
+  EXPECT_TRUE(check(named("wt_256x128x16_w64x64_wn2_t8x4_n256_mb1_s3_g8_m1")).empty());
+  expect_only_rule("wt_256x128x16_w64x64_wn2_t8x4_n256_mb1_s3_p4_g8_m1", "tma_box", "260");
+}
+
+TEST(ConfigTma, ConsumersAndProducerAreWholeWarpgroups) {
+  // Two consumer warps: the producer's first two warps share warpgroup 0 with them.
+  expect_only_rule("wt_64x64x32_w64x32_wn1_t4x4_n64_mb2_s3_m1", "tma_warpgroups",
+                   "NUM_THREADS = 64");
+  // Six warps: warpgroup 1 is half consumer, half producer.
+  expect_only_rule("wt_96x64x32_w32x32_wn1_t4x4_n192_mb1_s3_m1", "tma_warpgroups",
+                   "NUM_THREADS = 192");
+  // The template has no producer: 64 threads are fine there.
+  auto c = named("wt_64x64x32_w64x32_wn1_t4x4_n64_mb2_s3_m1");
+  c.TMA = 0;
+  c.STAGES = 1;
+  EXPECT_TRUE(check(c).empty()) << check(c).front().rule;
+}
+
+TEST(ConfigTma, LaunchBoundsMustCapTheRegistersBetweenTheProducersAnd248) {
+  // 128 + 128 threads once: 65536 / 256 = 256 registers each, uncapped.
+  expect_only_rule("wt_64x64x32_w32x32_wn1_t4x4_n128_mb1_s3_m1", "tma_registers", "uncapped");
+  // Twice resident: 128 each, capped.
+  EXPECT_TRUE(check(named("wt_64x64x32_w32x32_wn1_t4x4_n128_mb2_s3_m1")).empty());
+  // 512 threads x 4 blocks leave 32 registers per thread: the producer's setmaxnreg.dec to 40
+  // would raise them (shared memory set aside).
+  expect_only_rule("wt_48x128x32_w16x32_wn1_t4x4_n384_mb4_s2_m1", "tma_registers",
+                   "with 32 registers", roomy());
+  const auto tl = sgt_kernel::make_tma_layout(
+      derive(named("wt_48x128x32_w16x32_wn1_t4x4_n384_mb4_s2_m1")), false, true, 4);
+  EXPECT_EQ(tl.LAUNCH_REGS, 32);
+  // The rule is the kernel's static_assert: LAUNCH_REGS < 248 exactly when threads x blocks > 264.
+  for (int threads = 1; threads <= 600; ++threads) {
+    const auto g = sgt_kernel::make_geometry(64, 64, 32, 32, 32, 1, 4, 4, threads);
+    EXPECT_EQ(sgt_kernel::make_tma_layout(g, false, true, 1)
+                  .LAUNCH_REGS<248, threads + sgt_kernel::kTmaProducerThreads> 264)
+        << threads;
+  }
+}
+
+TEST(ConfigTma, StagesAreTwoToEightAndCountInSharedMemory) {
+  for (int stages : {1, 9}) {
+    auto c = named(kTma64);
+    c.STAGES = stages;
+    const auto v = check(c, roomy());
+    ASSERT_EQ(rule_names(v), (std::vector<std::string>{"pipeline_stages"})) << stages;
+    EXPECT_NE(v.front().reason.find("2 to 8"), std::string::npos) << v.front().reason;
+  }
+  for (int stages = 2; stages <= 8; ++stages) {
+    auto c = named(kTma64);
+    c.STAGES = stages;
+    EXPECT_TRUE(check(c, roomy()).empty()) << stages;
+  }
+  // Without TMA, 3 stages is the template's pipeline_stages.
+  auto c = named(kTma64);
+  c.TMA = 0;
+  EXPECT_EQ(rule_names(check(c, roomy())), (std::vector<std::string>{"pipeline_stages"}));
+}
+
+// check() holds the layout that stages nothing (TN) plus three 8-byte mbarriers per stage to the
+// dynamic limit; the shape rule shape_tma_shared_memory holds each problem's own layout (NN and TT
+// stage one operand, NT both).
+TEST(ConfigTma, SharedMemoryIsTheSmallestLayoutPlusBarriersThenEachLayoutByShape) {
+  const auto c = named(kTma64);
+  const auto tn = sgt_kernel::make_tma_layout(derive(c), true, false, c.MIN_BLOCKS);
+  EXPECT_EQ(tn.SMEM_BYTES, (3 * (32 * 68 + 32 * 128)) * 4 + 1024);
+  const int bytes = tn.SMEM_BYTES + 3 * 8 * c.STAGES;
+  EXPECT_EQ(tma_shared_bytes(c, true, false), bytes);
+  Limits exact;
+  exact.max_dynamic_shared_bytes = bytes;
+  EXPECT_TRUE(check(c, exact).empty());
+  Limits short_by_one;
+  short_by_one.max_dynamic_shared_bytes = bytes - 1;
+  const auto v = check(c, short_by_one);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"shared_memory"}));
+  EXPECT_NE(v.front().reason.find(std::to_string(tn.SMEM_BYTES)), std::string::npos)
+      << v.front().reason;
+  // Twice resident, twice as much.
+  auto two = c;
+  two.MIN_BLOCKS = 2;
+  exact.max_dynamic_shared_bytes = 2 * bytes;
+  EXPECT_TRUE(check(two, exact).empty());
+  short_by_one.max_dynamic_shared_bytes = 2 * bytes - 1;
+  EXPECT_EQ(rule_names(check(two, short_by_one)), (std::vector<std::string>{"shared_memory"}));
+  // Each layout by the shape rule: NN stages A (64 x 32), TT B^T (128 x 32), NT both.
+  const int nt = (3 * (64 * 32 + 128 * 32 + 32 * 68 + 32 * 128)) * 4 + 1024 + 3 * 8 * 3;
+  EXPECT_EQ(tma_shared_bytes(c, false, true), nt);
+  Problem p = parse_shape("1024x1024x1024");
+  Limits fits_nn;
+  fits_nn.max_dynamic_shared_bytes = tma_shared_bytes(c, false, false);
+  for (const auto& [layout, ok] : std::vector<std::pair<std::string, bool>>{
+           {"TN", true}, {"NN", true}, {"TT", false}, {"NT", false}}) {
+    p.layout = layout;
+    const auto sv = check_shape(c, p, fits_nn);
+    EXPECT_EQ(sv.empty(), ok) << layout;
+    if (!ok) {
+      ASSERT_EQ(sv.size(), 1u);
+      EXPECT_EQ(sv[0].rule, "shape_tma_shared_memory");
+      const int need = tma_shared_bytes(c, layout[0] == 'T', layout[1] == 'T');
+      EXPECT_NE(sv[0].reason.find(std::to_string(need)), std::string::npos) << sv[0].reason;
+    }
+  }
+  // The static 48 KB of the template does not apply: 75264 bytes of As and Bs alone.
+  EXPECT_GT(derive(c).SMEM_BYTES, Limits{}.max_static_shared_bytes);
+}
+
+TEST(ConfigTma, ThreadLimitsCountTheProducerWarpgroup) {
+  const auto c = named(kTma64);
+  auto plain = c;  // the template's twin: one stage, no producer
+  plain.TMA = 0;
+  plain.STAGES = 1;
+  ASSERT_TRUE(check(plain).empty()) << check(plain).front().rule;
+  Limits block;
+  block.max_threads_per_block = 256;
+  const auto v = check(c, block);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"max_threads_per_block"}));
+  EXPECT_NE(v.front().reason.find("384"), std::string::npos) << v.front().reason;
+  EXPECT_TRUE(check(plain, block).empty());
+  Limits sm;
+  sm.max_threads_per_sm = 383;
+  EXPECT_EQ(rule_names(check(c, sm)), (std::vector<std::string>{"resident_threads"}));
+  EXPECT_TRUE(check(plain, sm).empty());
+  sm.max_threads_per_sm = 384;
+  EXPECT_TRUE(check(c, sm).empty());
+}
+
+TEST(ConfigTma, ConsumerRegistersAreWhatSetmaxnregGivesThem) {
+  // Twice resident, 768 threads: 80 registers at launch, 96 for the consumers after the producer's
+  // surplus, below the 128 accumulators and 24 fragments.
+  auto c = named(kTma128);
+  c.MIN_BLOCKS = 2;
+  const auto v = check(c, roomy());
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"register_cap"}));
+  EXPECT_NE(v.front().reason.find("96"), std::string::npos) << v.front().reason;
+  EXPECT_NE(v.front().reason.find("152"), std::string::npos) << v.front().reason;
+  // Once resident: 168 at launch, 232 for the consumers.
+  EXPECT_EQ(sgt_kernel::make_tma_layout(derive(named(kTma128)), false, true, 1).CONSUMER_REGS, 232);
+}
+
+TEST(ConfigTma, FourByFourThreadTilesOnly) {
+  // TM = 2: the template reads As element by element, the TMA kernel as float4s only.
+  const std::string name = "wt_64x128x32_w64x16_wn2_t2x4_n256_mb1_s3_p4_g8_o1_m1";
+  expect_only_rule(name, "float4_alignment", "TM = 2");
+  auto plain = named(name);
+  plain.TMA = 0;
+  plain.STAGES = 1;
+  EXPECT_TRUE(check(plain).empty()) << check(plain).front().rule;
+}
+
+// No thread loads a slice with TMA = 1: the load-stride rules do not apply.
+TEST(ConfigTma, NoLoadPassesAreNeeded) {
+  const auto c = named("wt_32x256x16_w32x32_wn1_t4x4_n256_mb1_s2_m1");
+  EXPECT_EQ(derive(c).A_PASSES, 0);
+  EXPECT_TRUE(check(c).empty()) << check(c).front().rule;
+  auto plain = c;
+  plain.TMA = 0;
+  EXPECT_EQ(rule_names(check(plain)), (std::vector<std::string>{"load_stride_a"}));
+}
+
+// TMA = 0 configs see none of the TMA rules, whatever their values: every combination of the
+// default space, and its survivors unchanged.
+TEST(ConfigTma, TmaZeroConfigsAreUnaffected) {
+  const auto e = enumerate(load_space("default"));
+  ASSERT_FALSE(e.survivors.empty());
+  for (const auto& r : e.rejections) {
+    if (r.rule.rfind("tma_", 0) == 0) {
+      EXPECT_EQ(r.violations, 0) << r.rule << ": " << r.sample << " " << r.sample_reason;
+    }
+  }
+  for (const auto& c : e.survivors) {
+    EXPECT_EQ(c.TMA, 0);
+  }
+  // Configs that break TMA rules' conditions as TMA = 0 keep their TMA = 0 verdicts.
+  for (const char* name :
+       {"wt_128x64x16_w64x32_wn2_t4x4_n128_mb1", "wt_128x64x16_w64x32_wn2_t2x4_n128_mb1",
+        "wt_128x64x8_w64x32_wn2_t4x4_n128_mb1", "wt_64x64x16_w64x32_wn1_t4x4_n64_mb1",
+        "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_s2"}) {
+    const auto v = check(named(name));
+    EXPECT_TRUE(v.empty()) << name << ": " << v.front().rule;
+  }
+}
+
+TEST(ConfigTma, TmaRulesAreStructuralWhereTheSimulationSeesThem) {
+  const std::set<std::string> structural = {"tma_slice", "tma_transpose", "tma_box",
+                                            "tma_warpgroups"};
+  int seen = 0;
+  for (const auto& r : rules()) {
+    if (r.name.rfind("tma_", 0) != 0) continue;
+    ++seen;
+    EXPECT_EQ(r.structural, structural.count(std::string(r.name)) == 1) << r.name;
+  }
+  EXPECT_EQ(seen, 6);
 }
 
 }  // namespace

@@ -131,6 +131,37 @@ TEST(EdgeCases, Float4EdgeCasesPutEdgeTilesOnTheMainLoopInEveryLayout) {
   }
 }
 
+// A TMA = 1 config is verified on the same shapes, with what its copies are served: A's and B's
+// rows rounded up to whole float4s and offsets of whole float4s; C keeps its odd rows.
+TEST(EdgeCases, TmaConfigsGetTheSameShapesWithRowsTheCopiesCanRead) {
+  const auto plain = test::config("wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3");
+  auto tma = plain;
+  tma.TMA = 1;
+  for (const std::string layout : {"NN", "NT", "TN", "TT"}) {
+    SCOPED_TRACE(layout);
+    const auto a = edge_cases(plain, layout), b = edge_cases(tma, layout);
+    ASSERT_EQ(a.size(), b.size());
+    bool odd_c = false, offset = false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      SCOPED_TRACE(b[i].label);
+      EXPECT_EQ(a[i].label, b[i].label);
+      EXPECT_EQ(a[i].problem, b[i].problem);
+      EXPECT_EQ(b[i].lda % 4, 0);
+      EXPECT_EQ(b[i].ldb % 4, 0);
+      EXPECT_GE(b[i].lda, a[i].lda);
+      EXPECT_LT(b[i].lda, a[i].lda + 4);
+      EXPECT_GE(b[i].ldb, a[i].ldb);
+      EXPECT_LT(b[i].ldb, a[i].ldb + 4);
+      EXPECT_EQ(b[i].ldc, a[i].ldc);
+      EXPECT_EQ(b[i].offset, 4 * a[i].offset);
+      odd_c = odd_c || b[i].ldc % 4 != 0;
+      offset = offset || b[i].offset != 0;
+    }
+    EXPECT_TRUE(odd_c);
+    EXPECT_TRUE(offset);
+  }
+}
+
 TEST(EdgeCases, DescribeNamesWhatDiffersFromAPackedCall) {
   const auto cases = edge_cases(test::config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1"), "TN");
   EXPECT_EQ(describe(*find(cases, "one")), "1x1x1 TN");

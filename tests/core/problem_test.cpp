@@ -91,6 +91,41 @@ TEST(CheckShape, AnyShapeOfTheFourLayoutsIsServed) {
   }
 }
 
+// A TMA = 1 config serves only operands its copies can read: lda and ldb (the stored rows of the
+// layout) multiples of 4. The same shape stays open to TMA = 0 configs.
+TEST(CheckShape, TmaConfigsNeedRowsOfWholeFloat4s) {
+  auto tma = seed();
+  tma.TMA = 1;
+  const struct {
+    const char* shape;
+    const char* layout;
+    bool ok;
+  } cases[] = {
+      {"1024x1024x1024", "NN", true},  {"1000x1000x1000", "TT", true},
+      {"4095x4097x1023", "NN", false},  // lda = K = 1023
+      {"1023x777x513", "NT", false},    // lda = K = 513 (ldb = K too)
+      {"1023x776x512", "TN", false},    // lda = M = 1023
+      {"1024x777x512", "TN", false},    // ldb = N = 777
+      {"1024x777x512", "NT", true},     // lda = ldb = K = 512: N need not be
+      {"3x5x8", "NN", false},          {"3x8x8", "NN", true},
+  };
+  for (const auto& c : cases) {
+    auto p = parse_shape(c.shape);
+    p.layout = c.layout;
+    SCOPED_TRACE(std::string(c.shape) + " " + c.layout);
+    EXPECT_EQ(tma_operands(p), c.ok);
+    const auto v = check_shape(tma, p);
+    if (c.ok) {
+      EXPECT_TRUE(v.empty());
+    } else {
+      ASSERT_EQ(v.size(), 1u);
+      EXPECT_EQ(v[0].rule, "shape_tma_operands");
+      EXPECT_NE(v[0].reason.find("multiples of 4"), std::string::npos) << v[0].reason;
+    }
+    EXPECT_TRUE(check_shape(seed(), p).empty());
+  }
+}
+
 TEST(CheckShape, LayoutMustBeOneOfTheFourAndDtypeF32) {
   auto p = parse_shape("100x100x100");
   for (const char* bad : {"XN", "nn", "N", "NNN", ""}) {

@@ -1,6 +1,7 @@
 // Search spaces: enumeration counts and speed, and the errors a bad space file must produce.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <numeric>
@@ -74,6 +75,45 @@ TEST(Space, SampleRejectsReallyBreakTheirRule) {
     bool found = false;
     for (const auto& v : check(*c, space.limits)) found = found || v.rule == r.rule;
     EXPECT_TRUE(found) << r.rule << " sample " << r.sample;
+  }
+}
+
+// "default+tma" is the union of two spaces: each part enumerated with its own limits and
+// constraints, survivors in order without repeats, rule counts added.
+TEST(Space, AUnionJoinsTheSurvivorsOfItsParts) {
+  EXPECT_EQ(split_space_union("default"), (std::vector<std::string>{"default"}));
+  EXPECT_EQ(split_space_union("small+tma+tma-split"),
+            (std::vector<std::string>{"small", "tma", "tma-split"}));
+  for (const char* bad : {"+tma", "default+", "default++tma"}) {
+    EXPECT_THROW(split_space_union(bad), InputError) << bad;
+  }
+  const auto d = enumerate(load_space("default")), t = enumerate(load_space("tma"));
+  const auto u = merge_enumerations({{"default", d}, {"tma", t}});
+  EXPECT_EQ(u.total, d.total + t.total);
+  ASSERT_EQ(u.survivors.size(), d.survivors.size() + t.survivors.size());
+  EXPECT_TRUE(std::equal(d.survivors.begin(), d.survivors.end(), u.survivors.begin()));
+  for (const auto& c : t.survivors) EXPECT_EQ(c.TMA, 1) << to_name(c);
+  for (const auto& c : d.survivors) EXPECT_EQ(c.TMA, 0) << to_name(c);
+  long long rejected = 0;
+  for (const auto& r : u.rejections) rejected += r.first;
+  EXPECT_EQ(rejected, u.total - static_cast<long long>(u.survivors.size()));
+  // A space joined with itself adds nothing.
+  EXPECT_EQ(merge_enumerations({{"tma", t}, {"tma", t}}).survivors.size(), t.survivors.size());
+  // The TMA spaces hold only TMA configs, split-K only in tma-split; every survivor passes the
+  // shape rule where the operands allow copies and none where they do not.
+  const auto split = enumerate(load_space("tma-split"));
+  EXPECT_EQ(split.survivors.size(), 6 * t.survivors.size());
+  Problem odd = parse_shape("4095x4097x1023");
+  EXPECT_TRUE(enumerate(load_space("tma"), odd).survivors.empty());
+  // NN stages A through shared memory: the configs too large with it go, by the shape rule.
+  const auto nn = enumerate(load_space("tma"), parse_shape("1024x1024x1024"));
+  EXPECT_LT(nn.survivors.size(), t.survivors.size());
+  EXPECT_GE(nn.survivors.size(), t.survivors.size() * 9 / 10);
+  for (const auto& r : nn.rejections) {
+    if (r.rule == "shape_tma_shared_memory") {
+      EXPECT_EQ(r.first, nn.total - static_cast<long long>(nn.survivors.size()) -
+                             (t.total - static_cast<long long>(t.survivors.size())));
+    }
   }
 }
 

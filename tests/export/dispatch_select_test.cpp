@@ -2,6 +2,8 @@
 // the build exported: exact, nearest, passed-over and default winners, layouts, and the calls that
 // go to cuBLAS, do nothing, or are invalid. The kernel serves any shape, leading dimension and
 // alignment, so only the device, the grid limit and missing kernel images send a call to cuBLAS.
+// TMA = 1 winners serve the calls whose A and B their tensor copies can read, and pass the others
+// on to the next winner.
 #include <gtest/gtest.h>
 
 #include "fixture_db.hpp"
@@ -9,6 +11,7 @@
 #include "select.hpp"
 #include "sgemm_tuned_table.hpp"
 #include "store.hpp"
+#include "tma_cases.hpp"
 
 namespace sgemm_tuned::detail {
 namespace {
@@ -33,11 +36,32 @@ bool contains(const std::string& s, const std::string& needle) {
   return s.find(needle) != std::string::npos;
 }
 
+int config_index(const std::string& name) {
+  for (int i = 0; i < table::kConfigCount; ++i) {
+    if (name == table::kConfigNames[i]) return i;
+  }
+  return -1;
+}
+
+Call tma_call(const sgt::test::TmaCase& t) {
+  Call c{t.M, t.N, t.K, t.lda, t.ldb, t.ldc, 0x10000, 0x20000, 0x30000};
+  c.A += 4u * static_cast<unsigned>(t.a_offset);
+  c.trans_a = t.trans_a;
+  c.trans_b = t.trans_b;
+  return c;
+}
+
 TEST(ExportDispatchSelect, TheFixtureTableIsTheOneTheseTestsAssume) {
   ASSERT_EQ(table::kGpuCount, 3);
-  ASSERT_EQ(table::kConfigCount, 2);
+  ASSERT_EQ(table::kConfigCount, 4);
   EXPECT_EQ(table::kConfigNames[0], sgt::test::kConfigA);
-  EXPECT_EQ(table::kConfigNames[1], sgt::test::kConfigB);
+  EXPECT_EQ(table::kConfigNames[1], sgt::test::kConfigTmaSplit);
+  EXPECT_EQ(table::kConfigNames[2], sgt::test::kConfigTma);
+  EXPECT_EQ(table::kConfigNames[3], sgt::test::kConfigB);
+  EXPECT_EQ(table::kConfigs[1].TMA, 1);
+  EXPECT_EQ(table::kConfigs[1].SPLIT_K, 4);
+  EXPECT_EQ(table::kConfigs[2].TMA, 1);
+  EXPECT_EQ(table::kConfigs[3].TMA, 0);
   EXPECT_STREQ(table::kGpus[0].name, sgt::test::kOddGpuName.c_str());
   EXPECT_STREQ(table::kDatabase, SGT_EXPORT_FIXTURE_DB);
 }
@@ -179,16 +203,24 @@ TEST(ExportDispatchSelect, MisalignedPointersRunTheTunedKernel) {
 }
 
 TEST(ExportDispatchSelect, EachLayoutIsMatchedAgainstItsOwnShapes) {
-  // The fixture tunes NN only: a TN call of a tuned NN shape is not that shape's exact match.
+  // The fixture tunes 2048x2048x1024 in NN only: a TN call of it is not that shape's exact match,
+  // but the nearest of the TN shapes (1024^3 and 300x200x100).
   Call tn = packed(2048, 2048, 1024);
   tn.trans_a = true;
   tn.lda = 2048;  // A stored K x M
   const auto c = choose(kH200, tn, all_usable);
   EXPECT_EQ(c.path, Path::kernel);
-  EXPECT_EQ(c.source, Source::gpu_default);
-  EXPECT_EQ(config_name(c), sgt::test::kConfigB);
+  EXPECT_EQ(c.source, Source::nearest);
+  EXPECT_EQ(table::kShapes[c.shape].M, 1024);
+  EXPECT_STREQ(table::kShapes[c.shape].layout, "TN");
+  EXPECT_EQ(config_name(c), sgt::test::kConfigA);
   EXPECT_TRUE(contains(describe(kH200, tn, c), "sgemm TN 2048x2048x1024 (lda 2048"))
       << describe(kH200, tn, c);
+  // A layout with no tuned shape of a GPU takes its NN default.
+  const auto odd = choose(kOdd, tn, all_usable);
+  EXPECT_EQ(odd.path, Path::kernel);
+  EXPECT_EQ(odd.source, Source::gpu_default);
+  EXPECT_EQ(config_name(odd), sgt::test::kConfigA);
   tn.lda = 1024;  // K, too short for a transposed A
   const auto bad = choose(kH200, tn, all_usable);
   EXPECT_EQ(bad.path, Path::invalid);
@@ -233,8 +265,9 @@ TEST(ExportDispatchSelect, OddGpuNameMatchesByteForByte) {
 }
 
 TEST(ExportDispatchSelect, ConfigWithoutAKernelImageIsPassedOver) {
-  const auto no_b = [](int config) {
-    return config == 1 ? std::string("this build holds no kernel image of it for sm_90")
+  const int b = config_index(sgt::test::kConfigB);
+  const auto no_b = [b](int config) {
+    return config == b ? std::string("this build holds no kernel image of it for sm_90")
                        : std::string();
   };
   const auto c = choose(kH200, packed(2048, 2048, 1024), no_b);
@@ -288,6 +321,83 @@ TEST(ExportDispatchSelect, DistanceIsTheTunersShapeDistance) {
                                                sgt::test::fixture_shape(s.M, s.N, s.K)));
     }
   }
+}
+
+// Every call tma_cases.hpp meant for them reaches the TMA = 1 winners (the GPU test runs the same
+// calls against cuBLAS), and says how it reads A and B.
+TEST(ExportDispatchSelect, TmaWinnersServeTheCallsMeantForThem) {
+  int split = 0;
+  for (const auto& t : sgt::test::tma_cases()) {
+    const auto call = tma_call(t);
+    const auto c = choose(kH200, call, all_usable);
+    ASSERT_EQ(c.path, Path::kernel) << t.what << ": " << c.why;
+    EXPECT_EQ(table::kConfigs[c.config].TMA, 1) << t.what << ": " << describe(kH200, call, c);
+    if (t.split) {
+      EXPECT_EQ(config_name(c), sgt::test::kConfigTmaSplit) << t.what;
+      split += sgt_kernel::launch_dims(t.M, t.N, t.K, 64, 128, 32, 4).grid_z > 1;
+    } else if (t.K > 0) {
+      EXPECT_EQ(config_name(c), sgt::test::kConfigTma) << t.what;
+    }
+    const auto text = describe(kH200, call, c);
+    EXPECT_TRUE(contains(text,
+                         "; accesses: A and B by TMA tensor copies (zero-filled past the "
+                         "matrix), C "))
+        << text;
+    EXPECT_FALSE(contains(text, "A float4")) << text;
+  }
+  EXPECT_EQ(split, 6);  // three shapes, NN and TT, each over more than one split
+}
+
+TEST(ExportDispatchSelect, TmaWinnerIsPassedOverForOperandsItsCopiesCannotRead) {
+  for (const auto& t : sgt::test::tma_fallback_cases()) {
+    const auto call = tma_call(t);
+    const auto c = choose(kH200, call, all_usable);
+    ASSERT_EQ(c.path, Path::kernel) << t.what << ": " << c.why;
+    EXPECT_EQ(table::kConfigs[c.config].TMA, 0) << t.what;
+    EXPECT_EQ(c.source, Source::nearest) << t.what;
+    const std::string why =
+        t.a_offset ? "pointer not 16-byte aligned" : "leading dimension not a multiple of 4";
+    EXPECT_TRUE(contains(c.why, "the exact tuned shape (winner " + sgt::test::kConfigTma +
+                                    ": its TMA tensor copies cannot read " + t.refused + " (" +
+                                    why + "))"))
+        << t.what << ": " << c.why;
+  }
+  // C is not read by a copy: any ldc and alignment of C keep the TMA winner.
+  auto call = packed(300, 200, 100);
+  call.ldc = 203;
+  call.C += 4;
+  EXPECT_EQ(config_name(choose(kH200, call, all_usable)), sgt::test::kConfigTma);
+  // With K = 0 nothing is copied, so the operands need nothing.
+  call = packed(300, 200, 0);
+  call.lda = 1;
+  call.A += 4;
+  const auto k0 = choose(kH200, call, all_usable);
+  EXPECT_EQ(table::kConfigs[k0.config].TMA, 1) << describe(kH200, call, k0);
+}
+
+TEST(ExportDispatchSelect, TmaConfigsThisBuildCannotRunArePassedOver) {
+  const auto no_tma = [](int config) {
+    return table::kConfigs[config].TMA == 1
+               ? std::string("it is a TMA = 1 kernel, which has a body only in an sm_90a image")
+               : std::string();
+  };
+  for (const auto& t : sgt::test::tma_cases()) {
+    const auto call = tma_call(t);
+    const auto c = choose(kH200, call, no_tma);
+    ASSERT_EQ(c.path, Path::kernel) << t.what << ": " << c.why;
+    EXPECT_EQ(table::kConfigs[c.config].TMA, 0) << t.what;
+    EXPECT_TRUE(contains(c.why, "only in an sm_90a image")) << t.what << ": " << c.why;
+  }
+}
+
+// The TMA operand rule: tma_refusal is sgt_kernel::tma_operand's (the export compile test runs
+// both over the same operands with nvcc).
+TEST(ExportDispatchSelect, TmaRefusalNamesWhatTheCopiesNeed) {
+  EXPECT_EQ(tma_refusal(0x10000, 4), nullptr);
+  EXPECT_EQ(tma_refusal(0x10010, 1024), nullptr);
+  EXPECT_STREQ(tma_refusal(0x10004, 1024), "pointer not 16-byte aligned");
+  EXPECT_STREQ(tma_refusal(0x10000, 1022), "leading dimension not a multiple of 4");
+  EXPECT_STREQ(tma_refusal(0x10000, 0), "leading dimension not a multiple of 4");
 }
 
 }  // namespace

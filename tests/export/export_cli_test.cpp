@@ -16,6 +16,8 @@ using test::contains;
 using test::kConfigA;
 using test::kConfigB;
 using test::kConfigStale;
+using test::kConfigTma;
+using test::kConfigTmaSplit;
 using test::sh_quote;
 
 class ExportCli : public ::testing::Test {
@@ -38,7 +40,7 @@ class ExportCli : public ::testing::Test {
 TEST_F(ExportCli, HeaderHoldsEveryGpuItsWinnersAndDefault) {
   const auto r = cli("export --format cpp -o " + sh_quote(out("t.hpp")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "exported 3 GPUs, 4 tuned shapes, 2 configs from")) << r.out;
+  EXPECT_TRUE(contains(r.out, "exported 3 GPUs, 13 tuned shapes, 4 configs from")) << r.out;
   EXPECT_TRUE(contains(r.out,
                        "nothing tuned for NVIDIA A100-SXM4-80GB (sm_80, 108 SMs): it "
                        "gets the default config " +
@@ -51,17 +53,25 @@ TEST_F(ExportCli, HeaderHoldsEveryGpuItsWinnersAndDefault) {
   EXPECT_TRUE(contains(h, "DO NOT EDIT")) << h;
   EXPECT_TRUE(contains(h, cpp_string_literal(db().string()))) << h;
   EXPECT_TRUE(contains(h, "inline constexpr int kGpuCount = 3;")) << h;
-  EXPECT_TRUE(contains(h, "inline constexpr int kShapeCount = 4;")) << h;
-  EXPECT_TRUE(contains(h, "inline constexpr int kConfigCount = 2;")) << h;
-  // GPUs in the database's order (by name); configs in order of first use: A, then B.
+  EXPECT_TRUE(contains(h, "inline constexpr int kShapeCount = 13;")) << h;
+  EXPECT_TRUE(contains(h, "inline constexpr int kConfigCount = 4;")) << h;
+  // GPUs in the database's order (by name); configs in order of first use: A, the TMA winners of
+  // the H200's smallest shapes, then B.
   EXPECT_TRUE(contains(h, "{" + cpp_string_literal(test::kOddGpuName) + ", 8, 6, 84, 0, 1, 0, 0},"))
       << h;
   EXPECT_TRUE(contains(h, "{\"NVIDIA A100-SXM4-80GB\", 8, 0, 108, 1, 0, 0, -1},")) << h;
-  EXPECT_TRUE(contains(h, "{\"NVIDIA H200\", 9, 0, 132, 1, 3, 1, 2},")) << h;
+  EXPECT_TRUE(contains(h, "{\"NVIDIA H200\", 9, 0, 132, 1, 12, 3, 11},")) << h;
   EXPECT_TRUE(contains(h, "{512, 512, 512, \"NN\", 0, 0.02, 0},  // " + kConfigA)) << h;
+  EXPECT_TRUE(contains(h, "{192, 160, 4000, \"NN\", 1, 0.1, 95},  // " + kConfigTmaSplit)) << h;
+  EXPECT_TRUE(contains(h, "{300, 200, 100, \"TT\", 2, 0.01, 100},  // " + kConfigTma)) << h;
   EXPECT_TRUE(contains(h, "{1024, 1024, 1024, \"NN\", 0, 0.1, 90},  // " + kConfigA)) << h;
-  EXPECT_TRUE(contains(h, "{2048, 2048, 1024, \"NN\", 1, 0.3, 110},  // " + kConfigB)) << h;
-  EXPECT_TRUE(contains(h, "{4096, 4096, 4096, \"NN\", 1, 2.4, 95.8333333},  // " + kConfigB)) << h;
+  EXPECT_TRUE(contains(h, "{1024, 1024, 1024, \"TN\", 0, 0.1, 120},  // " + kConfigA)) << h;
+  EXPECT_TRUE(contains(h, "{2048, 2048, 1024, \"NN\", 3, 0.3, 110},  // " + kConfigB)) << h;
+  EXPECT_TRUE(contains(h, "{4096, 4096, 4096, \"NN\", 3, 2.4, 95.8333333},  // " + kConfigB)) << h;
+  // Each layout's default: B in NN, A (120%) in the others, never a TMA winner.
+  EXPECT_TRUE(contains(h, "inline constexpr int kLayoutDefaultCount = 5;")) << h;
+  EXPECT_TRUE(contains(h, "    {2, \"NN\", 3, 11},  // " + kConfigB)) << h;
+  EXPECT_TRUE(contains(h, "    {2, \"TT\", 0, 10},  // " + kConfigA)) << h;
   EXPECT_FALSE(contains(h, kConfigStale)) << h;
   EXPECT_FALSE(contains(h, "wt_128x256x16")) << "a failed trial is never a winner\n" << h;
 }
@@ -71,8 +81,9 @@ TEST_F(ExportCli, JsonHoldsTheSameTable) {
   EXPECT_EQ(j.at("format"), "sgemm-tune-table");
   EXPECT_EQ(j.at("database"), db().string());
   EXPECT_EQ(j.at("allow_stale"), false);
-  ASSERT_EQ(j.at("configs").size(), 2u);
-  EXPECT_EQ(j.at("configs")[1].at("name"), kConfigB);
+  ASSERT_EQ(j.at("configs").size(), 4u);
+  EXPECT_EQ(j.at("configs")[3].at("name"), kConfigB);
+  EXPECT_EQ(j.at("configs")[3].at("config").at("TMA"), 0);
   const auto& gpus = j.at("gpus");
   ASSERT_EQ(gpus.size(), 3u);
   EXPECT_EQ(gpus[0].at("name").get<std::string>(), test::kOddGpuName);
@@ -87,8 +98,8 @@ TEST_F(ExportCli, JsonHoldsTheSameTable) {
 
   const auto& h200 = gpus[2];
   EXPECT_EQ(h200.at("sm_count"), 132);
-  ASSERT_EQ(h200.at("shapes").size(), 3u);
-  const auto& mid = h200.at("shapes")[1];
+  ASSERT_EQ(h200.at("shapes").size(), 12u);
+  const auto& mid = h200.at("shapes")[10];
   EXPECT_EQ(mid.at("M"), 2048);
   EXPECT_EQ(mid.at("K"), 1024);
   EXPECT_EQ(mid.at("layout"), "NN");
@@ -100,7 +111,68 @@ TEST_F(ExportCli, JsonHoldsTheSameTable) {
   EXPECT_EQ(mid.at("stale"), false);
   EXPECT_EQ(h200.at("default").at("config_name"), kConfigB);
   EXPECT_EQ(h200.at("default").at("source"), "best_pct_of_cublas");
-  EXPECT_EQ(h200.at("default").at("shape"), 1);
+  EXPECT_EQ(h200.at("default").at("shape"), 10);
+}
+
+// TMA = 1 winners travel like the others: the field in every config, the X-list row, the name.
+TEST_F(ExportCli, TmaWinnersCarryTheirKnobInHeaderAndJson) {
+  const auto j = export_json();
+  EXPECT_EQ(j.at("tma_kernel_hash"), kernel_source_hash(KernelFamily::ws_tma));
+  EXPECT_EQ(j.at("kernel_hash"), kernel_source_hash(KernelFamily::warptile));
+  EXPECT_EQ(j.at("fields").back(), "TMA");
+  const auto& configs = j.at("configs");
+  ASSERT_EQ(configs.size(), 4u);
+  EXPECT_EQ(configs[1].at("name"), kConfigTmaSplit);
+  EXPECT_EQ(configs[1].at("config").at("TMA"), 1);
+  EXPECT_EQ(configs[1].at("config").at("SPLIT_K"), 4);
+  EXPECT_EQ(configs[2].at("name"), kConfigTma);
+  EXPECT_EQ(configs[2].at("config").at("TMA"), 1);
+  EXPECT_EQ(configs[2].at("config").at("STAGES"), 3);
+  EXPECT_EQ(configs[0].at("config").at("TMA"), 0);
+  const auto& shapes = j.at("gpus")[2].at("shapes");
+  std::vector<std::string> tma_layouts;
+  for (const auto& s : shapes) {
+    if (s.at("config").at("TMA") == 1 && s.at("M") == 300) {
+      EXPECT_EQ(s.at("config_name"), kConfigTma);
+      EXPECT_EQ(s.at("config_index"), 2);
+      tma_layouts.push_back(s.at("layout").get<std::string>());
+    }
+  }
+  EXPECT_EQ(tma_layouts, (std::vector<std::string>{"NN", "NT", "TN", "TT"}));
+  for (const auto& d : j.at("gpus")[2].at("layout_defaults")) {
+    EXPECT_EQ(d.at("config").at("TMA"), 0) << d.dump();
+  }
+
+  const auto r = cli("export --format cpp -o " + sh_quote(out("t.hpp")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto h = test::read_file(out("t.hpp"));
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 6\n")) << h;
+  EXPECT_TRUE(contains(h, "  X(2, " + test::field_values(*from_name(kConfigTma)) + ") \\\n")) << h;
+  EXPECT_TRUE(
+      contains(h, "  X(1, 64, 128, 32, 32, 32, 1, 4, 4, 256, 1, 3, 4, 8, 4, 1, 0, 0, 0, 1) \\\n"))
+      << h;
+  EXPECT_TRUE(contains(h, "  int TMA;  // ")) << h;
+  EXPECT_TRUE(contains(h, "inline constexpr const char* kTmaKernelHash = \"" +
+                              kernel_source_hash(KernelFamily::ws_tma) + "\";"))
+      << h;
+}
+
+TEST_F(ExportCli, TmaWinnerBreakingARuleItsKernelAssertsIsSkippedWithAWarning) {
+  // STAGES 1: the TMA kernel's ring needs 2 to 8 stages, and static_asserts so. The rule is not a
+  // structural one (for TMA = 0 it is a search limit), but nvcc would refuse the table.
+  const std::string broken = "wt_64x128x32_w32x32_wn1_t4x4_n256_mb1_p4_g8_o1_m1";
+  {
+    auto s = db::SqliteStore::open(db(), db::OpenMode::read_write);
+    const auto p = test::fixture_shape(256, 256, 256);
+    s.begin(test::fixture_a100(), p);
+    s.record(test::fixture_trial(p, broken, 0.01, 0.02, 41));
+  }
+  const auto r = cli("export --gpu 'NVIDIA A100-SXM4-80GB' -o " + sh_quote(out("t.hpp")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "warning: skipping the winner " + broken + " of 256x256x256"))
+      << r.out;
+  EXPECT_TRUE(contains(r.out, "with TMA = 1 the ring has 2 to 8 stages")) << r.out;
+  EXPECT_FALSE(contains(test::read_file(out("t.hpp")), broken));
 }
 
 TEST_F(ExportCli, GpuOptionSelectsByNameOrKey) {
@@ -110,7 +182,7 @@ TEST_F(ExportCli, GpuOptionSelectsByNameOrKey) {
   EXPECT_EQ(j.at("gpus")[0].at("name"), "NVIDIA H200");
   EXPECT_EQ(j.at("gpus")[1].at("name"), "NVIDIA A100-SXM4-80GB");
   // Only the selected GPUs' configs are instantiated.
-  EXPECT_EQ(j.at("configs").size(), 2u);
+  EXPECT_EQ(j.at("configs").size(), 4u);
   const auto one = export_json("--gpu 'NVIDIA A100-SXM4-80GB'");
   ASSERT_EQ(one.at("configs").size(), 1u);
   EXPECT_EQ(one.at("configs")[0].at("name"), kConfigA);
@@ -150,16 +222,19 @@ TEST_F(ExportCli, EmptyDatabaseGivesAnEmptyTableAndSaysSo) {
 }
 
 TEST_F(ExportCli, StaleWinnersOnlyWithAllowStale) {
+  // The H200's 1024^3 NN shape, after the TMA winners' smaller shapes.
   const auto fresh = export_json();
-  EXPECT_EQ(fresh.at("gpus")[2].at("shapes")[0].at("config_name"), kConfigA);
+  ASSERT_EQ(fresh.at("gpus")[2].at("shapes")[6].at("M"), 1024);
+  ASSERT_EQ(fresh.at("gpus")[2].at("shapes")[6].at("layout"), "NN");
+  EXPECT_EQ(fresh.at("gpus")[2].at("shapes")[6].at("config_name"), kConfigA);
 
   const auto stale = export_json("--allow-stale");
   EXPECT_EQ(stale.at("allow_stale"), true);
-  const auto& s = stale.at("gpus")[2].at("shapes")[0];
+  const auto& s = stale.at("gpus")[2].at("shapes")[6];
   EXPECT_EQ(s.at("config_name"), kConfigStale);
   EXPECT_EQ(s.at("stale"), true);
   EXPECT_EQ(s.at("ok_trials"), 3);
-  EXPECT_EQ(stale.at("configs").size(), 3u);
+  EXPECT_EQ(stale.at("configs").size(), 5u);
 }
 
 TEST_F(ExportCli, OutputIsReplacedAtomically) {

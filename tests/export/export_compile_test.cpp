@@ -54,20 +54,31 @@ TEST(ExportHeaderCompile, FixtureTableIsValidCxx17WithTheDatabasesValues) {
 #include <cstdio>
 namespace t = sgt_tuned_table;
 static_assert(t::kFormatVersion == SGT_TUNED_TABLE_FORMAT_VERSION, "");
-static_assert(t::kGpuCount == 3 && t::kShapeCount == 4 && t::kConfigCount == 2, "");
+static_assert(t::kGpuCount == 3 && t::kShapeCount == 13 && t::kConfigCount == 4, "");
 static_assert(t::kFieldCount == )" +
                                    std::to_string(kConfigFields.size()) + R"(, "");
 static_assert(t::kConfigs[0] == t::Config{)" +
                                    test::field_values(*from_name(test::kConfigA)) + R"(}, "A");
-static_assert(t::kConfigs[1].BN == 128 && t::kConfigs[1].TM == 8 && t::kConfigs[1].MIN_BLOCKS == 1,
+static_assert(t::kConfigs[2] == t::Config{)" +
+                                   test::field_values(*from_name(test::kConfigTma)) + R"(}, "TMA");
+static_assert(t::kConfigs[1].TMA == 1 && t::kConfigs[1].SPLIT_K == 4 && t::kConfigs[0].TMA == 0,
+              "TMA split");
+static_assert(t::kConfigs[3].BN == 128 && t::kConfigs[3].TM == 8 && t::kConfigs[3].MIN_BLOCKS == 1,
               "B");
 constexpr const t::Gpu& h200 = t::kGpus[2];
-static_assert(h200.cc_major == 9 && h200.sm_count == 132 && h200.shape_count == 3, "");
-static_assert(t::kShapes[h200.default_shape].M == 2048 && h200.default_config == 1, "");
-static_assert(t::kShapes[h200.first_shape + 2].K == 4096, "");
+static_assert(h200.cc_major == 9 && h200.sm_count == 132 && h200.shape_count == 12, "");
+static_assert(t::kShapes[h200.default_shape].M == 2048 && h200.default_config == 3, "");
+static_assert(t::kShapes[h200.first_shape + 11].K == 4096, "");
+static_assert(t::kShapes[h200.first_shape + 2].K == 100 && t::kShapes[h200.first_shape + 2].config == 2,
+              "");
 static_assert(t::kGpus[1].shape_count == 0 && t::kGpus[1].default_shape == -1, "");
 #define SGT_COUNT(index, ...) +1
 static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT) == t::kConfigCount, "");
+// The X-list's last field is TMA: one row per TMA = 1 config.
+#define SGT_COUNT_TMA(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
+                      SPLIT_K, FMA_ORDER, PAD_B, PACK, STAGE_C, TMA)                          \
+  +(TMA == 1 ? 1 : 0)
+static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT_TMA) == 2, "");
 static void hex(const char* s) {
   for (; *s; ++s) std::printf("%02x", static_cast<unsigned>(static_cast<unsigned char>(*s)));
   std::printf("\n");
@@ -75,7 +86,7 @@ static void hex(const char* s) {
 int main() {
   for (int i = 0; i < t::kGpuCount; ++i) hex(t::kGpus[i].name);
   hex(t::kDatabase);
-  std::printf("%s %s\n", t::kConfigNames[0], t::kConfigNames[1]);
+  std::printf("%s %s %s\n", t::kConfigNames[0], t::kConfigNames[2], t::kConfigNames[3]);
 }
 )"));
   const auto exe = dir.path() / "table";
@@ -91,7 +102,7 @@ int main() {
     EXPECT_EQ(line, test::hex(want)) << "expected the bytes of '" << want << "'";
   }
   ASSERT_TRUE(std::getline(lines, line));
-  EXPECT_EQ(line, test::kConfigA + " " + test::kConfigB);
+  EXPECT_EQ(line, test::kConfigA + " " + test::kConfigTma + " " + test::kConfigB);
 }
 
 TEST(ExportHeaderCompile, EmptyTableIsValidCxx17) {
@@ -176,6 +187,96 @@ TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForAnEmptyTable) {
       sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " +
       sh_quote(dir.path() / "dispatch.o"));
   EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+// The dispatch library with TMA = 1 configs, built for sm_90a as a TMA-capable build is: the kernel
+// bodies (four layouts), their launch with tensor maps, and the probe, all free of warnings.
+TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForSm90aWithTmaConfigs) {
+  const std::string nvcc = SGT_NVCC;
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc in this build";
+  test::TempDir dir;
+  const auto db = dir.path() / "tma.db";
+  {
+    auto s = db::SqliteStore::open(db, db::OpenMode::read_write);
+    for (const char* layout : {"NN", "TT"}) {
+      auto p = test::fixture_shape(300, 200, 100);
+      p.layout = layout;
+      s.begin(test::fixture_h200(), p);
+      s.record(test::fixture_trial(p, test::kConfigTma, 0.01, 0.01, 1));
+    }
+    const auto deep = test::fixture_shape(192, 160, 4000);
+    s.begin(test::fixture_h200(), deep);
+    s.record(test::fixture_trial(deep, test::kConfigTmaSplit, 0.1, 0.1, 2));
+  }
+  const auto inc = dir.path() / "include";
+  export_header(db, inc);
+  EXPECT_TRUE(contains(test::read_file(inc / "sgemm_tuned_table.hpp"),
+                       "inline constexpr int kConfigCount = 2;"));
+  const std::filesystem::path src(SGT_TEST_SOURCE_DIR);
+  const auto obj = dir.path() / "dispatch.o";
+  const auto r = test::run_shell(
+      sh_quote(nvcc) + " -std=c++17 -gencode arch=compute_90a,code=sm_90a -DSGT_TUNED_SM90A=1" +
+      " -Werror all-warnings -Xcompiler=-Wall,-Wextra -c -I " + sh_quote(inc) + " -I " +
+      sh_quote(src / "sgemm_tuned" / "include") + " -I " + sh_quote(src / "sgemm_tuned" / "src") +
+      " -I " + sh_quote(src / "kernel_templates") + " " +
+      sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " + sh_quote(obj));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  // One kernel of the family per layout; the warp-tiling template is not instantiated for them.
+  const auto syms = test::run_shell("nm " + sh_quote(obj));
+  if (syms.exit_code == 0) {
+    // kConfigTma's template arguments: every field but SPLIT_K, PACK, STAGE_C and TMA.
+    const std::string args =
+        "ILi64ELi128ELi32ELi32ELi32ELi1ELi4ELi4ELi256ELi1ELi3ELi4ELi8ELi1ELi0E";
+    for (const char* layout : {"Lb0ELb0E", "Lb0ELb1E", "Lb1ELb0E", "Lb1ELb1E"}) {
+      EXPECT_TRUE(contains(syms.out, "_Z12sgemm_ws_tma" + args + layout + "Ev")) << layout;
+    }
+    EXPECT_FALSE(contains(syms.out, "sgemm_warptileI")) << syms.out;
+  }
+}
+
+// select.hpp restates the TMA operand rule of tma_maps.h (which needs the CUDA headers, and the
+// CPU selection tests have none): compiled together by nvcc, the two must agree everywhere.
+TEST(ExportHeaderCompile, TmaRefusalIsTheRuleOfTmaOperand) {
+  const std::string nvcc = SGT_NVCC;
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc in this build";
+  test::TempDir dir;
+  const auto inc = dir.path() / "include";
+  { db::SqliteStore::open(dir.path() / "empty.db", db::OpenMode::read_write); }
+  export_header(dir.path() / "empty.db", inc);
+  const auto tu = dir.path() / "agree.cu";
+  test::write_file(tu, R"(#include "select.hpp"
+#include "tma_maps.h"
+#include <cstdio>
+int main() {
+  int checked = 0;
+  for (std::uintptr_t base : {std::uintptr_t(0x10000), std::uintptr_t(0x7f0000001000)}) {
+    for (int off = 0; off < 64; ++off) {
+      for (int ld = -5; ld < 70; ++ld) {
+        const std::uintptr_t p = base + static_cast<std::uintptr_t>(off);
+        const bool a = sgemm_tuned::detail::tma_refusal(p, ld) == nullptr;
+        const bool b = sgt_kernel::tma_operand(reinterpret_cast<const float*>(p), ld);
+        if (a != b) {
+          std::printf("disagree at offset %d, ld %d: select.hpp %d, tma_maps.h %d\n", off, ld, a, b);
+          return 1;
+        }
+        ++checked;
+      }
+    }
+  }
+  std::printf("%d agree\n", checked);
+  return 0;
+}
+)");
+  const std::filesystem::path src(SGT_TEST_SOURCE_DIR);
+  const auto exe = dir.path() / "agree";
+  const auto c = test::run_shell(sh_quote(nvcc) + " -std=c++17 -I " + sh_quote(inc) + " -I " +
+                                 sh_quote(src / "sgemm_tuned" / "src") + " -I " +
+                                 sh_quote(src / "kernel_templates") + " " + sh_quote(tu) + " -o " +
+                                 sh_quote(exe));
+  ASSERT_EQ(c.exit_code, 0) << c.out;
+  const auto run = test::run_shell(sh_quote(exe));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_TRUE(contains(run.out, "9600 agree")) << run.out;
 }
 
 TEST(ExportHeaderCompile, SelectionCodeCompilesAgainstATableAsPlainCxx17) {

@@ -123,6 +123,7 @@ Table sample_table(const std::string& database) {
   t.generated_utc = "2025-01-01T12:00:00Z";
   t.kernel_template = "sgemm_warptile";
   t.kernel_hash = "abc123";
+  t.tma_kernel_hash = "def456";
   TableGpu g;
   g.name = "NVIDIA H200";
   g.cc_major = 9;
@@ -145,6 +146,42 @@ TEST(ExportTable, HeaderSaysWhatGeneratedItFromWhichDatabaseAndWhen) {
   EXPECT_TRUE(
       contains(h, "inline constexpr const char* kGeneratedUtc = \"2025-01-01T12:00:00Z\";"));
   EXPECT_TRUE(contains(h, "inline constexpr const char* kKernelHash = \"abc123\";"));
+  EXPECT_TRUE(contains(h, "inline constexpr const char* kTmaKernelHash = \"def456\";"));
+  EXPECT_TRUE(contains(head, "kernel source hash abc123 (TMA = 1 configs: def456)")) << head;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 6\n")) << h;
+}
+
+// A TMA = 1 winner is a config like any other: its knob is the last field of the X-list row, of
+// kConfigs and of the JSON config, and its name carries _m1.
+TEST(ExportTable, TmaConfigsCarryTheKnobEverywhere) {
+  Table t = sample_table("x.db");
+  t.gpus[0].shapes.push_back(table_shape(300, 200, 100, test::kConfigTma, 0.01, 0.01, "TN"));
+  choose_default(t.gpus[0], kFallback, kConfigA);
+  const auto tma = *from_name(test::kConfigTma);
+  ASSERT_EQ(tma.TMA, 1);
+  ASSERT_EQ(std::string(kConfigFields.back().name), "TMA");
+  const auto values = test::field_values(tma);
+  ASSERT_TRUE(values.ends_with(", 1")) << values;
+  const auto h = render_cpp(t);
+  EXPECT_TRUE(contains(h, "  X(2, " + values + ")\n")) << h;
+  EXPECT_TRUE(contains(h, "    {" + values + "},  // " + test::kConfigTma + "\n")) << h;
+  EXPECT_TRUE(contains(h, "  X(0, " + test::field_values(*from_name(kConfigA)) + ") \\\n")) << h;
+  EXPECT_TRUE(test::field_values(*from_name(kConfigA)).ends_with(", 0"));
+  EXPECT_TRUE(contains(h, "{300, 200, 100, \"TN\", 2, 0.01, 100},  // " + test::kConfigTma)) << h;
+  EXPECT_TRUE(contains(h, "  int TMA;  // 1 = warp-specialised")) << h;
+  EXPECT_TRUE(contains(h, "&& a.TMA == b.TMA;")) << h;
+  EXPECT_TRUE(contains(h, "sgemm_ws_tma<...> (TMA = 1)")) << h;
+
+  const auto j = nlohmann::json::parse(render_json(t));
+  EXPECT_EQ(j.at("tma_kernel_hash"), "def456");
+  ASSERT_EQ(j.at("configs").size(), 3u);
+  EXPECT_EQ(j.at("configs")[2].at("name"), test::kConfigTma);
+  EXPECT_EQ(j.at("configs")[2].at("config").at("TMA"), 1);
+  EXPECT_EQ(j.at("configs")[0].at("config").at("TMA"), 0);
+  const auto& shape = j.at("gpus")[0].at("shapes")[2];
+  EXPECT_EQ(shape.at("config").at("TMA"), 1);
+  EXPECT_EQ(shape.at("config_index"), 2);
+  EXPECT_EQ(j.at("gpus")[0].at("layout_defaults")[1].at("config_name"), test::kConfigTma);
 }
 
 TEST(ExportTable, HeaderFieldsComeFromTheOneConfigFieldList) {

@@ -1,6 +1,9 @@
 // GPU tests of the sgemm_tuned dispatch library (label gpu): sgemm() matches cuBLAS on tuned,
 // nearest and fallback shapes, beta = 0 never reads C (NaN-filled), explain() names the path taken.
-// Every test skips without a CUDA device, or when the build had no nvcc for the library.
+// The fixture's TMA = 1 winners run in every layout on edge shapes and split over K, and pass
+// operands their tensor copies cannot read on to another winner. Every test skips without a CUDA
+// device, or when the build had no nvcc for the library; the TMA tests also skip unless the device
+// is sm_90 and the library was built with 90a in CMAKE_CUDA_ARCHITECTURES.
 #include <gtest/gtest.h>
 
 #include <cublas_v2.h>
@@ -19,6 +22,7 @@
 
 #include "gpu_support.hpp"
 #include "sgemm_tuned_table.hpp"
+#include "tma_cases.hpp"
 #endif
 
 namespace {
@@ -127,7 +131,8 @@ struct Tuned {
   int M, N, K;
   std::string config;
 };
-// The tuned NN shapes of the current device in the embedded table, with their config names.
+// The tuned NN shapes of the current device in the embedded table whose winners are warp-tiling
+// (TMA = 0) kernels, with their config names. The TMA = 1 winners have tests of their own.
 std::vector<Tuned> tuned_nn_shapes() {
   namespace t = sgt_tuned_table;
   int dev = 0;
@@ -144,7 +149,7 @@ std::vector<Tuned> tuned_nn_shapes() {
     }
     for (int i = gpu.first_shape; i < gpu.first_shape + gpu.shape_count; ++i) {
       const auto& s = t::kShapes[i];
-      if (std::strcmp(s.layout, "NN") != 0) continue;
+      if (std::strcmp(s.layout, "NN") != 0 || t::kConfigs[s.config].TMA == 1) continue;
       out.push_back(Tuned{int(s.M), int(s.N), int(s.K), t::kConfigNames[s.config]});
     }
   }
@@ -371,6 +376,97 @@ TEST(DispatchGpu, ExplainNamesTheDeviceAndTheTable) {
   EXPECT_TRUE(
       contains(text, std::string("exported by sgemm-tune ") + sgt_tuned_table::kToolVersion))
       << text;
+}
+
+// The TMA = 1 winners' calls (tma_cases.hpp) as run_against_cublas takes them.
+Case tma_case(const sgt::test::TmaCase& t) {
+  Case c{t.M, t.N, t.K, t.lda, t.ldb, t.ldc, t.alpha, t.beta, t.a_offset};
+  c.trans_a = t.trans_a;
+  c.trans_b = t.trans_b;
+  return c;
+}
+
+// Empty when the embedded TMA = 1 winner serves its tuned shape here; else why not, for a skip.
+// Only a build without sm_90a, a device that is not sm_90 or a table without this device skips:
+// any other reason a TMA winner is passed over is a failure.
+std::string why_no_tma() {
+  const std::string text =
+      sgemm_tuned::explain(sgemm_tuned::Op::N, sgemm_tuned::Op::N, 300, 200, 100, 100, 200, 200);
+  if (contains(text, "tuned kernel " + sgt::test::kConfigTma)) return {};
+  for (const char* skip :
+       {"add 90a to CMAKE_CUDA_ARCHITECTURES", "SGT_TUNED_SM90A is not defined", "needs CUDA 12.9",
+        "runs only on compute capability 9.0", "is not in the embedded table"}) {
+    if (contains(text, skip)) return text;
+  }
+  ADD_FAILURE() << "the TMA winner does not serve its own tuned shape: " << text;
+  return text;
+}
+
+// Every layout; the tuned shape; one partial tile; K below one slice; edge tiles with a k tail;
+// one whole tile; 1x1x1; K = 0; beta = 0 over NaN and beta != 0; C rows that refuse float4s; and in
+// NN and TT the split-K winner on deep shapes. All against cuBLAS FP32, padding left untouched.
+TEST(DispatchGpu, TmaWinnerMatchesCublasInEveryLayoutOnEdgeShapesAndSplitK) {
+  SKIP_WITHOUT_GPU();
+  if (const auto why = why_no_tma(); !why.empty()) GTEST_SKIP() << why;
+  int runs = 0, split = 0;
+  for (const auto& t : sgt::test::tma_cases()) {
+    const auto r = run_against_cublas(tma_case(t));
+    EXPECT_EQ(r.status, cudaSuccess) << t.what << ": " << cudaGetErrorString(r.status);
+    EXPECT_LT(r.rel_error, kTolerance) << t.what << "\n" << r.explain;
+    if (t.split) {
+      EXPECT_TRUE(contains(r.explain, "tuned kernel " + sgt::test::kConfigTmaSplit + ","))
+          << r.explain;
+      ++split;
+    } else if (t.K > 0) {
+      EXPECT_TRUE(contains(r.explain, "tuned kernel " + sgt::test::kConfigTma + ",")) << r.explain;
+    }
+    EXPECT_TRUE(contains(r.explain, "A and B by TMA tensor copies")) << r.explain;
+    ++runs;
+  }
+  EXPECT_EQ(runs, 4 * 8 + 2 * 3);
+  EXPECT_EQ(split, 6);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
+// A misaligned A, or A's or B's rows not a multiple of 4 apart: the TMA winner is passed over, and
+// the nearest warp-tiling winner computes the same product.
+TEST(DispatchGpu, OperandsTheTmaCopiesCannotReadGoToAnotherWinner) {
+  SKIP_WITHOUT_GPU();
+  if (const auto why = why_no_tma(); !why.empty()) GTEST_SKIP() << why;
+  for (const auto& t : sgt::test::tma_fallback_cases()) {
+    const auto r = run_against_cublas(tma_case(t));
+    EXPECT_EQ(r.status, cudaSuccess) << t.what;
+    EXPECT_LT(r.rel_error, kTolerance) << t.what << "\n" << r.explain;
+    EXPECT_TRUE(contains(r.explain, "its TMA tensor copies cannot read " + t.refused)) << r.explain;
+    EXPECT_FALSE(contains(r.explain, "tuned kernel " + sgt::test::kConfigTma)) << r.explain;
+    EXPECT_TRUE(contains(r.explain, "tuned kernel wt_")) << r.explain;
+  }
+}
+
+// Streams of their own, TMA and warp-tiling winners interleaved: the tensor maps travel by value,
+// so concurrent calls never share one.
+TEST(DispatchGpu, ConcurrentTmaCallsOnOwnStreamsAllMatch) {
+  SKIP_WITHOUT_GPU();
+  if (const auto why = why_no_tma(); !why.empty()) GTEST_SKIP() << why;
+  const auto cases = sgt::test::tma_cases();
+  const auto fallbacks = sgt::test::tma_fallback_cases();
+  std::vector<std::thread> threads;
+  std::vector<Outcome> results(6);
+  for (int i = 0; i < 6; ++i) {
+    threads.emplace_back([&, i] {
+      cudaStream_t s = nullptr;
+      cudaStreamCreate(&s);
+      Case c = tma_case(i % 2 == 0 ? cases[(i * 7) % cases.size()] : fallbacks[i]);
+      c.stream = s;
+      results[i] = run_against_cublas(c);
+      cudaStreamDestroy(s);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) {
+    EXPECT_EQ(r.status, cudaSuccess);
+    EXPECT_LT(r.rel_error, kTolerance) << r.explain;
+  }
 }
 
 #else

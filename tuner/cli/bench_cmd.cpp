@@ -414,7 +414,7 @@ void register_bench(CLI::App& app) {
   sub->add_option(
          "--space", o->space,
          "Search space for the shapes that must be tuned first and name none of their own: "
-         "a JSON file or a built-in name")
+         "a JSON file or a built-in name, or several joined by '+' (default+tma)")
       ->capture_default_str();
   add_cache_dir_option(*sub, o->cache_dir);
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads when tuning (default: all cores)")

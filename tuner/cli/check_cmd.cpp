@@ -11,6 +11,7 @@
 #include "error.hpp"
 #include "index_sim.hpp"
 #include "space.hpp"
+#include "tma_geometry.h"
 
 namespace sgt::cli {
 
@@ -73,6 +74,15 @@ void register_check(CLI::App& app) {
                         {"B_PASSES", g.B_PASSES},     {"AS_LD", g.AS_LD},
                         {"SMEM_BYTES", g.SMEM_BYTES}, {"ACCUMULATORS", g.ACCUMULATORS},
                         {"FRAGMENTS", g.FRAGMENTS}};
+        if (c.TMA == 1) {
+          const auto tl = sgt_kernel::make_tma_layout(g, false, false, c.MIN_BLOCKS);
+          j["derived"]["TMA_THREADS"] = tl.THREADS;
+          j["derived"]["TMA_CONSUMER_REGS"] = tl.CONSUMER_REGS;
+          j["derived"]["TMA_SHARED_BYTES"] = {{"TN", tma_shared_bytes(c, true, false)},
+                                              {"NN", tma_shared_bytes(c, false, false)},
+                                              {"TT", tma_shared_bytes(c, true, true)},
+                                              {"NT", tma_shared_bytes(c, false, true)}};
+        }
         // The knobs past the seed's ten (STAGES, PAD_A, GROUP_M, SPLIT_K, ...).
         for (const auto& f : kConfigFields) {
           if (f.default_value != kRequired) j["derived"][std::string(f.name)] = c.*f.member;
@@ -86,7 +96,18 @@ void register_check(CLI::App& app) {
       std::puts(j.dump(2).c_str());
     } else {
       fmt::print("{}\n", to_name(c));
-      if (in_range) {
+      if (in_range && c.TMA == 1) {
+        // The TMA kernel: no load passes; dynamic shared memory by layout (what each stages).
+        const auto tl = sgt_kernel::make_tma_layout(g, false, false, c.MIN_BLOCKS);
+        fmt::print(
+            "  WMITER {}  sub-tile {}x{}  AS_LD {}  threads {} ({} consumers + {} producers)  "
+            "registers {} -> {} consumers  shared TN {} B, NN/TT {} B, NT {} B  accumulators {}  "
+            "fragments {}\n",
+            g.WMITER, g.WSUBM, g.WSUBN, g.AS_LD, tl.THREADS, c.NUM_THREADS,
+            sgt_kernel::kTmaProducerThreads, tl.LAUNCH_REGS, tl.CONSUMER_REGS,
+            tma_shared_bytes(c, true, false), tma_shared_bytes(c, false, false),
+            tma_shared_bytes(c, false, true), g.ACCUMULATORS, g.FRAGMENTS);
+      } else if (in_range) {
         fmt::print(
             "  WMITER {}  sub-tile {}x{}  load passes A {} B {}  AS_LD {}  shared {} B  "
             "accumulators {}  fragments {}\n",

@@ -20,11 +20,14 @@ namespace {
 
 // nvcc's static_asserts refuse a config that breaks a structural rule, so one such winner (only
 // an imported or hand-edited database can hold it) would break every build that embeds the table.
+// The TMA = 1 kernel asserts its ring depth, box and register rules too, and the dispatch library
+// instantiates it only as tma_flag allows (TMA 0 or 1, and with it PACK = STAGE_C = 0).
 std::vector<RuleViolation> structural_violations(const WarpTileConfig& c) {
   std::set<std::string_view> structural;
   for (const auto& r : rules()) {
     if (r.structural) structural.insert(r.name);
   }
+  if (c.TMA != 0) structural.insert({"tma_flag", "pipeline_stages", "tma_box", "tma_registers"});
   auto v = check(c);
   std::erase_if(v, [&](const RuleViolation& r) { return !structural.count(r.rule); });
   return v;
@@ -115,7 +118,8 @@ void register_export(CLI::App& app) {
     t.database = path.string();
     t.generated_utc = export_timestamp();
     t.kernel_template = std::string(kKernelTemplateName);
-    t.kernel_hash = kernel_source_hash();
+    t.kernel_hash = kernel_source_hash(KernelFamily::warptile);
+    t.tma_kernel_hash = kernel_source_hash(KernelFamily::ws_tma);
     t.allow_stale = o->allow_stale;
     std::size_t shapes = 0;
     for (const auto& id : gpus) {

@@ -238,7 +238,9 @@ void register_tune(CLI::App& app) {
   sub->add_option(
       "--csv", o->csv,
       "Write one summary row per shape (winner, its time, cuBLAS's, ratio) to this CSV");
-  sub->add_option("--space", o->space, "Search space: a JSON file, or a built-in name")
+  sub->add_option("--space", o->space,
+                  "Search space: a JSON file, or a built-in name; spaces joined by '+' tune the "
+                  "survivors of each (e.g. default+tma: the TMA kernel's space too, on sm_90)")
       ->capture_default_str();
   add_db_option(*sub, o->db);
   sub->add_option("--results", o->results, "Also append every trial to this JSON-lines file");

@@ -49,17 +49,23 @@ std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
   std::vector<PlannedShape> out;
   for (const auto& e : entries) {
     const std::string& arg = e.space.empty() ? default_space : e.space;
-    auto it = loaded.find(arg);
-    if (it == loaded.end()) {
-      try {
-        it = loaded.emplace(arg, load_space(arg)).first;
-      } catch (const InputError& err) {
-        if (e.space.empty()) throw;
-        throw InputError(fmt::format("{}{}shape {} {}: {}", origin, origin.empty() ? "" : ": ",
-                                     e.problem.shape(), e.problem.layout, err.what()));
+    // A union ("default+tma") tunes the survivors of every part.
+    std::vector<std::pair<std::string, Enumeration>> parts;
+    std::string name;
+    try {
+      for (const auto& part : split_space_union(arg)) {
+        auto it = loaded.find(part);
+        if (it == loaded.end()) it = loaded.emplace(part, load_space(part)).first;
+        parts.emplace_back(it->second.name, enumerate(it->second, e.problem));
+        name += (name.empty() ? "" : "+") + it->second.name;
       }
+    } catch (const InputError& err) {
+      if (e.space.empty()) throw;
+      throw InputError(fmt::format("{}{}shape {} {}: {}", origin, origin.empty() ? "" : ": ",
+                                   e.problem.shape(), e.problem.layout, err.what()));
     }
-    out.push_back({e.problem, arg, it->second.name, enumerate(it->second, e.problem)});
+    out.push_back({e.problem, arg, name,
+                   parts.size() == 1 ? std::move(parts[0].second) : merge_enumerations(parts)});
   }
   return out;
 }

@@ -30,7 +30,8 @@ struct PlannedShape {
   Enumeration enumeration;
 };
 
-// Loads each distinct space of the suite once and enumerates it for every entry that uses it.
+// Loads each distinct space of the suite once and enumerates it for every entry that uses it; a
+// union of spaces ("default+tma", split_space_union) enumerates as one (merge_enumerations).
 // Throws InputError for a space that cannot be loaded, naming the suite file (`origin`, when
 // there is one) and the shape that asked for it.
 std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,

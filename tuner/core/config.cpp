@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "tma_geometry.h"
 
 namespace sgt {
 
@@ -34,10 +35,15 @@ const std::vector<RuleInfo> kRules = {
     {"load_stride_b",
      "the B slice's BK*BN/4 float4s are a whole multiple of NUM_THREADS (one or more passes)",
      true},
-    {"float4_alignment", "BM, BN, BK, WN, TN are multiples of 4 (128-bit accesses)", true},
+    {"float4_alignment",
+     "BM, BN, BK, WN, TN are multiples of 4 (128-bit accesses); with TMA = 1 also TM (its "
+     "consumers read As as float4s only)",
+     true},
     {"pad_alignment", "PAD_A and PAD_B are multiples of 4, so As and Bs rows start 16-byte aligned",
      true},
-    {"pipeline_stages", "STAGES is 1 (single buffer) or 2 (double buffer, register prefetch)",
+    {"pipeline_stages",
+     "STAGES is 1 (single buffer) or 2 (double buffer, register prefetch); with TMA = 1, 2 to 8 "
+     "ring stages",
      false},
     {"fma_order",
      "FMA_ORDER is 0 (thread-tile rows first), 1 (columns first), 2 or 3 (the same, serpentine)",
@@ -50,11 +56,36 @@ const std::vector<RuleInfo> kRules = {
     {"stage_c_buffer",
      "with STAGE_C = 1, As or Bs holds every warp's staged rows: NUM_THREADS*WNITER*TN floats",
      true},
-    {"max_threads_per_block", "NUM_THREADS within the device's block limit", false},
+    {"tma_flag",
+     "TMA is 0 (threads load the k-slices) or 1 (a producer warpgroup feeds them by TMA copies), "
+     "and TMA = 1 takes PACK = 0 and STAGE_C = 0",
+     false},
+    {"tma_slice", "with TMA = 1, BK is 16 or 32: staging rows of 64 or 128 bytes, swizzled", true},
+    {"tma_transpose",
+     "with TMA = 1, the BM x BK and BN x BK staging boxes are whole float4s for each of the 128 "
+     "producer threads",
+     true},
+    {"tma_box", "with TMA = 1, BM+PAD_A, BN+PAD_B, BM and BN are at most 256 (a copy's box)", true},
+    {"tma_warpgroups",
+     "with TMA = 1, NUM_THREADS is a multiple of 128: consumers and producer are whole "
+     "warpgroups, as setmaxnreg needs",
+     true},
+    {"tma_registers",
+     "with TMA = 1, (NUM_THREADS+128)*MIN_BLOCKS > 264, so that the launch bounds cap the "
+     "registers setmaxnreg moves, and the launch leaves at least the producer's 40",
+     false},
+    {"max_threads_per_block",
+     "NUM_THREADS (plus the producer warpgroup with TMA = 1) within the device's block limit",
+     false},
     {"shared_memory",
-     "STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 bytes within the static shared-memory limit", false},
+     "STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 bytes within the static shared-memory limit; with TMA "
+     "= 1, the ring with both staging boxes and its barriers within the dynamic limit",
+     false},
     {"accumulator_budget", "accumulators per thread within the stated budget", false},
-    {"resident_threads", "MIN_BLOCKS*NUM_THREADS within the threads one SM holds", false},
+    {"resident_threads",
+     "MIN_BLOCKS*NUM_THREADS (each block with its producer warpgroup with TMA = 1) within the "
+     "threads one SM holds",
+     false},
     {"register_cap", "the register cap implied by MIN_BLOCKS holds accumulators and fragments",
      false},
 };
@@ -63,6 +94,13 @@ const std::vector<RuleInfo> kRules = {
 
 const std::vector<RuleInfo>& rules() {
   return kRules;
+}
+
+long long tma_shared_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b) {
+  // The dynamic request plus the kernel's three static mbarriers per stage (full, empty, staged),
+  // which count against the same per-block limit.
+  return sgt_kernel::make_tma_layout(derive(c), trans_a, trans_b, c.MIN_BLOCKS).SMEM_BYTES +
+         3LL * 8 * c.STAGES;
 }
 
 std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) {
@@ -79,9 +117,19 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
       return out;
     }
   }
-  const long long products[] = {1LL * c.WM * c.WN, 1LL * kWarpSize * c.TM * c.TN * c.WNITER,
-                                4LL * c.STAGES * (c.BM + c.PAD_A + c.BN + c.PAD_B) * c.BK,
-                                1LL * c.BM * c.BN, 1LL * c.NUM_THREADS * kVec};
+  // With TMA = 1 the shared memory also holds both staging rings (each stage's As and Bs rounded up
+  // to 32 floats), and the launch bounds multiply the block, producer included, by MIN_BLOCKS.
+  const bool with_tma = c.TMA == 1;
+  const long long products[] = {
+      1LL * c.WM * c.WN,
+      1LL * kWarpSize * c.TM * c.TN * c.WNITER,
+      4LL * c.STAGES * (c.BM + c.PAD_A + c.BN + c.PAD_B) * c.BK,
+      1LL * c.BM * c.BN,
+      1LL * c.NUM_THREADS * kVec,
+      with_tma ? 4LL * c.STAGES * ((2LL * c.BM + c.PAD_A + 2LL * c.BN + c.PAD_B) * c.BK + 64) +
+                     sgt_kernel::kTmaAlignBytes
+               : 0,
+      with_tma ? (1LL * c.NUM_THREADS + sgt_kernel::kTmaProducerThreads) * c.MIN_BLOCKS : 0};
   for (long long p : products) {
     if (p > std::numeric_limits<int>::max()) {
       fail("positive_values", "tile products overflow 32-bit index arithmetic");
@@ -124,14 +172,16 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
                      g.WSUBN, c.TM, c.TN, lanes));
   }
 
+  // With TMA = 1 no thread loads a slice: the copies bring whole boxes (tma_transpose instead).
+  const bool tma = c.TMA == 1;
   const long long per_pass_elems = 1LL * kVec * c.NUM_THREADS;
-  if ((1LL * c.BM * c.BK) % per_pass_elems != 0 || g.A_PASSES < 1) {
+  if (!tma && ((1LL * c.BM * c.BK) % per_pass_elems != 0 || g.A_PASSES < 1)) {
     fail("load_stride_a",
          fmt::format("A loader: the {}x{} slice is {} float4s, not a whole multiple of the {} "
                      "threads (the loop would load less than the tile, or beyond it)",
                      c.BM, c.BK, 1LL * c.BM * c.BK / kVec, c.NUM_THREADS));
   }
-  if ((1LL * c.BK * c.BN) % per_pass_elems != 0 || g.B_PASSES < 1) {
+  if (!tma && ((1LL * c.BK * c.BN) % per_pass_elems != 0 || g.B_PASSES < 1)) {
     fail("load_stride_b",
          fmt::format("B loader: the {}x{} slice is {} float4s, not a whole multiple of the {} "
                      "threads (the loop would load less than the tile, or beyond it)",
@@ -144,6 +194,11 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
          fmt::format("BM = {}, BN = {}, BK = {}, WN = {}, TN = {} must all be multiples of 4 for "
                      "128-bit loads and stores",
                      c.BM, c.BN, c.BK, c.WN, c.TN));
+  } else if (tma && c.TM % kVec != 0) {
+    fail("float4_alignment",
+         fmt::format("TMA = 1 with TM = {}: the TMA kernel's consumers read As as float4s only, "
+                     "so TM must be a multiple of 4",
+                     c.TM));
   }
 
   if (c.PAD_A % kVec != 0) {
@@ -180,21 +235,94 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
                      g.STAGES * g.AS_SIZE, g.STAGES * g.BS_SIZE));
   }
 
-  if (c.STAGES != 1 && c.STAGES != 2) {
+  if (!tma && c.STAGES != 1 && c.STAGES != 2) {
     fail("pipeline_stages",
          fmt::format("STAGES = {}: the kernel has a single-buffer (1) and a double-buffer (2) loop",
                      c.STAGES));
   }
-
-  if (c.NUM_THREADS > limits.max_threads_per_block) {
-    fail("max_threads_per_block", fmt::format("NUM_THREADS = {} exceeds the limit {}",
-                                              c.NUM_THREADS, limits.max_threads_per_block));
+  if (tma && (c.STAGES < 2 || c.STAGES > 8)) {
+    fail("pipeline_stages",
+         fmt::format("STAGES = {}: with TMA = 1 the ring has 2 to 8 stages", c.STAGES));
   }
 
-  if (g.SMEM_BYTES > limits.max_static_shared_bytes) {
+  if (c.TMA != 0 && c.TMA != 1) {
+    fail("tma_flag",
+         fmt::format("TMA = {}: threads load the slices (0) or TMA copies do (1)", c.TMA));
+  }
+  if (tma && (c.PACK != 0 || c.STAGE_C != 0)) {
+    fail("tma_flag",
+         fmt::format("TMA = 1 with PACK = {}, STAGE_C = {}: the TMA kernel reads the operands in "
+                     "place and stores C from registers (both must be 0)",
+                     c.PACK, c.STAGE_C));
+  }
+  // The TMA kernel's layout for the operand layout that stages nothing (TN), the smallest: a config
+  // too large even there is invalid; the shape rule shape_tma_shared_memory checks the layout a
+  // problem has (NN and TT stage one operand, NT both).
+  const auto tl =
+      tma ? sgt_kernel::make_tma_layout(g, true, false, c.MIN_BLOCKS) : sgt_kernel::TmaLayout{};
+  if (tma) {
+    if (c.BK != 16 && c.BK != 32) {
+      fail("tma_slice", fmt::format("TMA = 1 with BK = {}: the staging rows are 64 (BK 16) or 128 "
+                                    "bytes (BK 32), as the copies' swizzle needs",
+                                    c.BK));
+    }
+    const long long box = 1LL * kVec * sgt_kernel::kTmaProducerThreads;
+    if ((1LL * c.BM * c.BK) % box != 0 || (1LL * c.BN * c.BK) % box != 0) {
+      fail("tma_transpose",
+           fmt::format("TMA = 1: the {}x{} and {}x{} staging boxes are not whole float4s for each "
+                       "of the {} producer threads (some would transpose less than the box)",
+                       c.BM, c.BK, c.BN, c.BK, sgt_kernel::kTmaProducerThreads));
+    }
+    if (g.AS_LD > 256 || g.BS_LD > 256) {
+      fail("tma_box", fmt::format("TMA = 1: boxes of BM+PAD_A = {} and BN+PAD_B = {} floats; a "
+                                  "copy's box is at most 256 along each dimension",
+                                  g.AS_LD, g.BS_LD));
+    }
+    if (c.NUM_THREADS % sgt_kernel::kTmaProducerThreads != 0) {
+      fail("tma_warpgroups",
+           fmt::format("TMA = 1 with NUM_THREADS = {}: the consumers end inside a warpgroup that "
+                       "the producer's first warps complete, and setmaxnreg must be executed by "
+                       "all four warps of a warpgroup alike (NUM_THREADS a multiple of 128)",
+                       c.NUM_THREADS));
+    }
+    // The kernel's own derivation: the launch bounds' share of the register file, in multiples
+    // of 8, below the 248 that would leave it uncapped, and no less than what the producer's
+    // setmaxnreg.dec goes down to.
+    if (tl.LAUNCH_REGS >= 248) {
+      fail("tma_registers",
+           fmt::format("TMA = 1: {} threads x MIN_BLOCKS {} leave the launch registers uncapped "
+                       "(more than 264 are needed), so setmaxnreg has no budget to move",
+                       tl.THREADS, c.MIN_BLOCKS));
+    } else if (tl.LAUNCH_REGS < sgt_kernel::kTmaProducerRegs) {
+      fail("tma_registers",
+           fmt::format("TMA = 1: {} threads x MIN_BLOCKS {} start each thread with {} registers, "
+                       "fewer than the {} the producer's setmaxnreg.dec goes down to",
+                       tl.THREADS, c.MIN_BLOCKS, tl.LAUNCH_REGS, sgt_kernel::kTmaProducerRegs));
+    }
+  }
+  const int block_threads = tma ? tl.THREADS : c.NUM_THREADS;
+
+  if (block_threads > limits.max_threads_per_block) {
+    fail("max_threads_per_block",
+         fmt::format("{} = {} exceeds the limit {}",
+                     tma ? "NUM_THREADS + 128 producer threads" : "NUM_THREADS", block_threads,
+                     limits.max_threads_per_block));
+  }
+
+  if (!tma && g.SMEM_BYTES > limits.max_static_shared_bytes) {
     fail("shared_memory",
          fmt::format("STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 = {} bytes exceeds the limit {}",
                      g.SMEM_BYTES, limits.max_static_shared_bytes));
+  }
+  // The kernel's three mbarriers per stage (full, empty, staged) are static shared memory, which
+  // counts against the same per-block limit as the dynamic request.
+  const long long tma_block_bytes = tma_shared_bytes(c, true, false);
+  if (tma && tma_block_bytes * c.MIN_BLOCKS > limits.max_dynamic_shared_bytes) {
+    fail("shared_memory",
+         fmt::format("TMA = 1: MIN_BLOCKS {} x {} bytes of stages (staging boxes, As and Bs) and "
+                     "{} of barriers exceeds the dynamic limit {}",
+                     c.MIN_BLOCKS, tl.SMEM_BYTES, 3 * 8 * c.STAGES,
+                     limits.max_dynamic_shared_bytes));
   }
 
   if (g.ACCUMULATORS > limits.max_accumulators) {
@@ -202,13 +330,23 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
                                            g.ACCUMULATORS, limits.max_accumulators));
   }
 
-  const long long resident = static_cast<long long>(c.MIN_BLOCKS) * c.NUM_THREADS;
+  const long long resident = static_cast<long long>(c.MIN_BLOCKS) * block_threads;
   if (resident > limits.max_threads_per_sm) {
-    fail("resident_threads", fmt::format("MIN_BLOCKS*NUM_THREADS = {} exceeds {} threads per SM",
-                                         resident, limits.max_threads_per_sm));
+    fail("resident_threads", fmt::format("MIN_BLOCKS*{} = {} exceeds {} threads per SM",
+                                         tma ? "(NUM_THREADS+128)" : "NUM_THREADS", resident,
+                                         limits.max_threads_per_sm));
   }
 
-  if (resident > 0) {
+  if (tma) {
+    // The consumers hold no prefetch; their cap is what setmaxnreg.inc gives them.
+    const int need = g.ACCUMULATORS + g.FRAGMENTS;
+    if (tl.CONSUMER_REGS < need) {
+      fail("register_cap",
+           fmt::format("TMA = 1, MIN_BLOCKS = {}: the consumers get {} registers per thread, below "
+                       "the {} that accumulators and fragments alone need",
+                       c.MIN_BLOCKS, tl.CONSUMER_REGS, need));
+    }
+  } else if (resident > 0) {
     // Registers are granted per thread in multiples of 8.
     const long long cap = std::min<long long>(limits.max_registers_per_thread,
                                               (limits.registers_per_sm / resident) / 8 * 8);
@@ -234,6 +372,7 @@ constexpr std::pair<std::string_view, int WarpTileConfig::*> kNameSuffixes[] = {
     {"_g", &WarpTileConfig::GROUP_M},   {"_k", &WarpTileConfig::SPLIT_K},
     {"_o", &WarpTileConfig::FMA_ORDER}, {"_b", &WarpTileConfig::PAD_B},
     {"_x", &WarpTileConfig::PACK},      {"_c", &WarpTileConfig::STAGE_C},
+    {"_m", &WarpTileConfig::TMA},
 };
 
 int min_of(int WarpTileConfig::*member) {

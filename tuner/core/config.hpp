@@ -37,7 +37,8 @@ namespace sgt {
     "outer-product order: 0 rows first, 1 columns first, 2/3 the same serpentine")                \
   X(PAD_B, 0, 0, "floats of padding per k-row of the Bs tile (bank conflicts of the B^T store)")  \
   X(PACK, 0, 0, "1 = copy the operands into k-major float4 panels first (odd sizes, transposes)") \
-  X(STAGE_C, 0, 0, "1 = C tiles without float4 stores go through shared memory as whole rows")
+  X(STAGE_C, 0, 0, "1 = C tiles without float4 stores go through shared memory as whole rows")    \
+  X(TMA, 0, 0, "1 = warp-specialised: a producer warpgroup feeds k-slices by TMA copies (sm_90a)")
 
 inline constexpr int kRequired = -1;
 
@@ -76,8 +77,9 @@ constexpr int kMaxConfigValue = 65536;
 // Device and budget limits that make a config impossible rather than slow.
 struct Limits {
   int max_threads_per_block = 1024;
-  int max_static_shared_bytes = 48 * 1024;  // static __shared__ arrays cap at 48 KB
-  int max_accumulators = 128;               // per thread; more cannot stay in 255 registers
+  int max_static_shared_bytes = 48 * 1024;    // static __shared__ arrays cap at 48 KB
+  int max_dynamic_shared_bytes = 227 * 1024;  // opt-in dynamic shared memory per block (TMA = 1)
+  int max_accumulators = 128;                 // per thread; more cannot stay in 255 registers
   int registers_per_sm = 65536;
   int max_registers_per_thread = 255;
   int max_threads_per_sm = 2048;
@@ -100,9 +102,13 @@ const std::vector<RuleInfo>& rules();
 // range (positive_values) is reported alone: the other rules' arithmetic is meaningless then.
 std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits = {});
 
+// TMA = 1: the shared memory one block of the TMA kernel takes in a layout (trans_a, trans_b),
+// dynamic stages and static barriers together.
+long long tma_shared_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b);
+
 // Canonical name, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1, then _s<STAGES> _p<PAD_A>
-// _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> _x<PACK> _c<STAGE_C> for each knob that differs
-// from its default (so the seed's names stay valid and mean what they meant).
+// _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> _x<PACK> _c<STAGE_C> _m<TMA> for each knob that
+// differs from its default (so the seed's names stay valid and mean what they meant).
 std::string to_name(const WarpTileConfig& c);
 // Parses a canonical name; nullopt when the text is not one.
 std::optional<WarpTileConfig> from_name(std::string_view name);

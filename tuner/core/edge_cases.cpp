@@ -31,6 +31,15 @@ std::vector<EdgeCheck> edge_cases(const WarpTileConfig& c, const std::string& la
     e.ldb = min_ldb(e.problem) + pad;
     e.ldc = min_ldc(e.problem) + pad;
     e.offset = offset;
+    if (c.TMA == 1) {
+      // The cases a TMA config's kernel is served (tma_operand, tma_maps.h): A's and B's rows
+      // rounded up to whole 16-byte units, offsets to whole float4s. C keeps its odd rows, so the
+      // single-float epilogue is still exercised; other operands go to the TMA = 0 path.
+      const auto up = [](long long v) { return (v + 3) / 4 * 4; };
+      e.lda = up(e.lda);
+      e.ldb = up(e.ldb);
+      e.offset = offset * 4;
+    }
     e.alpha = alpha;
     e.beta = beta;
     out.push_back(std::move(e));

@@ -199,9 +199,10 @@ std::string render_cpp(const Table& t) {
                    t.generated_utc));
   line("// DO NOT EDIT: this file is generated; regenerate it with `sgemm-tune export`.");
   line("//");
-  line(fmt::format("// Kernel template {}, kernel source hash {}; stale trials {}.",
-                   t.kernel_template, t.kernel_hash,
-                   t.allow_stale ? "included (--allow-stale)" : "excluded"));
+  line(fmt::format(
+      "// Kernel template {}, kernel source hash {} (TMA = 1 configs: {}); stale trials {}.",
+      t.kernel_template, t.kernel_hash, t.tma_kernel_hash,
+      t.allow_stale ? "included (--allow-stale)" : "excluded"));
   line(fmt::format("// {} GPU{}, {} tuned shape{}, {} config{}{}", t.gpus.size(),
                    t.gpus.size() == 1 ? "" : "s", shape_count, shape_count == 1 ? "" : "s",
                    configs.size(), configs.size() == 1 ? "" : "s", t.gpus.empty() ? "." : ":"));
@@ -223,7 +224,8 @@ std::string render_cpp(const Table& t) {
   for (const auto& f : kConfigFields) field_list += fmt::format(", {}", f.name);
   line(fmt::format("// X(index{}):", field_list));
   line("// every config of kConfigs, in the kernel template's parameter order; the dispatch");
-  line("// library instantiates sgemm_warptile<...> from this list.");
+  line("// library instantiates sgemm_warptile<...> (TMA = 0) or sgemm_ws_tma<...> (TMA = 1) from");
+  line("// this list.");
   if (configs.empty()) {
     line("#define SGT_TUNED_CONFIGS(X)");
   } else {
@@ -289,6 +291,8 @@ std::string render_cpp(const Table& t) {
                    cpp_string_literal(t.kernel_template)));
   line(fmt::format("inline constexpr const char* kKernelHash = {};",
                    cpp_string_literal(t.kernel_hash)));
+  line(fmt::format("inline constexpr const char* kTmaKernelHash = {};",
+                   cpp_string_literal(t.tma_kernel_hash)));
   line(fmt::format("inline constexpr bool kAllowStale = {};", t.allow_stale ? "true" : "false"));
   line("");
   line(fmt::format("inline constexpr int kFieldCount = {};", kConfigFields.size()));
@@ -429,6 +433,7 @@ nlohmann::json table_json(const Table& t) {
           {"generated_utc", t.generated_utc},
           {"kernel_template", t.kernel_template},
           {"kernel_hash", t.kernel_hash},
+          {"tma_kernel_hash", t.tma_kernel_hash},
           {"allow_stale", t.allow_stale},
           {"fields", std::move(fields)},
           {"configs", std::move(cfgs)},

@@ -16,8 +16,9 @@
 namespace sgt {
 
 // Version of the generated header's layout and of the JSON table (format "sgemm-tune-table").
-// 2: knob fields, layouts served, edge checks; 3: PAD_B; 4: PACK; 5: STAGE_C
-constexpr int kTableFormatVersion = 5;
+// 2: knob fields, layouts served, edge checks; 3: PAD_B; 4: PACK; 5: STAGE_C; 6: TMA, with the
+// TMA kernel's source hash
+constexpr int kTableFormatVersion = 6;
 
 // The winner of one tuned shape, as measured.
 struct TableShape {
@@ -65,7 +66,8 @@ struct Table {
   std::string database;       // the database it was exported from, as given
   std::string generated_utc;  // ISO 8601 UTC
   std::string kernel_template;
-  std::string kernel_hash;  // of the kernel sources this sgemm-tune carries
+  std::string kernel_hash;      // of the warp-tiling kernel sources this sgemm-tune carries
+  std::string tma_kernel_hash;  // of the TMA = 1 kernel's (sgemm_ws_tma.cuh and its includes)
   bool allow_stale = false;
   std::vector<TableGpu> gpus;
 };

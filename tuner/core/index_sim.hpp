@@ -4,7 +4,10 @@
 // for both instances of the kernel (VEC: float4 main-loop loads, taken where the operands allow
 // them, else every slice through the guarded edge loop; or single-float main-loop loads), and
 // reports every way its indexing goes wrong. Also checks the block order and the split-K ranges,
-// and the boundary blocks of a launch with the instance the tuner picks for its M, N and K.
+// and the boundary blocks of a launch with the instance the tuner picks for its M, N and K. A TMA =
+// 1 config runs its one instance, the TMA-fed kernel (sgemm_ws_tma.cuh): the simulation replays
+// tma_geometry.h's copies, swizzle, transposing producer and shared-memory layout instead of the
+// thread loads, then the same compute loop and epilogue.
 #pragma once
 
 #include <string>
@@ -13,6 +16,7 @@
 
 #include "config.hpp"
 #include "problem.hpp"
+#include "tma_geometry.h"
 
 namespace sgt {
 
@@ -24,7 +28,12 @@ struct SimDefect {
   // b_out_of_tile, b_out_of_matrix, bs_out_of_tile, bs_hole, bs_overlap, bs_misplaced,
   // smem_read_out_of_tile, as_pad_read, operand_mismatch, k_tail_not_zeroed, misaligned_vector,
   // raster_out_of_grid, raster_hole, raster_overlap, split_k_misaligned, split_k_empty,
-  // split_k_hole, split_k_overlap, split_k_workspace.
+  // split_k_hole, split_k_overlap, split_k_workspace, fma_step_coverage; for TMA = 1:
+  // tma_copy_refused, tma_barrier, tma_copy_out_of_stage, tma_copy_hole, tma_copy_misplaced,
+  // tma_swizzle_mismatch, tma_transpose_read_out_of_box, tma_transpose_out_of_stage,
+  // tma_transpose_hole, tma_transpose_overlap, tma_transpose_misplaced, tma_smem_overlap,
+  // tma_smem_misaligned, tma_smem_overflow, tma_warpgroups, tma_k_hole, tma_k_overlap. Where a
+  // validity rule guards against the defect, its detail names the rule ("rule tma_transpose").
   std::string kind;
   std::string detail;  // one concrete (thread, element) example, then how many in all
 };
@@ -56,6 +65,10 @@ const std::vector<std::string_view>& sim_defect_kinds();
 // along m, n, start clamp_mn). A partial slice takes the guarded edge loop through the same
 // pointers, and a VEC instance whose operands refuse float4s takes it for every slice through
 // unclamped ones. The epilogue stores float4s where the tile is whole in M and N.
+//
+// A TMA = 1 config has one instance, whatever the operands: vec_loads, vec_kernel and panel are
+// ignored. Every slice, whole or partial, edge block or not, takes the same loop: the copies fill
+// what lies outside the matrix with zeros.
 struct SimCase {
   bool trans_a = false;
   bool trans_b = false;
@@ -101,6 +114,17 @@ struct SimIndexing {
   sgt_kernel::FmaStep (*fma_step)(const sgt_kernel::Geometry&, int, int) = sgt_kernel::fma_step;
   sgt_kernel::LaunchDims (*launch_dims)(long long, long long, long long, int, int, int,
                                         int) = sgt_kernel::launch_dims;
+  // TMA = 1 (tma_geometry.h).
+  bool (*tma_staged_a)(bool) = sgt_kernel::tma_staged_a;
+  bool (*tma_staged_b)(bool) = sgt_kernel::tma_staged_b;
+  int (*tma_staged_index)(int, int, int) = sgt_kernel::tma_staged_index;
+  int (*tma_transpose_row)(int, int, int) = sgt_kernel::tma_transpose_row;
+  int (*tma_transpose_chunk)(int, int, int) = sgt_kernel::tma_transpose_chunk;
+  int (*tma_transpose_passes)(int, int) = sgt_kernel::tma_transpose_passes;
+  int (*tma_box_inner)(const sgt_kernel::Geometry&, bool, bool) = sgt_kernel::tma_box_inner;
+  int (*tma_box_outer)(const sgt_kernel::Geometry&, bool, bool) = sgt_kernel::tma_box_outer;
+  sgt_kernel::TmaLayout (*make_tma_layout)(const sgt_kernel::Geometry&, bool, bool,
+                                           int) = sgt_kernel::make_tma_layout;
 };
 
 // Simulates every thread of one block for one k-slice plus the epilogue, in the given layout, as
@@ -116,17 +140,36 @@ struct SimIndexing {
 // for leading dimensions and pointers that allow 16-byte accesses. A degenerate or absurdly large
 // geometry, or a remainder outside 0..tile, is reported as degenerate_geometry alone, without
 // running the loops.
+//
+// A TMA = 1 config replaces the loads by the kernel's producer, for every stage of the ring at
+// once (the steady state, every stage live), in one model of the block's dynamic shared memory
+// (make_tma_layout's offsets from the 1024-byte aligned base). Each copy is the box the host
+// encodes (tma_box_inner x tma_box_outer, 16-byte chunks swizzled for a staged operand as the
+// hardware does: bits [4:6] ^= bits [7:9] of the shared-memory address for 128-byte rows, [4:5] ^=
+// [7:8] for 64-byte ones), started at the block's (m or n, k) corner of the operand as stored,
+// zeros outside the matrix; the encoder's box limits hold. A straight copy must fill the stage's
+// As (Bs) tile, every (k, m) with op(A)'s element, nothing past it; tma_staged_index must name
+// where the hardware puts each staged element; the producer warpgroup's tma_transpose passes must
+// write every element of the tile exactly once, with the staged value for its (m, k), nothing
+// outside the tile's rows. Staging rings, As and Bs rings must not overlap, staging boxes start
+// 1024-byte and As/Bs stages 128-byte aligned, all within SMEM_BYTES - kTmaAlignBytes; the
+// barriers expect the bytes the copies bring and the arrivals the producer makes; consumers and
+// producer are whole warpgroups (setmaxnreg). Then the consumers' compute loop (float4 reads of
+// As and Bs) and the direct epilogue, from the first stage's tile.
 SimReport simulate_block(const WarpTileConfig& c, const SimCase& sc = {});
 SimReport simulate_block_with(const WarpTileConfig& c, const SimCase& sc, const SimIndexing& ix);
 
 // The launch of an M x N x K problem (launch_dims): the block order over the ceil(M/BM) x
 // ceil(N/BN) grid with GROUP_M must visit every tile exactly once, and the SPLIT_K ranges must
 // cover every k in [0, K) exactly once, none empty, each starting on a whole BK slice, with a
-// workspace that holds every split's partial product. Then, in every layout, the launch's last
+// workspace that holds every split's partial product; for TMA = 1, the slices each split's copies
+// bring (whole BK boxes, zeros only past K) must also take every k exactly once. Then, in every
+// layout, the launch's last
 // block (the corner of the grid, in the last split) through simulate_block, on the kernel instance
 // the tuner picks for the problem (kernel_vec_loads: vec_kernel = vec_loads, the float4 instance
 // where both operands allow float4s, else the scalar one): its last whole k-slice, or its partial
-// one if it has no whole one (grid_cases). Defects of a block name its case.
+// one if it has no whole one (grid_cases); for TMA = 1, its last slice in every layout, partial
+// where K leaves one. Defects of a block name its case.
 SimReport simulate_grid(const WarpTileConfig& c, int M, int N, int K);
 SimReport simulate_grid_with(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix);
 // The blocks simulate_grid replays for an M x N x K launch (none for an empty problem or launch).
@@ -140,7 +183,8 @@ std::vector<SimCase> grid_cases(const WarpTileConfig& c, int M, int N, int K);
 // scalar instance, three per layout: whole slices at remainders tile-3 and 1 in M and N (a float4
 // straddling the end of the matrix), both ways round, and a partial slice. A PACK config instead
 // gets the one instance it runs, TN float4 on panels (SimCase::panel), at odd remainders in M and
-// N and partial slices.
+// N and partial slices. A TMA = 1 config: the four layouts whole, then five boundary blocks per
+// layout with remainders 1, tile-3, tile/2+1 and tile-1 over M, N and K.
 std::vector<SimCase> standard_cases(const WarpTileConfig& c);
 // The grids (M, N, K) simulate_config runs: grids with partial tiles, a partial last group of
 // GROUP_M rows, and K values that leave the last split short, a single k, or fewer splits than

@@ -59,9 +59,14 @@ std::vector<Problem> load_shape_list(const std::string& path,
 bool kernel_vec_loads(bool trans_a, bool trans_b, long long M, long long N, long long K);
 bool kernel_vec_loads(const Problem& p);
 
-// Shape rules of the current kernel. It serves any M, N, K (edge tiles are guarded, leading
-// dimensions and pointers are runtime values), so only `shape_layout` remains: the layout must be
-// one of kLayouts and the data type f32.
-std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p);
+// Shape rules. The kernel serves any M, N, K (edge tiles are guarded, leading dimensions and
+// pointers are runtime values), so `shape_layout` remains (the layout must be one of kLayouts and
+// the data type f32), and for TMA = 1 configs `shape_tma_operands` (tma_operands(p)) and
+// `shape_tma_shared_memory` (the stages of p's layout within the limit).
+std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p,
+                                       const Limits& limits = {});
+// Whether the operands of p, stored at their row lengths from 16-byte aligned pointers, allow
+// tensor copies (TMA = 1): lda and ldb multiples of 4.
+bool tma_operands(const Problem& p);
 
 }  // namespace sgt

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <filesystem>
 #include <memory>
 #include <set>
 
@@ -55,8 +56,11 @@ std::optional<std::string> single_value_rule(std::string_view field, int v) {
   if (field == "FMA_ORDER" && (v < 0 || v > 3)) {
     return "rule fma_order: FMA_ORDER must be 0, 1, 2 or 3";
   }
-  if (field == "STAGES" && v != 1 && v != 2) {
-    return "rule pipeline_stages: STAGES must be 1 or 2";
+  if (field == "STAGES" && (v < 1 || v > 8)) {
+    return "rule pipeline_stages: STAGES must be 1 or 2, or 2 to 8 with TMA = 1";
+  }
+  if (field == "TMA" && v != 0 && v != 1) {
+    return "rule tma_flag: TMA must be 0 or 1";
   }
   if (field == "NUM_THREADS" && v % 32 != 0) {
     return "rule thread_count: NUM_THREADS must be a multiple of the warp size 32";
@@ -243,7 +247,8 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
   };
   for (const auto& r : rules()) add_slot(std::string(r.name));
   if (problem) {
-    for (const char* r : {"shape_layout"}) add_slot(r);
+    for (const char* r : {"shape_layout", "shape_tma_operands", "shape_tma_shared_memory"})
+      add_slot(r);
   }
   for (size_t i = 0; i < space.constraints.size(); ++i) {
     add_slot(fmt::format("constraint[{}]", i));
@@ -273,7 +278,7 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
 
     auto violations = check(c, space.limits);
     if (problem) {
-      auto sv = check_shape(c, *problem);
+      auto sv = check_shape(c, *problem, space.limits);
       violations.insert(violations.end(), sv.begin(), sv.end());
     }
     for (size_t cf : constraints.broken(c)) {
@@ -282,6 +287,54 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
     }
     for (size_t v = 0; v < violations.size(); ++v) note(violations[v], c, v == 0);
     if (violations.empty()) out.survivors.push_back(c);
+  }
+  return out;
+}
+
+std::vector<std::string> split_space_union(std::string_view arg) {
+  // A file of that very name is one space, '+' or not.
+  if (arg.find('+') == std::string_view::npos || std::filesystem::exists(std::string(arg)))
+    return {std::string(arg)};
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t plus = arg.find('+', start);
+    const auto part =
+        arg.substr(start, plus == std::string_view::npos ? arg.size() - start : plus - start);
+    if (part.empty())
+      throw InputError(
+          fmt::format("space '{}': an empty name around '+' (expected e.g. "
+                      "default+tma)",
+                      arg));
+    parts.emplace_back(part);
+    if (plus == std::string_view::npos) break;
+    start = plus + 1;
+  }
+  return parts;
+}
+
+Enumeration merge_enumerations(const std::vector<std::pair<std::string, Enumeration>>& parts) {
+  Enumeration out;
+  std::map<std::string, size_t> slot;
+  std::set<std::string> seen;
+  for (const auto& [name, e] : parts) {
+    out.total += e.total;
+    for (const auto& c : e.survivors) {
+      if (seen.insert(to_name(c)).second) out.survivors.push_back(c);
+    }
+    for (const auto& r : e.rejections) {
+      // Constraints belong to their space; rules are the same everywhere.
+      const std::string rule = r.rule.starts_with("constraint[") ? name + ":" + r.rule : r.rule;
+      auto [it, fresh] = slot.try_emplace(rule, out.rejections.size());
+      if (fresh) out.rejections.push_back({rule, 0, 0, "", ""});
+      auto& rc = out.rejections[it->second];
+      rc.violations += r.violations;
+      rc.first += r.first;
+      if (rc.sample.empty()) {
+        rc.sample = r.sample;
+        rc.sample_reason = r.sample_reason;
+      }
+    }
   }
   return out;
 }

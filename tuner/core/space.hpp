@@ -52,4 +52,12 @@ struct Enumeration {
 // Enumerates the space; a problem, when given, also applies the shape rules.
 Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& problem = {});
 
+// A union of spaces, written "default+tma": the names (files or built-ins) it joins, in order. A
+// path that exists as a file is one space even with a '+' in it. InputError for an empty part.
+std::vector<std::string> split_space_union(std::string_view arg);
+// The enumerations of a union's spaces (name, enumeration) as one: totals added, survivors in
+// order with repeats dropped, rejections added rule by rule; each space's constraints keep its
+// name ("tma:constraint[0]").
+Enumeration merge_enumerations(const std::vector<std::pair<std::string, Enumeration>>& parts);
+
 }  // namespace sgt

@@ -241,12 +241,20 @@ std::string KernelCompiler::name_expression(const WarpTileConfig& c, std::string
   if (layout.size() != 2 || (layout[0] != 'N' && layout[0] != 'T') ||
       (layout[1] != 'N' && layout[1] != 'T'))
     throw InputError(fmt::format("layout '{}' is not one of NN, NT, TN, TT", layout));
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  if (c.TMA == 1) {
+    // sgemm_ws_tma: the template's parameters up to PAD_B (PACK, STAGE_C are 0; loads are TMA).
+    return fmt::format("sgemm_ws_tma<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.BM,
+                       c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN, c.NUM_THREADS, c.MIN_BLOCKS,
+                       c.STAGES, c.PAD_A, c.GROUP_M, c.FMA_ORDER, c.PAD_B, flag(layout[0] == 'T'),
+                       flag(layout[1] == 'T'));
+  }
   std::string args;
   for (const auto& f : kConfigFields) {
-    if (f.member == &WarpTileConfig::SPLIT_K) continue;  // a launch parameter
+    // SPLIT_K is a launch parameter; TMA picks the other kernel.
+    if (f.member == &WarpTileConfig::SPLIT_K || f.member == &WarpTileConfig::TMA) continue;
     args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
   }
-  auto flag = [](bool b) { return b ? "true" : "false"; };
   return fmt::format("{}<{},{},{},{}>", kKernelTemplateName, args, flag(layout[0] == 'T'),
                      flag(layout[1] == 'T'), flag(vec));
 }
@@ -256,9 +264,9 @@ std::string KernelCompiler::cache_key(const WarpTileConfig& c, std::string_view 
   std::string text = fmt::format(
       "sgemm-tune kernel cache {}\nkernel {}\nexpression {}\nconfig {}\narch {}\n"
       "nvrtc {}.{}\n",
-      kCacheFormat, kernel_source_hash(), name_expression(c, layout, vec),
+      kCacheFormat, kernel_source_hash(c), name_expression(c, layout, vec),
       to_name(kernel_config(c)), opts_.arch, nvrtc_major_, nvrtc_minor_);
-  for (const auto& o : options_) text += "option " + o + "\n";
+  for (const auto& o : options_for(c)) text += "option " + o + "\n";
   return sha256_hex(text);
 }
 
@@ -281,26 +289,39 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
   r.layout = std::string(layout);
   r.vec_loads = vec;
 
-  const auto sources = kernel_sources();
+  // The TMA kernel's instructions (setmaxnreg, tensor copies) exist from sm_90 on, and setmaxnreg
+  // only in the architecture-specific target (sm_90a).
+  if (c.TMA == 1 && arch_number() < 90) {
+    r.status = TrialStatus::compile_failed;
+    r.reason = fmt::format(
+        "TMA = 1 needs sm_90 or later (tensor copies, setmaxnreg); this "
+        "compile targets {}",
+        opts_.arch);
+    return fresh;
+  }
+  // The family's main file is the program; every other kernel file is a named header.
+  const auto family = kernel_sources(kernel_family(c));
   std::vector<std::string> header_texts, header_names;
-  for (size_t i = 1; i < sources.size(); ++i) {
-    header_names.emplace_back(sources[i].name);
-    header_texts.emplace_back(sources[i].text);
+  for (const auto& f : kernel_sources()) {
+    if (f.name == family.at(0).name) continue;
+    header_names.emplace_back(f.name);
+    header_texts.emplace_back(f.text);
   }
   // The main file is a template only; nvrtcAddNameExpression instantiates it, so the program
   // text is the kernel file byte for byte and error lines point into it.
-  std::string text(sources.at(0).text);
+  std::string text(family.at(0).text);
   // A retry appends a comment: a different program text, in case whatever lost the report keyed
   // on the text. Line numbers of errors are unchanged.
   if (attempt > 0) text += fmt::format("\n// attempt {}\n", attempt + 1);
-  Program prog(std::move(text), std::string(sources.at(0).name), header_texts, header_names);
+  Program prog(std::move(text), std::string(family.at(0).name), header_texts, header_names);
   const std::string expr = name_expression(c, layout, vec);
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kReduceExpression));
   if (c.PACK) SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kPackExpression));
 
+  const std::vector<std::string> options = options_for(c);
   std::vector<const char*> argv;
-  for (const auto& o : options_) argv.push_back(o.c_str());
+  for (const auto& o : options) argv.push_back(o.c_str());
   const auto t0 = std::chrono::steady_clock::now();
   const nvrtcResult rc =
       nvrtcCompileProgram(prog.get(), static_cast<int>(argv.size()), argv.data());
@@ -424,6 +445,20 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layou
   }
 }
 
+int KernelCompiler::arch_number() const {
+  static const std::regex real_arch(R"(sm_(\d+)[a-z]?)");
+  std::smatch m;
+  return std::regex_match(opts_.arch, m, real_arch) ? std::stoi(m[1].str()) : 0;
+}
+
+std::vector<std::string> KernelCompiler::options_for(const WarpTileConfig& c) const {
+  std::vector<std::string> o = options_;
+  // TMA = 1: the architecture-specific target of the same GPU (sm_90 -> sm_90a).
+  const bool plain = !opts_.arch.empty() && opts_.arch.back() >= '0' && opts_.arch.back() <= '9';
+  if (c.TMA == 1 && plain) o.front() = "-arch=" + opts_.arch + "a";
+  return o;
+}
+
 void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, bool vec,
                            const std::string& key, Compiled& r, const std::string& cubin) const {
   if (r.status == TrialStatus::ok) {
@@ -432,13 +467,13 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, boo
     // The cubin goes first: a reader that sees the json finds its cubin already in place.
     write_file_atomically(r.cubin_path, cubin);
   }
-  json inputs = {{"kernel_source_hash", kernel_source_hash()},
+  json inputs = {{"kernel_source_hash", kernel_source_hash(c)},
                  {"kernel_template", kKernelTemplateName},
                  {"name_expression", name_expression(c, layout, vec)},
                  {"config", kernel_config(c)},
                  {"arch", opts_.arch},
                  {"nvrtc_version", fmt::format("{}.{}", nvrtc_major_, nvrtc_minor_)},
-                 {"options", options_}};
+                 {"options", options_for(c)}};
   const json j = {{"format", kCacheFormat},
                   {"key", key},
                   {"inputs", std::move(inputs)},
@@ -467,6 +502,8 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, boo
 std::pair<std::string_view, bool> KernelCompiler::instance(const WarpTileConfig& c,
                                                            std::string_view layout, bool vec) {
   if (c.PACK) return {kPackedLayout, true};
+  // The TMA kernel has one instance per layout: its copies take any operands it is served with.
+  if (c.TMA == 1) return {layout, true};
   return {layout, vec};
 }
 

@@ -94,7 +94,7 @@ class KernelCompiler {
                                      bool vec = true);
   // The instance (layout, float4 loads) a config runs as for a problem of `layout` whose operands
   // allow float4s or not (`vec`): that one, except for PACK configs, which run their TN float4
-  // instance on the packed panels.
+  // instance on the packed panels, and TMA configs, whose one instance per layout reads by copies.
   static std::pair<std::string_view, bool> instance(const WarpTileConfig& c,
                                                     std::string_view layout, bool vec);
   static constexpr std::string_view kPackedLayout = "TN";
@@ -117,6 +117,9 @@ class KernelCompiler {
                    const std::string& key, Compiled& out) const;
   void store(const WarpTileConfig& c, std::string_view layout, bool vec, const std::string& key,
              Compiled& r, const std::string& cubin) const;
+  // The NVRTC options of one config's compilation: TMA = 1 takes the architecture-specific target.
+  std::vector<std::string> options_for(const WarpTileConfig& c) const;
+  int arch_number() const;  // 90 for sm_90 and sm_90a
 
   std::filesystem::path cache_dir_;
   CompileOptions opts_;

@@ -19,6 +19,7 @@
 #include "nvrtc_compiler.hpp"
 #include "edge_cases.hpp"
 #include "sha256.hpp"
+#include "tma_geometry.h"
 
 namespace sgt::gpu {
 
@@ -32,9 +33,9 @@ double seconds_since(Clock::time_point t0) {
 
 // What a trial's binary was built from: the kernel sources, and any extra compile options (a
 // trial measured with other options is a different kernel, never served as the default's winner).
-std::string trial_kernel_hash(const TuneOptions& o) {
-  if (o.nvrtc_options.empty()) return kernel_source_hash();
-  return sha256_hex(kernel_source_hash() + "\n" +
+std::string trial_kernel_hash(const TuneOptions& o, const WarpTileConfig& c) {
+  if (o.nvrtc_options.empty()) return kernel_source_hash(c);
+  return sha256_hex(kernel_source_hash(c) + "\n" +
                     fmt::format("{}", fmt::join(o.nvrtc_options, " ")));
 }
 
@@ -44,7 +45,7 @@ Trial base_trial(const TuneOptions& o, const WarpTileConfig& c) {
   t.config_name = to_name(c);
   t.problem = o.problem;
   t.kernel_template = std::string(kKernelTemplateName);
-  t.kernel_hash = trial_kernel_hash(o);
+  t.kernel_hash = trial_kernel_hash(o, c);
   t.tuner_version = SGT_VERSION;
   t.strategy = o.strategy;
   t.seed = o.seed;
@@ -114,6 +115,16 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
   r.pack_kernel = comp.pack_lowered_name;
   r.tile = LaunchTile{c.BM, c.BN, c.BK, c.SPLIT_K};
   r.block = static_cast<unsigned>(c.NUM_THREADS);
+  if (c.TMA == 1) {
+    // The shared-memory layout depends on the layout only through which operands are staged.
+    const auto t = sgt_kernel::make_tma_layout(derive(c), comp.layout[0] == 'T',
+                                               comp.layout[1] == 'T', c.MIN_BLOCKS);
+    r.tile.tma = 1;
+    r.tile.pad_a = c.PAD_A;
+    r.tile.pad_b = c.PAD_B;
+    r.tile.smem_bytes = t.SMEM_BYTES;
+    r.block = static_cast<unsigned>(t.THREADS);
+  }
   return r;
 }
 
@@ -125,7 +136,7 @@ std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileCon
   return worker.verify_cases(req, edge_cases(c, p.layout), seed, std::chrono::seconds(120));
 }
 
-TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& store,
+TuneReport run_tune(const TuneOptions& given, WorkerClient& worker, TrialStore& store,
                     const std::function<void(const TuneProgress&)>& progress) {
   const auto t0 = Clock::now();
   TuneReport rep;
@@ -135,6 +146,15 @@ TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& stor
   const auto& fp = rep.worker.fingerprint;
   spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", rep.worker.device, fp.name,
                fp.cc_major, fp.cc_minor, fp.sm_count, rep.worker.why);
+  // TMA = 1 configs run only where their sm_90a binary does: a space joined with `tma` tunes the
+  // rest elsewhere instead of recording every TMA config as a failure.
+  TuneOptions o = given;
+  if (fp.cc_major != 9) {
+    const auto n = std::erase_if(o.candidates, [](const WarpTileConfig& c) { return c.TMA == 1; });
+    if (n > 0)
+      spdlog::info("skipping {} TMA = 1 configs: their kernel needs sm_90 (this GPU is sm_{}{})", n,
+                   fp.cc_major, fp.cc_minor);
+  }
   store.begin(fp, o.problem);
 
   // Resume: what the store already holds for this GPU, problem and kernel source is kept as is.
@@ -142,7 +162,8 @@ TuneReport run_tune(const TuneOptions& o, WorkerClient& worker, TrialStore& stor
   std::vector<std::optional<Trial>> trials(o.candidates.size());
   for (size_t i = 0; i < o.candidates.size(); ++i) {
     if (!o.retune) {
-      if (auto done = store.finished(to_name(o.candidates[i]), trial_kernel_hash(o))) {
+      if (auto done =
+              store.finished(to_name(o.candidates[i]), trial_kernel_hash(o, o.candidates[i]))) {
         trials[i] = std::move(*done);
         ++rep.resumed;
         continue;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include "bench.hpp"
 #include "check.hpp"
 #include "dependent_launch.h"
+#include "tma_maps.h"
 #include "sha256.hpp"
 #include "warptile_geometry.h"
 #include "worker_protocol.hpp"
@@ -115,6 +117,11 @@ struct Instance {
   int offset = 0;
   float alpha = 1, beta = 0;
   std::unique_ptr<DeviceBuffer<float>> a, b, c, c0, ref, work, panels;
+  // TMA configs: the operands' tensor maps, and what they were encoded for.
+  std::unique_ptr<sgt_kernel::TmaMaps> maps;
+  std::tuple<const float*, const float*, int, int, long long, long long, long long, int, int, int,
+             int, int>
+      maps_key{};
 
   bool trans_a() const { return p.layout[0] == 'T'; }
   bool trans_b() const { return p.layout[1] == 'T'; }
@@ -360,6 +367,13 @@ class Worker {
     if (!reduce.empty()) SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.reduce, l.lib, reduce.c_str()));
     if (!pack.empty()) SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.pack, l.lib, pack.c_str()));
   }
+  // A TMA kernel's dynamic shared memory is above the 48 KB a launch gets without asking.
+  static void allow_dynamic_smem(const Loaded& l, const LaunchTile& tile) {
+    if (tile.tma && tile.smem_bytes > 0)
+      SGT_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(l.kernel),
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          tile.smem_bytes));
+  }
 
   // PACK configs: packs the operands of `in` that need it into panels (sgemm_pack, one launch for
   // both) and points A, B, lda, ldb at what the tile kernel, the TN float4 instance, reads; true
@@ -381,6 +395,32 @@ class Worker {
                                     dim3(static_cast<unsigned>(plan.grid_x), plan.grid_y, 2),
                                     dim3(sgt_kernel::kPackThreads), args, 0, st));
     return true;
+  }
+
+  // TMA configs: the tensor maps of an instance's operands, encoded once per instance and tile.
+  // Operands a tensor copy cannot read are a failed launch, never a silent fallback: the tuner
+  // only gives a TMA config problems and edge cases its kernel takes.
+  const sgt_kernel::TmaMaps& tma_maps(const LaunchTile& tile, Instance& in, const float* A, int lda,
+                                      const float* B, int ldb) {
+    if (!sgt_kernel::tma_operand(A, lda) || !sgt_kernel::tma_operand(B, ldb))
+      throw Error(fmt::format(
+          "TMA = 1 needs 16-byte aligned operands with leading dimensions that are multiples of "
+          "4 (lda {}, ldb {}, offset {} floats)",
+          lda, ldb, in.offset));
+    const auto key = std::make_tuple(A, B, lda, ldb, in.p.M, in.p.N, in.p.K, tile.BM, tile.BN,
+                                     tile.BK, tile.pad_a, tile.pad_b);
+    if (!in.maps || in.maps_key != key) {
+      const auto g = sgt_kernel::make_geometry(tile.BM, tile.BN, tile.BK, 1, 1, 1, 1, 1, 1, 1,
+                                               tile.pad_a, tile.pad_b);  // the boxes need no more
+      auto maps = std::make_unique<sgt_kernel::TmaMaps>();
+      const CUresult r = sgt_kernel::tma_encode_maps(*maps, g, in.trans_a(), in.trans_b(), in.p.M,
+                                                     in.p.N, in.p.K, A, lda, B, ldb);
+      if (r != CUDA_SUCCESS)
+        throw Error(fmt::format("cuTensorMapEncodeTiled failed ({})", static_cast<int>(r)));
+      in.maps = std::move(maps);
+      in.maps_key = key;
+    }
+    return *in.maps;
   }
 
   // Launches the candidate on an instance (from whatever C holds): the packing kernel for PACK
@@ -407,13 +447,30 @@ class Worker {
     float* C = in.C();
     const bool packed = l.pack && K > 0 && pack_operands(l, in, A, lda, B, ldb, st);
     int k_chunk = d.k_chunk;
-    void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
     const void* kernel = reinterpret_cast<const void*>(l.kernel);
     const dim3 grid(static_cast<unsigned>(d.grid_x), 1, d.grid_z);
     // After a pack, and for the reduction after the tile kernel, a dependent launch (sm_90+).
     const bool overlap = fp_.cc_major >= 9;
-    SGT_CUDA_CHECK(
-        sgt_kernel::launch_dependent(packed && overlap, kernel, grid, dim3(block), args, st));
+    if (tile.tma) {
+      const sgt_kernel::TmaMaps& maps = tma_maps(tile, in, A, lda, B, ldb);
+      void* args[] = {&M,
+                      &N,
+                      &K,
+                      &alpha,
+                      const_cast<CUtensorMap*>(&maps.a),
+                      const_cast<CUtensorMap*>(&maps.b),
+                      &beta,
+                      &C,
+                      &ldc,
+                      &k_chunk,
+                      &work};
+      SGT_CUDA_CHECK(cudaLaunchKernel(kernel, grid, dim3(block), args,
+                                      static_cast<size_t>(tile.smem_bytes), st));
+    } else {
+      void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
+      SGT_CUDA_CHECK(
+          sgt_kernel::launch_dependent(packed && overlap, kernel, grid, dim3(block), args, st));
+    }
     if (d.grid_z > 1) {
       int splits = d.grid_z;
       const float* partial = work;
@@ -438,7 +495,13 @@ class Worker {
     t.BN = j.at("BN");
     t.BK = j.at("BK");
     t.split_k = j.value("split_k", 1);
-    if (t.BM <= 0 || t.BN <= 0 || t.BK <= 0 || t.split_k <= 0) throw Error("bad launch tile");
+    t.tma = j.value("tma", 0);
+    t.pad_a = j.value("pad_a", 0);
+    t.pad_b = j.value("pad_b", 0);
+    t.smem_bytes = j.value("smem", 0);
+    if (t.BM <= 0 || t.BN <= 0 || t.BK <= 0 || t.split_k <= 0 || t.pad_a < 0 || t.pad_b < 0 ||
+        t.smem_bytes < 0)
+      throw Error("bad launch tile");
     return t;
   }
 
@@ -492,6 +555,7 @@ class Worker {
       Loaded l;
       try {
         load(l, cubin, t.kernel, t.reduce_kernel, t.pack_kernel);
+        allow_dynamic_smem(l, t.tile);
         // Verify before timing, from C0 (NaN when beta = 0: then the kernel must not read C).
         out.verify_error = run_and_verify(l, t.tile, t.block, *inst_);
         if (req.value("checksum", false)) {
@@ -548,6 +612,7 @@ class Worker {
     auto cases = req.at("cases").get<std::vector<EdgeCheck>>();
     Loaded l;
     load(l, cubin, req.at("kernel"), req.value("reduce_kernel", ""), req.value("pack_kernel", ""));
+    allow_dynamic_smem(l, tile);
     for (size_t i = 0; i < cases.size(); ++i) {
       auto& c = cases[i];
       try {

@@ -188,7 +188,14 @@ json candidate_request(const char* op, const TrialRequest& t) {
           {"reduce_kernel", t.reduce_kernel},
           {"pack_kernel", t.pack_kernel},
           {"tile",
-           {{"BM", t.tile.BM}, {"BN", t.tile.BN}, {"BK", t.tile.BK}, {"split_k", t.tile.split_k}}},
+           {{"BM", t.tile.BM},
+            {"BN", t.tile.BN},
+            {"BK", t.tile.BK},
+            {"split_k", t.tile.split_k},
+            {"tma", t.tile.tma},
+            {"pad_a", t.tile.pad_a},
+            {"pad_b", t.tile.pad_b},
+            {"smem", t.tile.smem_bytes}}},
           {"block", t.block},
           {"tolerance", t.tolerance}};
 }

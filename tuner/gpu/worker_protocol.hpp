@@ -9,7 +9,7 @@
 //            pad: extra elements per stored row of A, B and C (leading dimension = row + pad);
 //            offset: elements by which A, B and C start past an aligned allocation.
 //   trial    {name, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile {BM, BN, BK,
-//             split_k}, block,
+//             split_k, tma?, pad_a?, pad_b?, smem?}, block,
 //             warmup, reps, cut_after, cut_ratio, best_ms, tolerance, checksum?}
 //                                          -> {status, reason, verify_error, time, cut, checksum?}
 //   verify   {cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile, block, tolerance, seed,
@@ -22,7 +22,10 @@
 // reduce_kernel(M, N, splits, alpha, partial, beta, C, ldc) when that grid has k-splits. With a
 // pack_kernel (PACK configs, whose kernel is the TN float4 instance), pack_kernel(K, a, b) first
 // copies the operands that need it into panels (PackOperand, warptile_geometry.h) and the tile
-// kernel reads those.
+// kernel reads those. A tile with tma = 1 (TMA configs) launches sgemm_ws_tma(M, N, K, alpha,
+// map_a, map_b, beta, C, ldc, k_chunk, partial) instead, with tensor maps the worker encodes for
+// the operands (tma_maps.h, from BK and the padded rows BM + pad_a, BN + pad_b) and smem bytes of
+// dynamic shared memory; block is then NUM_THREADS plus the producer warpgroup.
 // Every response carries "ok" (false with "error" when the request itself failed). A trial that
 // poisons the CUDA context answers status "crashed" and the worker exits.
 #pragma once
@@ -33,12 +36,15 @@
 
 namespace sgt::gpu {
 
-constexpr int kWorkerProtocol = 2;
+constexpr int kWorkerProtocol = 3;  // 3: TMA tiles
 
 // What the worker needs to know of a config to launch it.
 struct LaunchTile {
   int BM = 0, BN = 0, BK = 0;
   int split_k = 1;
+  // TMA configs: the kernel takes tensor maps and dynamic shared memory.
+  int tma = 0, pad_a = 0, pad_b = 0;
+  int smem_bytes = 0;
 };
 
 struct TrialRequest {

@@ -32,9 +32,12 @@ enum class Op { N, T };
 // shape of the layout (log2 distance), else the GPU's default config, else cublasSgemm with
 // CUBLAS_PEDANTIC_MATH (FP32, no TF32). Tuned kernels serve every shape: tiles inside the matrix
 // use 128-bit accesses where the pointer and leading dimension allow it, edge tiles and unaligned
-// operands are read element by element. cuBLAS serves a device not in the table or a build without
-// a kernel image for the device. A split-K config takes its workspace with cudaMallocAsync on
-// `stream`.
+// operands are read element by element. A TMA = 1 winner (tensor copies, sm_90a) runs only on a
+// compute capability 9.0 device from a build with 90a in CMAKE_CUDA_ARCHITECTURES, and only when A
+// and B are 16-byte aligned with leading dimensions that are multiples of 4 (or K == 0); otherwise
+// it is passed over like a winner that cannot run, for the next shape's winner, the default or
+// cuBLAS. cuBLAS serves a device not in the table or a build without a kernel image for the device.
+// A split-K config takes its workspace with cudaMallocAsync on `stream`.
 //
 // Returns the launch's (or cuBLAS's, as the nearest cudaError_t) status; cudaErrorInvalidValue for
 // negative sizes or too small leading dimensions. Thread-safe; one cuBLAS handle per device is

@@ -1,0 +1,75 @@
+// Host side of the TMA = 1 kernel (sgemm_ws_tma.cuh): whether a problem's operands allow tensor
+// copies, and the two tensor maps its launch takes, encoded with the driver's
+// cuTensorMapEncodeTiled (reached through the runtime, so no -lcuda). Shared by the tuner's worker
+// and the sgemm_tuned dispatch library. Host code only: NVRTC never compiles this file.
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h>
+
+#include <cstdint>
+
+#include "tma_geometry.h"
+
+namespace sgt_kernel {
+
+// What a tensor copy needs of an operand: a 16-byte aligned base and a row pitch that is a
+// multiple of 16 bytes. Other operands take the config's TMA = 0 instance.
+inline bool tma_operand(const float* p, long long ld) {
+  return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0 && ld % kVec == 0 && ld > 0;
+}
+
+struct TmaMaps {
+  CUtensorMap a, b;
+};
+
+// The driver's encoder, looked up once; nullptr when the driver has none (before CUDA 12).
+inline PFN_cuTensorMapEncodeTiled_v12000 tma_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return static_cast<PFN_cuTensorMapEncodeTiled_v12000>(nullptr);
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+// One operand stored as `rows` rows of `cols` floats, `ld` apart, read in boxes of box_inner x
+// box_outer; staged boxes (rows of BK floats) are swizzled as tma_staged_index expects.
+inline CUresult tma_encode(CUtensorMap* map, const float* p, long long rows, long long cols,
+                           long long ld, int box_inner, int box_outer, bool staged, int bk) {
+  const auto encode = tma_encoder();
+  if (!encode) return CUDA_ERROR_NOT_SUPPORTED;
+  // A dimension of 0 (K = 0) cannot be encoded; such a launch copies nothing.
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols > 0 ? cols : 1),
+                              static_cast<cuuint64_t>(rows > 0 ? rows : 1)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * sizeof(float)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner),
+                             static_cast<cuuint32_t>(box_outer)};
+  const cuuint32_t elem[2] = {1, 1};
+  const CUtensorMapSwizzle swizzle = !staged    ? CU_TENSOR_MAP_SWIZZLE_NONE
+                                     : bk == 32 ? CU_TENSOR_MAP_SWIZZLE_128B
+                                                : CU_TENSOR_MAP_SWIZZLE_64B;
+  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(p), dims, strides, box,
+                elem, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+// Both maps of a problem for a config's geometry; the layout as in sgemm_warptile.cuh (A stored M
+// x K, or K x M when trans_a; B stored K x N, or N x K when trans_b).
+inline CUresult tma_encode_maps(TmaMaps& m, const Geometry& g, bool trans_a, bool trans_b,
+                                long long M, long long N, long long K, const float* A,
+                                long long lda, const float* B, long long ldb) {
+  const bool sa = tma_staged_a(trans_a), sb = tma_staged_b(trans_b);
+  CUresult r = tma_encode(&m.a, A, trans_a ? K : M, trans_a ? M : K, lda,
+                          tma_box_inner(g, true, sa), tma_box_outer(g, true, sa), sa, g.BK);
+  if (r != CUDA_SUCCESS) return r;
+  return tma_encode(&m.b, B, trans_b ? N : K, trans_b ? K : N, ldb, tma_box_inner(g, false, sb),
+                    tma_box_outer(g, false, sb), sb, g.BK);
+}
+
+}  // namespace sgt_kernel
