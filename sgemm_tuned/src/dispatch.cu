@@ -60,7 +60,8 @@ struct Instances {
 
 // Taking each address instantiates the kernel for that config (in the four layouts; the warp-tiling
 // template with both loads, or for TMA = 1 sgemm_ws_tma), and only for the configs of the table.
-// SPLIT_K is a launch parameter, not a template argument; PACK and STAGE_C are always 0 with TMA.
+// SPLIT_K is a launch parameter, not a template argument; STAGE_C is always 0 with TMA, and a TMA
+// config with PACK runs its TN instance on the panels.
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NT, int MB,
           int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, int PAD_B, int PACK, int STAGE_C,
           int TMA>
@@ -179,7 +180,14 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
            "tensor maps";
   }
   const auto& cfg = table::kConfigs[i];
+  int layouts = 0;
   for (int layout = 0; layout < 4; ++layout) {
+    // Only the layouts it can run in: TN alone with PACK (the panels), and those whose staging
+    // boxes fit (misfit() keeps calls of the others away).
+    const bool ta = layout >= 2, tb = layout % 2 == 1;
+    if (cfg.PACK && !(ta && !tb)) continue;
+    if (detail::tma_block_bytes(cfg, ta, tb) > detail::kTmaSharedLimit) continue;
+    ++layouts;
     const auto kernel = reinterpret_cast<const void*>(kKernels[i].tma[layout]);
     cudaFuncAttributes a{};
     if (const cudaError_t e = cudaFuncGetAttributes(&a, kernel); e != cudaSuccess) {
@@ -215,6 +223,7 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
                   cudaGetErrorString(e));
     }
   }
+  if (layouts == 0) return "it is a TMA = 1 kernel whose stages fit no layout's shared memory";
   return {};
 #else
   (void)p;
@@ -360,30 +369,34 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call, f
                        cudaStream_t stream) {
 #if SGT_TUNED_TMA_TOOLKIT
   const auto& cfg = table::kConfigs[choice.config];
-  const int layout = layout_index(call);
+  // With PACK the kernel is the TN instance on the panels (see pack above).
+  const bool ta = detail::tma_runs_trans_a(cfg, call), tb = detail::tma_runs_trans_b(cfg, call);
+  const int layout = layout_index(ta, tb);
   const auto t = tma_layout(cfg, layout);
   const auto d =
       sgt_kernel::launch_dims(call.M, call.N, call.K, cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K);
-  int M = call.M, N = call.N, K = call.K, ldc = call.ldc;
+  int M = call.M, N = call.N, K = call.K, lda = call.lda, ldb = call.ldb, ldc = call.ldc;
   int k_chunk = d.k_chunk;
-  // With K = 0 the kernel copies nothing: its maps stay zero, and the operands need nothing.
-  sgt_kernel::TmaMaps maps{};
-  if (K > 0) {
-    // misfit() refuses such operands first; the maps must never be encoded from them.
-    if (!sgt_kernel::tma_operand(A, call.lda) || !sgt_kernel::tma_operand(B, call.ldb)) {
-      return cudaErrorInvalidValue;
-    }
-    if (const CUresult r = sgt_kernel::tma_encode_maps(
-            maps, geometry(cfg), call.trans_a, call.trans_b, M, N, K, A, call.lda, B, call.ldb);
-        r != CUDA_SUCCESS) {
-      return to_cuda_error(r);
-    }
-  }
   float* work = nullptr;
+  float* panels = nullptr;
   cudaError_t e = cudaSuccess;
   if (d.workspace_floats > 0) {
     e = cudaMallocAsync(reinterpret_cast<void**>(&work),
                         static_cast<size_t>(d.workspace_floats) * sizeof(float), stream);
+  }
+  // The panels first; the tile kernel follows in the stream (a plain launch).
+  if (e == cudaSuccess && cfg.PACK && K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
+  // With K = 0 the kernel copies nothing: its maps stay zero, and the operands need nothing.
+  sgt_kernel::TmaMaps maps{};
+  if (e == cudaSuccess && K > 0) {
+    // misfit() refuses such operands first; the maps must never be encoded from them.
+    if (!sgt_kernel::tma_operand(A, lda) || !sgt_kernel::tma_operand(B, ldb)) {
+      e = cudaErrorInvalidValue;
+    } else if (const CUresult r = sgt_kernel::tma_encode_maps(maps, geometry(cfg), ta, tb, M, N, K,
+                                                              A, lda, B, ldb);
+               r != CUDA_SUCCESS) {
+      e = to_cuda_error(r);
+    }
   }
   void* args[] = {&M, &N, &K, &alpha, &maps.a, &maps.b, &beta, &C, &ldc, &k_chunk, &work};
   if (e == cudaSuccess) {
@@ -396,8 +409,9 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call, f
   }
   if (work && e == cudaSuccess)
     e = reduce_splits(d.grid_z, M, N, alpha, work, beta, C, ldc, overlap, stream);
-  if (work) {
-    const cudaError_t f = cudaFreeAsync(work, stream);
+  for (float* p : {panels, work}) {
+    if (!p) continue;
+    const cudaError_t f = cudaFreeAsync(p, stream);
     if (e == cudaSuccess) e = f;
   }
   return e;

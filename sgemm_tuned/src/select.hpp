@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sgemm_tuned_table.hpp"
+#include "tma_geometry.h"
 #include "warptile_geometry.h"
 
 namespace sgemm_tuned::detail {
@@ -98,6 +99,27 @@ inline const char* tma_refusal(std::uintptr_t p, int ld) {
   return nullptr;
 }
 
+// The opt-in shared memory of a compute-capability 9.0 block, which every TMA = 1 kernel the
+// library launches runs within (the tuner's Limits::max_dynamic_shared_bytes).
+constexpr int kTmaSharedLimit = 227 * 1024;
+
+// The layout a TMA = 1 config's kernel runs as for a call: TN on the panels with PACK.
+inline bool tma_runs_trans_a(const table::Config& c, const Call& call) {
+  return c.PACK ? true : call.trans_a;
+}
+inline bool tma_runs_trans_b(const table::Config& c, const Call& call) {
+  return c.PACK ? false : call.trans_b;
+}
+
+// A TMA = 1 config's shared memory in one layout: its stages (staging boxes where that layout
+// has them) and three 8-byte barriers per stage, as the tuner's tma_shared_bytes.
+inline long long tma_block_bytes(const table::Config& c, bool trans_a, bool trans_b) {
+  const auto g = sgt_kernel::make_geometry(c.BM, c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN,
+                                           c.NUM_THREADS, c.STAGES, c.PAD_A, c.PAD_B);
+  return sgt_kernel::make_tma_layout(g, trans_a, trans_b, c.MIN_BLOCKS).SMEM_BYTES +
+         3LL * 8 * c.STAGES;
+}
+
 // Empty when config `c` can compute the call; else why not. The warp-tiling kernel serves any
 // shape, layout, leading dimension and alignment; only the grid has a limit. A TMA = 1 kernel
 // reads A and B through tensor copies, which need tma_refusal's alignment (with K = 0 it copies
@@ -108,7 +130,20 @@ inline std::string misfit(const table::Config& c, const Call& call) {
   if (blocks > 0x7fffffffLL) {
     return strf("%lld blocks exceed the grid limit of 2^31-1", blocks);
   }
-  if (c.TMA == 1 && call.K > 0) {
+  if (c.TMA == 1) {
+    // A config tuned in one layout may not fit another's staging boxes (the tuner's shape rule
+    // shape_tma_shared_memory); a default or nearest shape must not send it there.
+    const long long bytes =
+        tma_block_bytes(c, tma_runs_trans_a(c, call), tma_runs_trans_b(c, call));
+    if (bytes > kTmaSharedLimit) {
+      return strf(
+          "its TMA stages need %lld bytes of shared memory in this layout, over the %d "
+          "a block may have",
+          bytes, kTmaSharedLimit);
+    }
+  }
+  // With PACK the copies read the panels, which any operands give.
+  if (c.TMA == 1 && c.PACK == 0 && call.K > 0) {
     if (const char* why = tma_refusal(call.A, call.lda)) {
       return strf("its TMA tensor copies cannot read A (%s)", why);
     }
@@ -350,8 +385,13 @@ inline std::string describe(const DeviceIdentity& dev, const Call& call, const C
         out += "this GPU's default config (built-in: nothing is tuned for this GPU)";
       }
       if (!c.why.empty()) out += "; " + c.why;
-      out += "; accesses: " + (table::kConfigs[c.config].TMA == 1 ? tma_access_text(call)
-                                                                  : access_text(call, c.vec));
+      const auto& cfg = table::kConfigs[c.config];
+      std::string accesses = access_text(call, c.vec);
+      if (cfg.TMA == 1) {
+        accesses = tma_access_text(call);
+        if (cfg.PACK) accesses = "operands packed into k-major panels, then " + accesses;
+      }
+      out += "; accesses: " + accesses;
       if (call.K == 0) out += "; K = 0, so C = beta * C";
       break;
     }

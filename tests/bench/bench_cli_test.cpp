@@ -238,7 +238,8 @@ TEST(BenchPlot, ScriptSaysWhenMatplotlibIsMissing) {
 // (too few large tiles to fill the GPU) the small one, and the shapes with an awkward edge but
 // work for 256-wide tiles (odd sizes, transposes, deep K over a few tiles) the large one.
 // Shapes whose operands allow tensor copies join the TMA kernel's space to their own ("small+tma";
-// "+tma-split" where their own space splits K), the others do not.
+// "+tma-split" where their own space splits K); NT shapes and those whose operands refuse copies
+// join its space on PACK's panels ("+tma-pack").
 TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
   const auto suite = load_suite((source_dir() / "bench" / "shapes.json").string());
   int skinny = 0, small = 0, large = 0, with_tma = 0;
@@ -247,9 +248,15 @@ TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
     const auto parts = split_space_union(e.space);
     for (const auto& part : parts) EXPECT_NO_THROW(load_space(part)) << part;
     const auto& p = e.problem;
-    ASSERT_LE(parts.size(), 2u) << e.space;
-    EXPECT_EQ(parts.size() == 2, tma_operands(p)) << p.shape() << " " << e.space;
-    if (parts.size() == 2) {
+    ASSERT_LE(parts.size(), 3u) << e.space;
+    const bool packed = std::find(parts.begin(), parts.end(), "tma-pack") != parts.end();
+    // The TMA kernel on PACK's panels where its own copies cannot read the operands or would
+    // transpose both (NT); nowhere else.
+    EXPECT_EQ(packed, !tma_operands(p) || p.layout == "NT") << p.shape() << " " << e.space;
+    if (packed) EXPECT_EQ(parts.back(), "tma-pack") << e.space;
+    const size_t direct = parts.size() - (packed ? 1 : 0);
+    EXPECT_EQ(direct == 2, tma_operands(p)) << p.shape() << " " << e.space;
+    if (direct == 2) {
       ++with_tma;
       const bool split = parts[0] == "skinny" || p.K >= 4 * std::min(p.M, p.N);
       EXPECT_EQ(parts[1], split ? "tma-split" : "tma") << p.shape() << " " << e.space;

@@ -650,15 +650,26 @@ TEST(ConfigTma, TmaIsAFlagWithItsOwnSuffixAndRule) {
   expect_flag_knob(kTma64, &WarpTileConfig::TMA, "TMA", "_m1", "tma_flag");
 }
 
-TEST(ConfigTma, TmaFlagRefusesPackAndStagedEpilogue) {
-  for (const char* knob : {"PACK", "STAGE_C"}) {
-    auto c = named(kTma64);
-    (knob == std::string("PACK") ? c.PACK : c.STAGE_C) = 1;
-    const auto v = check(c);
-    ASSERT_EQ(rule_names(v), (std::vector<std::string>{"tma_flag"})) << knob;
-    EXPECT_NE(v.front().reason.find(std::string(knob) + " = 1"), std::string::npos)
-        << v.front().reason;
-  }
+// The TMA kernel stores C from registers (STAGE_C = 0); with PACK it runs on the panels, which any
+// operands give (the shape rule then asks nothing of lda and ldb).
+TEST(ConfigTma, TmaFlagRefusesTheStagedEpilogueAndTakesPack) {
+  auto c = named(kTma64);
+  c.STAGE_C = 1;
+  const auto v = check(c);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"tma_flag"}));
+  EXPECT_NE(v.front().reason.find("STAGE_C = 1"), std::string::npos) << v.front().reason;
+  auto p = named(kTma64);
+  p.PACK = 1;
+  EXPECT_TRUE(check(p).empty());
+  Problem odd = parse_shape("1023x777x513");
+  odd.layout = "NT";
+  EXPECT_TRUE(check_shape(p, odd).empty());
+  EXPECT_EQ(check_shape(named(kTma64), odd).size(), 1u);
+  // In every layout it needs only the TN instance's shared memory.
+  Limits tn_only;
+  tn_only.max_dynamic_shared_bytes = static_cast<int>(tma_shared_bytes(p, true, false));
+  EXPECT_TRUE(check_shape(p, odd, tn_only).empty());
+  EXPECT_FALSE(check_shape(named(kTma64), parse_shape("1024x1024x1024"), tn_only).empty());
 }
 
 TEST(ConfigTma, SliceIsSixteenOrThirtyTwo) {

@@ -159,6 +159,18 @@ TEST(EdgeCases, TmaConfigsGetTheSameShapesWithRowsTheCopiesCanRead) {
     }
     EXPECT_TRUE(odd_c);
     EXPECT_TRUE(offset);
+    // With PACK the kernel reads panels: the cases are the TMA = 0 config's, unrounded.
+    auto packed = tma;
+    packed.PACK = 1;
+    auto plain_packed = plain;
+    plain_packed.PACK = 1;
+    const auto pc = edge_cases(packed, layout), pp = edge_cases(plain_packed, layout);
+    ASSERT_EQ(pc.size(), pp.size());
+    for (size_t i = 0; i < pc.size(); ++i) {
+      EXPECT_EQ(pc[i].lda, pp[i].lda) << pc[i].label;
+      EXPECT_EQ(pc[i].ldb, pp[i].ldb) << pc[i].label;
+      EXPECT_EQ(pc[i].offset, pp[i].offset) << pc[i].label;
+    }
   }
 }
 

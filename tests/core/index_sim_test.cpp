@@ -1763,6 +1763,17 @@ TEST(IndexSimTma, ValidConfigsAreCleanInEveryLayout) {
   }
 }
 
+// A TMA config with PACK runs as its TN instance on the panels, whatever the layout: that is the
+// only instance the whole-config proof replays, and it is clean.
+TEST(IndexSimTma, PackedConfigsRunTheirTnInstanceOnly) {
+  auto c = named(kTma64);
+  c.PACK = 1;
+  ASSERT_TRUE(check(c).empty());
+  const auto all = simulate_config(c);
+  EXPECT_TRUE(all.ok()) << all.summary();
+  EXPECT_TRUE(simulate_block(c, {true, false, 0, 0, 0}).ok());
+}
+
 // Boundary blocks: remainders in M and N from 1 to the tile, every k remainder; the copies fill
 // zeros outside the matrix, and every slice, edge or not, runs the one loop.
 TEST(IndexSimTma, BoundaryBlocksAreCleanAtEveryRemainder) {

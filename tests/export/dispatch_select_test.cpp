@@ -392,6 +392,37 @@ TEST(ExportDispatchSelect, TmaConfigsThisBuildCannotRunArePassedOver) {
 
 // The TMA operand rule: tma_refusal is sgt_kernel::tma_operand's (the export compile test runs
 // both over the same operands with nvcc).
+// A TMA = 1 config is passed over for a call in a layout whose staging boxes its stages cannot
+// hold (the tuner's shape_tma_shared_memory: a default or nearest shape of another layout must not
+// send it there), and with PACK it reads the panels: any operands, every layout (the TN instance).
+TEST(ExportDispatchSelect, TmaMisfitFollowsTheLayoutsSharedMemoryAndPackReadsAnyOperands) {
+  // The 4096^3 winner of bench/NOTES.md: 199 KB in NN, 247 KB with NT's two staging boxes.
+  table::Config big{};
+  big.BM = 64, big.BN = 256, big.BK = 32, big.WM = 32, big.WN = 64, big.WNITER = 2, big.TM = 8,
+  big.TN = 4, big.NUM_THREADS = 256, big.MIN_BLOCKS = 1, big.STAGES = 3, big.PAD_A = 4,
+  big.GROUP_M = 8, big.SPLIT_K = 1, big.FMA_ORDER = 3, big.TMA = 1;
+  EXPECT_LE(tma_block_bytes(big, false, false), kTmaSharedLimit);
+  EXPECT_GT(tma_block_bytes(big, false, true), kTmaSharedLimit);
+  Call nn = packed(4096, 4096, 4096);
+  EXPECT_EQ(misfit(big, nn), "");
+  Call nt = nn;
+  nt.trans_b = true;
+  nt.ldb = 4096;
+  EXPECT_TRUE(contains(misfit(big, nt), "shared memory in this layout")) << misfit(big, nt);
+  // Odd rows refuse the copies, unless the operands are packed first.
+  Call odd = packed(4095, 4097, 1023);
+  EXPECT_TRUE(contains(misfit(big, odd), "cannot read A")) << misfit(big, odd);
+  auto pack = big;
+  pack.PACK = 1;
+  EXPECT_EQ(misfit(pack, odd), "");
+  odd.A += 4;  // a 4-byte aligned pointer too
+  EXPECT_EQ(misfit(pack, odd), "");
+  // With PACK the kernel is the TN instance in every layout: NT fits now.
+  EXPECT_TRUE(tma_runs_trans_a(pack, nt));
+  EXPECT_FALSE(tma_runs_trans_b(pack, nt));
+  EXPECT_EQ(misfit(pack, nt), "");
+}
+
 TEST(ExportDispatchSelect, TmaRefusalNamesWhatTheCopiesNeed) {
   EXPECT_EQ(tma_refusal(0x10000, 4), nullptr);
   EXPECT_EQ(tma_refusal(0x10010, 1024), nullptr);

@@ -275,6 +275,39 @@ TEST_F(WorkerTest, TmaConfigsPassTheEdgeSuiteInEveryLayout) {
   std::cout << "TMA edge suite: " << cases << " cases\n";
 }
 
+// A TMA = 1 config with PACK runs its TN instance on the panels the pack writes first: any
+// layout, odd leading dimensions and offset pointers, over its edge suite (unrounded) and on the
+// suite's odd shapes.
+TEST_F(WorkerTest, PackedTmaConfigsServeAnyOperands) {
+  if (worker_->info().fingerprint.cc_major != 9) GTEST_SKIP() << "TMA = 1 needs an sm_90 GPU";
+  const char* name = "wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3_x1_m1";
+  const auto cfg = from_name(name).value();
+  ASSERT_TRUE(check(cfg).empty());
+  int cases = 0;
+  set_problem("256x256x256", 1.0f, 0.0f);
+  for (const char* layout : kLayouts) {
+    const auto c = compiler_->compile(cfg, layout, true);
+    ASSERT_EQ(c.status, TrialStatus::ok) << c.reason;
+    EXPECT_EQ(c.layout, "TN");
+    EXPECT_FALSE(c.pack_lowered_name.empty());
+    Problem p;
+    p.layout = layout;
+    for (const auto& e : verify_edge_cases(c, cfg, p, *worker_, 55, 1e-4)) {
+      EXPECT_TRUE(e.passed) << layout << " " << describe(e) << " [" << e.label << "]: " << e.reason
+                            << " error " << e.error;
+      ++cases;
+    }
+  }
+  for (const char* layout : kLayouts) {
+    set_problem("1023x777x513", 0.5f, 2.0f, layout, 3, 1);
+    const auto r = run_config(name);
+    EXPECT_EQ(r.status, TrialStatus::ok) << layout << ": " << r.reason;
+    EXPECT_LT(r.verify_error, 1e-5) << layout;
+  }
+  EXPECT_EQ(worker_->restarts(), 0);
+  std::cout << "packed TMA edge suite: " << cases << " cases\n";
+}
+
 // A TMA = 1 trial on operands its copies cannot read (lda not a multiple of 4) is a recorded
 // failure with the reason, not a wrong result or a crash.
 TEST_F(WorkerTest, TmaConfigOnUnreadableOperandsIsARecordedFailure) {

@@ -21,7 +21,7 @@ namespace {
 // nvcc's static_asserts refuse a config that breaks a structural rule, so one such winner (only
 // an imported or hand-edited database can hold it) would break every build that embeds the table.
 // The TMA = 1 kernel asserts its ring depth, box and register rules too, and the dispatch library
-// instantiates it only as tma_flag allows (TMA 0 or 1, and with it PACK = STAGE_C = 0).
+// instantiates it only as tma_flag allows (TMA 0 or 1, and with it STAGE_C = 0).
 std::vector<RuleViolation> structural_violations(const WarpTileConfig& c) {
   std::set<std::string_view> structural;
   for (const auto& r : rules()) {

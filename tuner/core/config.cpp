@@ -58,7 +58,7 @@ const std::vector<RuleInfo> kRules = {
      true},
     {"tma_flag",
      "TMA is 0 (threads load the k-slices) or 1 (a producer warpgroup feeds them by TMA copies), "
-     "and TMA = 1 takes PACK = 0 and STAGE_C = 0",
+     "and TMA = 1 takes STAGE_C = 0 (C is stored from registers)",
      false},
     {"tma_slice", "with TMA = 1, BK is 16 or 32: staging rows of 64 or 128 bytes, swizzled", true},
     {"tma_transpose",
@@ -249,11 +249,10 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
     fail("tma_flag",
          fmt::format("TMA = {}: threads load the slices (0) or TMA copies do (1)", c.TMA));
   }
-  if (tma && (c.PACK != 0 || c.STAGE_C != 0)) {
-    fail("tma_flag",
-         fmt::format("TMA = 1 with PACK = {}, STAGE_C = {}: the TMA kernel reads the operands in "
-                     "place and stores C from registers (both must be 0)",
-                     c.PACK, c.STAGE_C));
+  if (tma && c.STAGE_C != 0) {
+    fail("tma_flag", fmt::format("TMA = 1 with STAGE_C = {}: the TMA kernel stores C from "
+                                 "registers (STAGE_C must be 0)",
+                                 c.STAGE_C));
   }
   // The TMA kernel's layout for the operand layout that stages nothing (TN), the smallest: a config
   // too large even there is invalid; the shape rule shape_tma_shared_memory checks the layout a

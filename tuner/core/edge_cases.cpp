@@ -31,10 +31,11 @@ std::vector<EdgeCheck> edge_cases(const WarpTileConfig& c, const std::string& la
     e.ldb = min_ldb(e.problem) + pad;
     e.ldc = min_ldc(e.problem) + pad;
     e.offset = offset;
-    if (c.TMA == 1) {
+    if (c.TMA == 1 && c.PACK == 0) {
       // The cases a TMA config's kernel is served (tma_operand, tma_maps.h): A's and B's rows
       // rounded up to whole 16-byte units, offsets to whole float4s. C keeps its odd rows, so the
-      // single-float epilogue is still exercised; other operands go to the TMA = 0 path.
+      // single-float epilogue is still exercised; other operands go to another winner. (With
+      // PACK the kernel reads panels, which any operands give.)
       const auto up = [](long long v) { return (v + 3) / 4 * 4; };
       e.lda = up(e.lda);
       e.ldb = up(e.ldb);

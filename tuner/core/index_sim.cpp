@@ -1895,8 +1895,11 @@ std::vector<SimCase> launch_cases(const WarpTileConfig& c, int M, int N, int K,
   // copies fill zeros past K if it is partial.
   if (c.TMA == 1) {
     for (const bool ta : {false, true}) {
-      for (const bool tb : {false, true})
+      for (const bool tb : {false, true}) {
+        // With PACK the TMA kernel runs as its TN instance on the panels, whatever the layout.
+        if (c.PACK && !(ta && !tb)) continue;
         out.push_back({ta, tb, m_rem, n_rem, part > 0 ? part : c.BK});
+      }
     }
     return out;
   }
@@ -2019,12 +2022,16 @@ std::vector<SimCase> standard_cases(const WarpTileConfig& c) {
   // TMA: one instance, every slice through the same loop, the copies filling zeros outside the
   // matrix: the four layouts whole, then odd and even remainders in M, N and K in each.
   if (c.TMA == 1) {
+    // With PACK the TMA kernel runs as its TN instance on the panels, whatever the layout.
+    const auto runs = [&](bool ta, bool tb) { return !c.PACK || (ta && !tb); };
     std::vector<SimCase> out;
     for (const bool ta : {false, true}) {
-      for (const bool tb : {false, true}) out.push_back({ta, tb, 0, 0, 0});
+      for (const bool tb : {false, true})
+        if (runs(ta, tb)) out.push_back({ta, tb, 0, 0, 0});
     }
     for (const bool ta : {false, true}) {
       for (const bool tb : {false, true}) {
+        if (!runs(ta, tb)) continue;
         out.push_back({ta, tb, 1, 1, 1});
         out.push_back({ta, tb, rem(BM, BM - 3), rem(BN, BN / 2 + 1), 0});
         out.push_back({ta, tb, rem(BM, BM / 2 + 1), rem(BN, BN - 1), rem(BK, BK - 3)});

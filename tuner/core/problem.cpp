@@ -182,7 +182,7 @@ std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p
   } else if (p.dtype != "f32") {
     out.push_back({"shape_layout",
                    fmt::format("data type '{}' is not served by this kernel (f32 only)", p.dtype)});
-  } else if (c.TMA == 1 && !tma_operands(p)) {
+  } else if (c.TMA == 1 && c.PACK == 0 && !tma_operands(p)) {
     const bool ta = p.layout[0] == 'T', tb = p.layout[1] == 'T';
     out.push_back(
         {"shape_tma_operands",
@@ -193,7 +193,9 @@ std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p
   if (c.TMA == 1 && is_layout(p.layout)) {
     // check() holds the layout that stages nothing to the limit; NN and TT stage one operand
     // through shared memory, NT both.
-    const long long bytes = tma_shared_bytes(c, p.layout[0] == 'T', p.layout[1] == 'T');
+    // With PACK the kernel is the TN instance on the panels.
+    const long long bytes = c.PACK ? tma_shared_bytes(c, true, false)
+                                   : tma_shared_bytes(c, p.layout[0] == 'T', p.layout[1] == 'T');
     if (bytes * c.MIN_BLOCKS > limits.max_dynamic_shared_bytes)
       out.push_back({"shape_tma_shared_memory",
                      fmt::format("TMA = 1 in {}: MIN_BLOCKS {} x {} bytes of stages (with the "

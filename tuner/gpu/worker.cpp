@@ -120,7 +120,7 @@ struct Instance {
   // TMA configs: the operands' tensor maps, and what they were encoded for.
   std::unique_ptr<sgt_kernel::TmaMaps> maps;
   std::tuple<const float*, const float*, int, int, long long, long long, long long, int, int, int,
-             int, int>
+             int, int, bool, bool>
       maps_key{};
 
   bool trans_a() const { return p.layout[0] == 'T'; }
@@ -400,21 +400,23 @@ class Worker {
   // TMA configs: the tensor maps of an instance's operands, encoded once per instance and tile.
   // Operands a tensor copy cannot read are a failed launch, never a silent fallback: the tuner
   // only gives a TMA config problems and edge cases its kernel takes.
-  const sgt_kernel::TmaMaps& tma_maps(const LaunchTile& tile, Instance& in, const float* A, int lda,
-                                      const float* B, int ldb) {
+  // trans_a, trans_b: the kernel instance's layout (TN on PACK's panels).
+  const sgt_kernel::TmaMaps& tma_maps(const LaunchTile& tile, Instance& in, bool trans_a,
+                                      bool trans_b, const float* A, int lda, const float* B,
+                                      int ldb) {
     if (!sgt_kernel::tma_operand(A, lda) || !sgt_kernel::tma_operand(B, ldb))
       throw Error(fmt::format(
           "TMA = 1 needs 16-byte aligned operands with leading dimensions that are multiples of "
           "4 (lda {}, ldb {}, offset {} floats)",
           lda, ldb, in.offset));
     const auto key = std::make_tuple(A, B, lda, ldb, in.p.M, in.p.N, in.p.K, tile.BM, tile.BN,
-                                     tile.BK, tile.pad_a, tile.pad_b);
+                                     tile.BK, tile.pad_a, tile.pad_b, trans_a, trans_b);
     if (!in.maps || in.maps_key != key) {
       const auto g = sgt_kernel::make_geometry(tile.BM, tile.BN, tile.BK, 1, 1, 1, 1, 1, 1, 1,
                                                tile.pad_a, tile.pad_b);  // the boxes need no more
       auto maps = std::make_unique<sgt_kernel::TmaMaps>();
-      const CUresult r = sgt_kernel::tma_encode_maps(*maps, g, in.trans_a(), in.trans_b(), in.p.M,
-                                                     in.p.N, in.p.K, A, lda, B, ldb);
+      const CUresult r = sgt_kernel::tma_encode_maps(*maps, g, trans_a, trans_b, in.p.M, in.p.N,
+                                                     in.p.K, A, lda, B, ldb);
       if (r != CUDA_SUCCESS)
         throw Error(fmt::format("cuTensorMapEncodeTiled failed ({})", static_cast<int>(r)));
       in.maps = std::move(maps);
@@ -452,7 +454,14 @@ class Worker {
     // After a pack, and for the reduction after the tile kernel, a dependent launch (sm_90+).
     const bool overlap = fp_.cc_major >= 9;
     if (tile.tma) {
-      const sgt_kernel::TmaMaps& maps = tma_maps(tile, in, A, lda, B, ldb);
+      // With K = 0 the kernel copies nothing: zero maps, and the operands need nothing. A PACK
+      // config's kernel is the TN instance on the panels the pack just wrote (a plain launch:
+      // the stream orders it after the pack).
+      static const sgt_kernel::TmaMaps kNoCopies{};
+      const sgt_kernel::TmaMaps& maps =
+          K == 0 ? kNoCopies
+                 : tma_maps(tile, in, l.pack ? true : in.trans_a(), l.pack ? false : in.trans_b(),
+                            A, lda, B, ldb);
       void* args[] = {&M,
                       &N,
                       &K,
