@@ -53,7 +53,7 @@ Call tma_call(const sgt::test::TmaCase& t) {
 
 TEST(ExportDispatchSelect, TheFixtureTableIsTheOneTheseTestsAssume) {
   ASSERT_EQ(table::kGpuCount, 3);
-  ASSERT_EQ(table::kConfigCount, 4);
+  ASSERT_EQ(table::kConfigCount, 5);
   EXPECT_EQ(table::kConfigNames[0], sgt::test::kConfigA);
   EXPECT_EQ(table::kConfigNames[1], sgt::test::kConfigTmaSplit);
   EXPECT_EQ(table::kConfigNames[2], sgt::test::kConfigTma);
@@ -62,6 +62,9 @@ TEST(ExportDispatchSelect, TheFixtureTableIsTheOneTheseTestsAssume) {
   EXPECT_EQ(table::kConfigs[1].SPLIT_K, 4);
   EXPECT_EQ(table::kConfigs[2].TMA, 1);
   EXPECT_EQ(table::kConfigs[3].TMA, 0);
+  EXPECT_EQ(table::kConfigNames[4], sgt::test::kConfigTmaPack);
+  EXPECT_EQ(table::kConfigs[4].TMA, 1);
+  EXPECT_EQ(table::kConfigs[4].PACK, 1);
   EXPECT_STREQ(table::kGpus[0].name, sgt::test::kOddGpuName.c_str());
   EXPECT_STREQ(table::kDatabase, SGT_EXPORT_FIXTURE_DB);
 }
@@ -348,12 +351,33 @@ TEST(ExportDispatchSelect, TmaWinnersServeTheCallsMeantForThem) {
   EXPECT_EQ(split, 6);  // three shapes, NN and TT, each over more than one split
 }
 
+// The packed TMA winner serves its tuned NT shape with any operands: odd or padded rows, a
+// misaligned pointer, C rows that refuse float4s. The pack makes panels the copies can read.
+TEST(ExportDispatchSelect, PackedTmaWinnerServesItsShapeWithAnyOperands) {
+  int n = 0;
+  for (const auto& t : sgt::test::tma_pack_cases()) {
+    const auto call = tma_call(t);
+    const auto c = choose(kH200, call, all_usable);
+    ASSERT_EQ(c.path, Path::kernel) << t.what << ": " << c.why;
+    EXPECT_EQ(config_name(c), sgt::test::kConfigTmaPack) << t.what << ": " << c.why;
+    const auto text = describe(kH200, call, c);
+    EXPECT_TRUE(contains(text,
+                         "; accesses: operands packed into k-major panels, then A and B by TMA "
+                         "tensor copies"))
+        << text;
+    ++n;
+  }
+  EXPECT_EQ(n, 5);
+}
+
 TEST(ExportDispatchSelect, TmaWinnerIsPassedOverForOperandsItsCopiesCannotRead) {
   for (const auto& t : sgt::test::tma_fallback_cases()) {
     const auto call = tma_call(t);
     const auto c = choose(kH200, call, all_usable);
     ASSERT_EQ(c.path, Path::kernel) << t.what << ": " << c.why;
-    EXPECT_EQ(table::kConfigs[c.config].TMA, 0) << t.what;
+    // A winner that takes any operands: the thread-loaded kernel, or the TMA kernel on panels.
+    EXPECT_TRUE(table::kConfigs[c.config].TMA == 0 || table::kConfigs[c.config].PACK == 1)
+        << t.what;
     EXPECT_EQ(c.source, Source::nearest) << t.what;
     const std::string why =
         t.a_offset ? "pointer not 16-byte aligned" : "leading dimension not a multiple of 4";

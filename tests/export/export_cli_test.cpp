@@ -40,7 +40,7 @@ class ExportCli : public ::testing::Test {
 TEST_F(ExportCli, HeaderHoldsEveryGpuItsWinnersAndDefault) {
   const auto r = cli("export --format cpp -o " + sh_quote(out("t.hpp")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_TRUE(contains(r.out, "exported 3 GPUs, 13 tuned shapes, 4 configs from")) << r.out;
+  EXPECT_TRUE(contains(r.out, "exported 3 GPUs, 14 tuned shapes, 5 configs from")) << r.out;
   EXPECT_TRUE(contains(r.out,
                        "nothing tuned for NVIDIA A100-SXM4-80GB (sm_80, 108 SMs): it "
                        "gets the default config " +
@@ -53,14 +53,14 @@ TEST_F(ExportCli, HeaderHoldsEveryGpuItsWinnersAndDefault) {
   EXPECT_TRUE(contains(h, "DO NOT EDIT")) << h;
   EXPECT_TRUE(contains(h, cpp_string_literal(db().string()))) << h;
   EXPECT_TRUE(contains(h, "inline constexpr int kGpuCount = 3;")) << h;
-  EXPECT_TRUE(contains(h, "inline constexpr int kShapeCount = 13;")) << h;
-  EXPECT_TRUE(contains(h, "inline constexpr int kConfigCount = 4;")) << h;
+  EXPECT_TRUE(contains(h, "inline constexpr int kShapeCount = 14;")) << h;
+  EXPECT_TRUE(contains(h, "inline constexpr int kConfigCount = 5;")) << h;
   // GPUs in the database's order (by name); configs in order of first use: A, the TMA winners of
   // the H200's smallest shapes, then B.
   EXPECT_TRUE(contains(h, "{" + cpp_string_literal(test::kOddGpuName) + ", 8, 6, 84, 0, 1, 0, 0},"))
       << h;
   EXPECT_TRUE(contains(h, "{\"NVIDIA A100-SXM4-80GB\", 8, 0, 108, 1, 0, 0, -1},")) << h;
-  EXPECT_TRUE(contains(h, "{\"NVIDIA H200\", 9, 0, 132, 1, 12, 3, 11},")) << h;
+  EXPECT_TRUE(contains(h, "{\"NVIDIA H200\", 9, 0, 132, 1, 13, 3, 11},")) << h;
   EXPECT_TRUE(contains(h, "{512, 512, 512, \"NN\", 0, 0.02, 0},  // " + kConfigA)) << h;
   EXPECT_TRUE(contains(h, "{192, 160, 4000, \"NN\", 1, 0.1, 95},  // " + kConfigTmaSplit)) << h;
   EXPECT_TRUE(contains(h, "{300, 200, 100, \"TT\", 2, 0.01, 100},  // " + kConfigTma)) << h;
@@ -81,7 +81,7 @@ TEST_F(ExportCli, JsonHoldsTheSameTable) {
   EXPECT_EQ(j.at("format"), "sgemm-tune-table");
   EXPECT_EQ(j.at("database"), db().string());
   EXPECT_EQ(j.at("allow_stale"), false);
-  ASSERT_EQ(j.at("configs").size(), 4u);
+  ASSERT_EQ(j.at("configs").size(), 5u);
   EXPECT_EQ(j.at("configs")[3].at("name"), kConfigB);
   EXPECT_EQ(j.at("configs")[3].at("config").at("TMA"), 0);
   const auto& gpus = j.at("gpus");
@@ -98,7 +98,7 @@ TEST_F(ExportCli, JsonHoldsTheSameTable) {
 
   const auto& h200 = gpus[2];
   EXPECT_EQ(h200.at("sm_count"), 132);
-  ASSERT_EQ(h200.at("shapes").size(), 12u);
+  ASSERT_EQ(h200.at("shapes").size(), 13u);
   const auto& mid = h200.at("shapes")[10];
   EXPECT_EQ(mid.at("M"), 2048);
   EXPECT_EQ(mid.at("K"), 1024);
@@ -121,7 +121,10 @@ TEST_F(ExportCli, TmaWinnersCarryTheirKnobInHeaderAndJson) {
   EXPECT_EQ(j.at("kernel_hash"), kernel_source_hash(KernelFamily::warptile));
   EXPECT_EQ(j.at("fields").back(), "TMA");
   const auto& configs = j.at("configs");
-  ASSERT_EQ(configs.size(), 4u);
+  ASSERT_EQ(configs.size(), 5u);
+  EXPECT_EQ(configs[4].at("name"), test::kConfigTmaPack);
+  EXPECT_EQ(configs[4].at("config").at("TMA"), 1);
+  EXPECT_EQ(configs[4].at("config").at("PACK"), 1);
   EXPECT_EQ(configs[1].at("name"), kConfigTmaSplit);
   EXPECT_EQ(configs[1].at("config").at("TMA"), 1);
   EXPECT_EQ(configs[1].at("config").at("SPLIT_K"), 4);
@@ -182,7 +185,7 @@ TEST_F(ExportCli, GpuOptionSelectsByNameOrKey) {
   EXPECT_EQ(j.at("gpus")[0].at("name"), "NVIDIA H200");
   EXPECT_EQ(j.at("gpus")[1].at("name"), "NVIDIA A100-SXM4-80GB");
   // Only the selected GPUs' configs are instantiated.
-  EXPECT_EQ(j.at("configs").size(), 4u);
+  EXPECT_EQ(j.at("configs").size(), 5u);
   const auto one = export_json("--gpu 'NVIDIA A100-SXM4-80GB'");
   ASSERT_EQ(one.at("configs").size(), 1u);
   EXPECT_EQ(one.at("configs")[0].at("name"), kConfigA);
@@ -234,7 +237,7 @@ TEST_F(ExportCli, StaleWinnersOnlyWithAllowStale) {
   EXPECT_EQ(s.at("config_name"), kConfigStale);
   EXPECT_EQ(s.at("stale"), true);
   EXPECT_EQ(s.at("ok_trials"), 3);
-  EXPECT_EQ(stale.at("configs").size(), 5u);
+  EXPECT_EQ(stale.at("configs").size(), 6u);
 }
 
 TEST_F(ExportCli, OutputIsReplacedAtomically) {

@@ -54,7 +54,7 @@ TEST(ExportHeaderCompile, FixtureTableIsValidCxx17WithTheDatabasesValues) {
 #include <cstdio>
 namespace t = sgt_tuned_table;
 static_assert(t::kFormatVersion == SGT_TUNED_TABLE_FORMAT_VERSION, "");
-static_assert(t::kGpuCount == 3 && t::kShapeCount == 13 && t::kConfigCount == 4, "");
+static_assert(t::kGpuCount == 3 && t::kShapeCount == 14 && t::kConfigCount == 5, "");
 static_assert(t::kFieldCount == )" +
                                    std::to_string(kConfigFields.size()) + R"(, "");
 static_assert(t::kConfigs[0] == t::Config{)" +
@@ -66,7 +66,7 @@ static_assert(t::kConfigs[1].TMA == 1 && t::kConfigs[1].SPLIT_K == 4 && t::kConf
 static_assert(t::kConfigs[3].BN == 128 && t::kConfigs[3].TM == 8 && t::kConfigs[3].MIN_BLOCKS == 1,
               "B");
 constexpr const t::Gpu& h200 = t::kGpus[2];
-static_assert(h200.cc_major == 9 && h200.sm_count == 132 && h200.shape_count == 12, "");
+static_assert(h200.cc_major == 9 && h200.sm_count == 132 && h200.shape_count == 13, "");
 static_assert(t::kShapes[h200.default_shape].M == 2048 && h200.default_config == 3, "");
 static_assert(t::kShapes[h200.first_shape + 11].K == 4096, "");
 static_assert(t::kShapes[h200.first_shape + 2].K == 100 && t::kShapes[h200.first_shape + 2].config == 2,
@@ -78,7 +78,10 @@ static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT) == t::kConfigCount, "");
 #define SGT_COUNT_TMA(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
                       SPLIT_K, FMA_ORDER, PAD_B, PACK, STAGE_C, TMA)                          \
   +(TMA == 1 ? 1 : 0)
-static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT_TMA) == 2, "");
+static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT_TMA) == 3, "");
+static_assert(t::kConfigs[4].TMA == 1 && t::kConfigs[4].PACK == 1, "TMA on panels");
+static_assert(t::kShapes[h200.first_shape + 12].M == 4100 && t::kShapes[h200.first_shape + 12].config == 4,
+              "");
 static void hex(const char* s) {
   for (; *s; ++s) std::printf("%02x", static_cast<unsigned>(static_cast<unsigned char>(*s)));
   std::printf("\n");

@@ -443,6 +443,27 @@ TEST(DispatchGpu, OperandsTheTmaCopiesCannotReadGoToAnotherWinner) {
   }
 }
 
+// The packed TMA winner (4100x200x99 NT) on any operands: the pack writes panels, then the TMA
+// kernel's TN instance copies them; against cuBLAS FP32 with odd and padded rows, a misaligned A,
+// alpha and beta, beta = 0 over NaN and C rows that refuse float4 stores.
+TEST(DispatchGpu, PackedTmaWinnerMatchesCublasOnAnyOperands) {
+  SKIP_WITHOUT_GPU();
+  if (const auto why = why_no_tma(); !why.empty()) GTEST_SKIP() << why;
+  int runs = 0;
+  for (const auto& t : sgt::test::tma_pack_cases()) {
+    const auto r = run_against_cublas(tma_case(t));
+    EXPECT_EQ(r.status, cudaSuccess) << t.what << ": " << cudaGetErrorString(r.status);
+    EXPECT_LT(r.rel_error, kTolerance) << t.what << "\n" << r.explain;
+    EXPECT_TRUE(contains(r.explain, "tuned kernel " + sgt::test::kConfigTmaPack + ","))
+        << r.explain;
+    EXPECT_TRUE(contains(r.explain, "operands packed into k-major panels, then A and B by TMA"))
+        << r.explain;
+    ++runs;
+  }
+  EXPECT_EQ(runs, 5);
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+}
+
 // Streams of their own, TMA and warp-tiling winners interleaved: the tensor maps travel by value,
 // so concurrent calls never share one.
 TEST(DispatchGpu, ConcurrentTmaCallsOnOwnStreamsAllMatch) {
