@@ -1687,6 +1687,24 @@ SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexin
   return is_kernel_indexing(ix) ? run_block_as(c, sc, KernelIndexing{}) : run_block_as(c, sc, ix);
 }
 
+// How the ranges a difference array over k holds (+1 where one starts, -1 past its end) cover
+// [0, K): the k in none and in more than one, the first of each, and how many hold that first
+// overlap. The split-K ranges and the TMA kernel's copied slices are both checked this way.
+struct KCoverage {
+  long long holes = 0, overlaps = 0;
+  int first_hole = -1, first_overlap = -1, overlap_n = 0;
+};
+KCoverage k_coverage(const std::vector<int>& diff, int K) {
+  KCoverage c;
+  int cover = 0;
+  for (int k = 0; k < K; ++k) {
+    cover += diff[static_cast<size_t>(k)];
+    if (cover == 0 && c.holes++ == 0) c.first_hole = k;
+    if (cover > 1 && c.overlaps++ == 0) c.first_overlap = k, c.overlap_n = cover;
+  }
+  return c;
+}
+
 // TMA = 1: split z's producer copies slices t = 0..ceil((kend - kbeg) / BK) - 1 of BK k each from
 // k0 = kbeg + t * BK, kbeg = z * k_chunk, kend = min(K, kbeg + k_chunk), as the kernel counts
 // them; a copy fills zeros only past K, never past the split's kend. Every k in [0, K) must come
@@ -1713,24 +1731,18 @@ void check_tma_slices(const WarpTileConfig& c, int K, const sgt_kernel::LaunchDi
       --diff[static_cast<size_t>(hi)];
     }
   }
-  long long holes = 0, overlaps = 0;
-  int cover = 0, k_hole = -1, k_overlap = -1, overlap_n = 0;
-  for (int k = 0; k < K; ++k) {
-    cover += diff[static_cast<size_t>(k)];
-    if (cover == 0 && holes++ == 0) k_hole = k;
-    if (cover > 1 && overlaps++ == 0) k_overlap = k, overlap_n = cover;
-  }
-  if (holes > 0) {
-    t.add(kTmaKHole, holes,
-          fmt::format("k = {} of K = {} is copied by no slice ({} splits of {})", k_hole, K,
+  const KCoverage cov = k_coverage(diff, K);
+  if (cov.holes > 0) {
+    t.add(kTmaKHole, cov.holes,
+          fmt::format("k = {} of K = {} is copied by no slice ({} splits of {})", cov.first_hole, K,
                       d.grid_z, chunk));
   }
-  if (overlaps > 0) {
-    t.add(kTmaKOverlap, overlaps,
+  if (cov.overlaps > 0) {
+    t.add(kTmaKOverlap, cov.overlaps,
           !past_split.empty()
               ? past_split
-              : fmt::format("k = {} of K = {} is copied by {} slices ({} splits of {})", k_overlap,
-                            K, overlap_n, d.grid_z, chunk));
+              : fmt::format("k = {} of K = {} is copied by {} slices ({} splits of {})",
+                            cov.first_overlap, K, cov.overlap_n, d.grid_z, chunk));
   }
 }
 
@@ -1820,22 +1832,16 @@ SimReport run_launch(const WarpTileConfig& c, int M, int N, int K, const SimInde
     ++diff[static_cast<size_t>(begin)];
     --diff[static_cast<size_t>(end)];
   }
-  holes = overlaps = 0;
-  int cover = 0, k_hole = -1, k_overlap = -1, overlap_n = 0;
-  for (int k = 0; k < K; ++k) {
-    cover += diff[static_cast<size_t>(k)];
-    if (cover == 0 && holes++ == 0) k_hole = k;
-    if (cover > 1 && overlaps++ == 0) k_overlap = k, overlap_n = cover;
-  }
-  if (holes > 0) {
-    t.add(kSplitHole, holes,
-          fmt::format("k = {} of K = {} is in no split ({} splits of {})", k_hole, K, d.grid_z,
-                      chunk));
-  }
-  if (overlaps > 0) {
-    t.add(kSplitOverlap, overlaps,
-          fmt::format("k = {} of K = {} is in {} splits ({} splits of {})", k_overlap, K, overlap_n,
+  const KCoverage cov = k_coverage(diff, K);
+  if (cov.holes > 0) {
+    t.add(kSplitHole, cov.holes,
+          fmt::format("k = {} of K = {} is in no split ({} splits of {})", cov.first_hole, K,
                       d.grid_z, chunk));
+  }
+  if (cov.overlaps > 0) {
+    t.add(kSplitOverlap, cov.overlaps,
+          fmt::format("k = {} of K = {} is in {} splits ({} splits of {})", cov.first_overlap, K,
+                      cov.overlap_n, d.grid_z, chunk));
   }
   if (c.TMA == 1) check_tma_slices(c, K, d, t);
   return t.report();

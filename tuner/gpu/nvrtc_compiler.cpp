@@ -211,7 +211,8 @@ KernelCompiler::KernelCompiler(fs::path cache_dir, CompileOptions opts)
   SGT_NVRTC_CHECK(nvrtcGetNumSupportedArchs(&num_archs));
   std::vector<int> archs(static_cast<size_t>(num_archs));
   SGT_NVRTC_CHECK(nvrtcGetSupportedArchs(archs.data()));
-  if (std::find(archs.begin(), archs.end(), std::stoi(m[1].str())) == archs.end())
+  arch_number_ = std::stoi(m[1].str());
+  if (std::find(archs.begin(), archs.end(), arch_number_) == archs.end())
     throw InputError(fmt::format("NVRTC {}.{} cannot compile for {}; it supports sm_{}",
                                  nvrtc_major_, nvrtc_minor_, opts_.arch,
                                  fmt::join(archs, ", sm_")));
@@ -291,7 +292,7 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
 
   // The TMA kernel's instructions (setmaxnreg, tensor copies) exist from sm_90 on, and setmaxnreg
   // only in the architecture-specific target (sm_90a).
-  if (c.TMA == 1 && arch_number() < 90) {
+  if (c.TMA == 1 && arch_number_ < 90) {
     r.status = TrialStatus::compile_failed;
     r.reason = fmt::format(
         "TMA = 1 needs sm_90 or later (tensor copies, setmaxnreg); this "
@@ -443,12 +444,6 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layou
                  to_name(c), e.what());
     return false;
   }
-}
-
-int KernelCompiler::arch_number() const {
-  static const std::regex real_arch(R"(sm_(\d+)[a-z]?)");
-  std::smatch m;
-  return std::regex_match(opts_.arch, m, real_arch) ? std::stoi(m[1].str()) : 0;
 }
 
 std::vector<std::string> KernelCompiler::options_for(const WarpTileConfig& c) const {

@@ -119,12 +119,12 @@ class KernelCompiler {
              Compiled& r, const std::string& cubin) const;
   // The NVRTC options of one config's compilation: TMA = 1 takes the architecture-specific target.
   std::vector<std::string> options_for(const WarpTileConfig& c) const;
-  int arch_number() const;  // 90 for sm_90 and sm_90a
 
   std::filesystem::path cache_dir_;
   CompileOptions opts_;
   std::vector<std::string> options_;
   int nvrtc_major_ = 0, nvrtc_minor_ = 0;
+  int arch_number_ = 0;  // of opts_.arch: 90 for sm_90 and sm_90a
   std::atomic<std::size_t> compilations_{0};
 };
 
