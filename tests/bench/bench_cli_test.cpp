@@ -239,16 +239,23 @@ TEST(BenchPlot, ScriptSaysWhenMatplotlibIsMissing) {
 // work for 256-wide tiles (odd sizes, transposes, deep K over a few tiles) the large one.
 // Shapes whose operands allow tensor copies join the TMA kernel's space to their own ("small+tma";
 // "+tma-split" where their own space splits K); NT shapes and those whose operands refuse copies
-// join its space on PACK's panels ("+tma-pack").
+// join its space on PACK's panels ("+tma-pack"). Shapes whose M or N is not a multiple of 64 also
+// join the small-block TMA space last ("+tma-small").
 TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
   const auto suite = load_suite((source_dir() / "bench" / "shapes.json").string());
-  int skinny = 0, small = 0, large = 0, with_tma = 0;
+  int skinny = 0, small = 0, large = 0, with_tma = 0, with_small_tma = 0;
   for (const auto& e : suite) {
     if (e.space.empty()) continue;
-    const auto parts = split_space_union(e.space);
+    auto parts = split_space_union(e.space);
     for (const auto& part : parts) EXPECT_NO_THROW(load_space(part)) << part;
     const auto& p = e.problem;
     ASSERT_LE(parts.size(), 3u) << e.space;
+    const bool small_tma = parts.back() == "tma-small";
+    EXPECT_EQ(small_tma, p.M % 64 != 0 || p.N % 64 != 0) << p.shape() << " " << e.space;
+    if (small_tma) {
+      ++with_small_tma;
+      parts.pop_back();
+    }
     const bool packed = std::find(parts.begin(), parts.end(), "tma-pack") != parts.end();
     // The TMA kernel on PACK's panels where its own copies cannot read the operands or would
     // transpose both (NT); nowhere else.
@@ -282,6 +289,7 @@ TEST(BenchSuite, ShippedShapesNameSpacesThatLoad) {
   EXPECT_EQ(small, 4);
   EXPECT_EQ(large, 5);
   EXPECT_EQ(with_tma, 14);
+  EXPECT_EQ(with_small_tma, 3);
   std::set<int> splits;
   for (const auto& c : enumerate(load_space("skinny")).survivors) splits.insert(c.SPLIT_K);
   EXPECT_EQ(splits, (std::set<int>{1, 2, 4, 8, 16, 32}));

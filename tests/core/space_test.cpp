@@ -117,6 +117,34 @@ TEST(Space, AUnionJoinsTheSurvivorsOfItsParts) {
   }
 }
 
+// tma-small: TMA blocks of four consumer warps, two or three on an SM, on the operands as they
+// are or on PACK's panels. Its measured winners (bench/NOTES.md) are in it; where the copies cannot
+// read the operands (lda = 513) only its PACK half survives, and on aligned ones both halves do.
+TEST(Space, TmaSmallHoldsSmallTmaBlocksAndItsWinners) {
+  const auto all = enumerate(load_space("tma-small"));
+  ASSERT_FALSE(all.survivors.empty());
+  std::set<std::string> names;
+  for (const auto& c : all.survivors) {
+    EXPECT_EQ(c.TMA, 1) << to_name(c);
+    EXPECT_EQ(c.NUM_THREADS, 128) << to_name(c);
+    EXPECT_TRUE(c.MIN_BLOCKS == 2 || c.MIN_BLOCKS == 3) << to_name(c);
+    names.insert(to_name(c));
+  }
+  for (const char* w : {"wt_64x64x32_w32x32_wn1_t4x4_n128_mb2_s3_p4_g8_o1_m1",
+                        "wt_64x128x16_w32x64_wn2_t4x4_n128_mb3_s3_p4_g8_o1_x1_m1",
+                        "wt_64x64x16_w32x32_wn1_t4x4_n128_mb3_s2_p4_g8_o1_x1_m1"}) {
+    EXPECT_TRUE(names.count(w)) << w;
+  }
+  const auto odd = enumerate(load_space("tma-small"), parse_shape("1023x777x513"));
+  ASSERT_FALSE(odd.survivors.empty());
+  for (const auto& c : odd.survivors) EXPECT_EQ(c.PACK, 1) << to_name(c);
+  const auto even = enumerate(load_space("tma-small"), parse_shape("1000x1000x1000"));
+  std::set<int> packs;
+  for (const auto& c : even.survivors) packs.insert(c.PACK);
+  EXPECT_EQ(packs, (std::set<int>{0, 1}));
+  EXPECT_GT(even.survivors.size(), odd.survivors.size());
+}
+
 TEST(Space, QuickHasAFewDozenSurvivors) {
   const auto e = enumerate(load_space("quick"));
   EXPECT_GE(e.survivors.size(), 20u);

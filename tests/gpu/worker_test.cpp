@@ -224,6 +224,8 @@ TEST_F(WorkerTest, TmaConfigsPassTheEdgeSuiteInEveryLayout) {
       "wt_64x256x16_w64x32_wn4_t4x4_n256_mb1_s4_p4_g8_k8_o3_m1",
       "wt_128x256x16_w64x64_wn4_t4x4_n256_mb1_s3_p4_g8_o3_m1",
       "wt_128x128x32_w32x64_wn2_t4x4_n256_mb1_s3_p4_g8_k4_o3_m1",
+      // Four consumer warps, two blocks on an SM (tma-small).
+      "wt_64x64x32_w32x32_wn1_t4x4_n128_mb2_s3_p4_g8_o1_m1",
   };
   // In NT the producer transposes both operands, and the last two configs' producers spill there
   // (ptxas: 4-12 bytes): a recorded `spills`, never run. They are run in the other layouts.
@@ -277,32 +279,36 @@ TEST_F(WorkerTest, TmaConfigsPassTheEdgeSuiteInEveryLayout) {
 
 // A TMA = 1 config with PACK runs its TN instance on the panels the pack writes first: any
 // layout, odd leading dimensions and offset pointers, over its edge suite (unrounded) and on the
-// suite's odd shapes.
+// suite's odd shapes. The second config has four consumer warps and three blocks on an SM
+// (tma-small).
 TEST_F(WorkerTest, PackedTmaConfigsServeAnyOperands) {
   if (worker_->info().fingerprint.cc_major != 9) GTEST_SKIP() << "TMA = 1 needs an sm_90 GPU";
-  const char* name = "wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3_x1_m1";
-  const auto cfg = from_name(name).value();
-  ASSERT_TRUE(check(cfg).empty());
+  const char* names[] = {"wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3_x1_m1",
+                         "wt_64x64x16_w32x32_wn1_t4x4_n128_mb3_s2_p4_g8_o1_x1_m1"};
   int cases = 0;
-  set_problem("256x256x256", 1.0f, 0.0f);
-  for (const char* layout : kLayouts) {
-    const auto c = compiler_->compile(cfg, layout, true);
-    ASSERT_EQ(c.status, TrialStatus::ok) << c.reason;
-    EXPECT_EQ(c.layout, "TN");
-    EXPECT_FALSE(c.pack_lowered_name.empty());
-    Problem p;
-    p.layout = layout;
-    for (const auto& e : verify_edge_cases(c, cfg, p, *worker_, 55, 1e-4)) {
-      EXPECT_TRUE(e.passed) << layout << " " << describe(e) << " [" << e.label << "]: " << e.reason
-                            << " error " << e.error;
-      ++cases;
+  for (const char* name : names) {
+    const auto cfg = from_name(name).value();
+    ASSERT_TRUE(check(cfg).empty()) << name;
+    set_problem("256x256x256", 1.0f, 0.0f);
+    for (const char* layout : kLayouts) {
+      const auto c = compiler_->compile(cfg, layout, true);
+      ASSERT_EQ(c.status, TrialStatus::ok) << name << ": " << c.reason;
+      EXPECT_EQ(c.layout, "TN");
+      EXPECT_FALSE(c.pack_lowered_name.empty());
+      Problem p;
+      p.layout = layout;
+      for (const auto& e : verify_edge_cases(c, cfg, p, *worker_, 55, 1e-4)) {
+        EXPECT_TRUE(e.passed) << name << " " << layout << " " << describe(e) << " [" << e.label
+                              << "]: " << e.reason << " error " << e.error;
+        ++cases;
+      }
     }
-  }
-  for (const char* layout : kLayouts) {
-    set_problem("1023x777x513", 0.5f, 2.0f, layout, 3, 1);
-    const auto r = run_config(name);
-    EXPECT_EQ(r.status, TrialStatus::ok) << layout << ": " << r.reason;
-    EXPECT_LT(r.verify_error, 1e-5) << layout;
+    for (const char* layout : kLayouts) {
+      set_problem("1023x777x513", 0.5f, 2.0f, layout, 3, 1);
+      const auto r = run_config(name);
+      EXPECT_EQ(r.status, TrialStatus::ok) << name << " " << layout << ": " << r.reason;
+      EXPECT_LT(r.verify_error, 1e-5) << name << " " << layout;
+    }
   }
   EXPECT_EQ(worker_->restarts(), 0);
   std::cout << "packed TMA edge suite: " << cases << " cases\n";
