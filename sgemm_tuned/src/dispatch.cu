@@ -342,6 +342,35 @@ cudaError_t reduce_splits(int splits, int M, int N, float alpha, const float* wo
                                       dim3(blocks), dim3(256), rargs, stream);
 }
 
+// What every tuned call runs around its tile kernel, in stream order. The split-K workspace comes
+// first, in stream-ordered memory (no state shared between streams), so that the pack, tile and
+// reduction kernels follow each other directly, as programmatic dependent launch needs. Then the
+// panels of a PACK config (A, lda, B, ldb then name them), the tile kernel
+// `tile(A, lda, B, ldb, work, packed)`, the split-K reduction, and the frees.
+template <class Tile>
+cudaError_t run_tiles(const table::Config& cfg, const detail::Call& call,
+                      const sgt_kernel::LaunchDims& d, float alpha, const float* A, const float* B,
+                      float beta, float* C, bool overlap, cudaStream_t stream, Tile&& tile) {
+  int lda = call.lda, ldb = call.ldb;
+  float* work = nullptr;
+  float* panels = nullptr;
+  cudaError_t e = cudaSuccess;
+  if (d.workspace_floats > 0) {
+    e = cudaMallocAsync(reinterpret_cast<void**>(&work),
+                        static_cast<size_t>(d.workspace_floats) * sizeof(float), stream);
+  }
+  if (e == cudaSuccess && cfg.PACK && call.K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
+  if (e == cudaSuccess) e = tile(A, lda, B, ldb, work, panels != nullptr);
+  if (work && e == cudaSuccess)
+    e = reduce_splits(d.grid_z, call.M, call.N, alpha, work, beta, C, call.ldc, overlap, stream);
+  for (float* p : {panels, work}) {
+    if (!p) continue;
+    const cudaError_t f = cudaFreeAsync(p, stream);
+    if (e == cudaSuccess) e = f;
+  }
+  return e;
+}
+
 #if SGT_TUNED_TMA_TOOLKIT
 static_assert(sizeof(CUtensorMap) == sizeof(sgt_kernel::TmaMap) &&
                   alignof(CUtensorMap) >= alignof(sgt_kernel::TmaMap),
@@ -375,46 +404,29 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call, f
   const auto t = tma_layout(cfg, layout);
   const auto d =
       sgt_kernel::launch_dims(call.M, call.N, call.K, cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K);
-  int M = call.M, N = call.N, K = call.K, lda = call.lda, ldb = call.ldb, ldc = call.ldc;
-  int k_chunk = d.k_chunk;
-  float* work = nullptr;
-  float* panels = nullptr;
-  cudaError_t e = cudaSuccess;
-  if (d.workspace_floats > 0) {
-    e = cudaMallocAsync(reinterpret_cast<void**>(&work),
-                        static_cast<size_t>(d.workspace_floats) * sizeof(float), stream);
-  }
-  // The panels first; the tile kernel follows in the stream (a plain launch).
-  if (e == cudaSuccess && cfg.PACK && K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
-  // With K = 0 the kernel copies nothing: its maps stay zero, and the operands need nothing.
-  sgt_kernel::TmaMaps maps{};
-  if (e == cudaSuccess && K > 0) {
-    // misfit() refuses such operands first; the maps must never be encoded from them.
-    if (!sgt_kernel::tma_operand(A, lda) || !sgt_kernel::tma_operand(B, ldb)) {
-      e = cudaErrorInvalidValue;
-    } else if (const CUresult r = sgt_kernel::tma_encode_maps(maps, geometry(cfg), ta, tb, M, N, K,
-                                                              A, lda, B, ldb);
-               r != CUDA_SUCCESS) {
-      e = to_cuda_error(r);
+  // With PACK the panels come first; the tile kernel follows in the stream (a plain launch).
+  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool) {
+    int M = call.M, N = call.N, K = call.K, ldc = call.ldc, k_chunk = d.k_chunk;
+    // With K = 0 the kernel copies nothing: its maps stay zero, and the operands need nothing.
+    sgt_kernel::TmaMaps maps{};
+    if (K > 0) {
+      // misfit() refuses such operands first; the maps must never be encoded from them.
+      if (!sgt_kernel::tma_operand(a, lda) || !sgt_kernel::tma_operand(b, ldb))
+        return cudaErrorInvalidValue;
+      if (const CUresult r =
+              sgt_kernel::tma_encode_maps(maps, geometry(cfg), ta, tb, M, N, K, a, lda, b, ldb);
+          r != CUDA_SUCCESS)
+        return to_cuda_error(r);
     }
-  }
-  void* args[] = {&M, &N, &K, &alpha, &maps.a, &maps.b, &beta, &C, &ldc, &k_chunk, &work};
-  if (e == cudaSuccess) {
+    void* args[] = {&M, &N, &K, &alpha, &maps.a, &maps.b, &beta, &C, &ldc, &k_chunk, &work};
     // A plain launch: nothing of this call runs before it. (No dependent launch here: that helper
     // takes no dynamic shared memory.)
     const dim3 grid(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z));
-    e = cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[choice.config].tma[layout]), grid,
-                         dim3(static_cast<unsigned>(t.THREADS)), args,
-                         static_cast<size_t>(t.SMEM_BYTES), stream);
-  }
-  if (work && e == cudaSuccess)
-    e = reduce_splits(d.grid_z, M, N, alpha, work, beta, C, ldc, overlap, stream);
-  for (float* p : {panels, work}) {
-    if (!p) continue;
-    const cudaError_t f = cudaFreeAsync(p, stream);
-    if (e == cudaSuccess) e = f;
-  }
-  return e;
+    return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[choice.config].tma[layout]),
+                            grid, dim3(static_cast<unsigned>(t.THREADS)), args,
+                            static_cast<size_t>(t.SMEM_BYTES), stream);
+  };
+  return run_tiles(cfg, call, d, alpha, A, B, beta, C, overlap, stream, tile);
 #else
   (void)choice, (void)call, (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)overlap,
       (void)stream;
@@ -435,37 +447,18 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float
   const Kernel kernel = instances[packed ? layout_index(true, false) : layout_index(call)];
   const auto d =
       sgt_kernel::launch_dims(call.M, call.N, call.K, cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K);
-  int M = call.M, N = call.N, K = call.K, lda = call.lda, ldb = call.ldb, ldc = call.ldc;
-  int k_chunk = d.k_chunk;
-  float* work = nullptr;
-  float* panels = nullptr;
-  cudaError_t e = cudaSuccess;
-  // Split-K partial products live in stream-ordered memory: no state shared between streams.
-  // Allocated first, so that the pack, tile and reduction kernels follow each other directly in
-  // the stream, as programmatic dependent launch needs.
-  if (d.workspace_floats > 0) {
-    e = cudaMallocAsync(reinterpret_cast<void**>(&work),
-                        static_cast<size_t>(d.workspace_floats) * sizeof(float), stream);
-  }
-  if (e == cudaSuccess && packed && K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
-  void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
-  // After a pack, and for the reduction after the tile kernel, a dependent launch (sm_90+).
-  // A launch call returns this launch's own error, where <<<>>> would leave it to a later
-  // cudaGetLastError() that may return an earlier, unrelated one instead.
-  if (e == cudaSuccess) {
+  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool panels) {
+    int M = call.M, N = call.N, K = call.K, ldc = call.ldc, k_chunk = d.k_chunk;
+    void* args[] = {&M, &N, &K, &alpha, &a, &lda, &b, &ldb, &beta, &C, &ldc, &k_chunk, &work};
+    // After a pack a dependent launch (sm_90+). A launch call returns this launch's own error,
+    // where <<<>>> would leave it to a later cudaGetLastError() that may return an earlier,
+    // unrelated one instead.
     const dim3 grid(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z));
     const dim3 block(static_cast<unsigned>(cfg.NUM_THREADS));
-    e = sgt_kernel::launch_dependent(panels && overlap, reinterpret_cast<const void*>(kernel), grid,
-                                     block, args, stream);
-  }
-  if (work && e == cudaSuccess)
-    e = reduce_splits(d.grid_z, M, N, alpha, work, beta, C, ldc, overlap, stream);
-  for (float* p : {panels, work}) {
-    if (!p) continue;
-    const cudaError_t f = cudaFreeAsync(p, stream);
-    if (e == cudaSuccess) e = f;
-  }
-  return e;
+    return sgt_kernel::launch_dependent(panels && overlap, reinterpret_cast<const void*>(kernel),
+                                        grid, block, args, stream);
+  };
+  return run_tiles(cfg, call, d, alpha, A, B, beta, C, overlap, stream, tile);
 }
 
 detail::Call make_call(Op op_a, Op op_b, int M, int N, int K, int lda, int ldb, int ldc,
