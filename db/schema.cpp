@@ -145,6 +145,14 @@ CREATE UNIQUE INDEX edge_checks_trial ON edge_checks (trial_id, seq);
 
 PRAGMA user_version = 2;
 )sql"},
+    // What each trial cost in wall seconds: its binary's NVRTC compilation and the worker's
+    // verify-and-time call. A replay of recorded trials charges them as simulated time.
+    {3, R"sql(
+ALTER TABLE trials ADD COLUMN compile_s REAL;
+ALTER TABLE trials ADD COLUMN measure_s REAL;
+
+PRAGMA user_version = 3;
+)sql"},
 };
 
 bool is_identifier(std::string_view s) {
@@ -216,6 +224,14 @@ bool has_table(const Connection& conn, std::string_view table) {
   s.bind(":name", table);
   s.step();
   return s.int64(0) > 0;
+}
+
+std::set<std::string> column_names(const Connection& conn, std::string_view table) {
+  std::set<std::string> out;
+  Stmt s(conn, "SELECT name FROM pragma_table_info(:table)");
+  s.bind(":table", table);
+  while (s.step()) out.insert(s.text(0));
+  return out;
 }
 
 std::vector<bool> config_columns_present(const Connection& conn) {

@@ -2,6 +2,7 @@
 // columns generated from kConfigFields.
 #pragma once
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,6 +31,9 @@ bool has_table(const Connection& conn, std::string_view table);
 // Brings a writable database to the latest schema in one IMMEDIATE transaction and adds any config
 // column kConfigFields has and the table lacks. Takes the write lock only when there is work.
 void migrate(const Connection& conn);
+
+// The column names of a table (empty when there is no such table).
+std::set<std::string> column_names(const Connection& conn, std::string_view table);
 
 // One entry per kConfigFields field: whether `configs` has its column. A database written by an
 // older binary may lack columns for knobs added since; readers then fall back to the name.

@@ -72,6 +72,11 @@ const TrialColumn kTrialColumns[] = {
      [](const Stmt& s, int c, Trial& t) { t.shared_bytes = s.int32(c); }},
     {"cublas_median_ms", [](Stmt& s, int i, const Trial& t) { s.bind(i, t.cublas_median_ms); },
      [](const Stmt& s, int c, Trial& t) { t.cublas_median_ms = s.real(c); }},
+    // Schema 3: absent from older files (selected as NULL there, read as 0: not recorded).
+    {"compile_s", [](Stmt& s, int i, const Trial& t) { s.bind(i, t.compile_s); },
+     [](const Stmt& s, int c, Trial& t) { t.compile_s = s.is_null(c) ? 0 : s.real(c); }},
+    {"measure_s", [](Stmt& s, int i, const Trial& t) { s.bind(i, t.measure_s); },
+     [](const Stmt& s, int c, Trial& t) { t.measure_s = s.is_null(c) ? 0 : s.real(c); }},
     {"tuner_version", [](Stmt& s, int i, const Trial& t) { s.bind(i, t.tuner_version); },
      [](const Stmt& s, int c, Trial& t) { t.tuner_version = s.text(c); }},
     {"strategy", [](Stmt& s, int i, const Trial& t) { s.bind(i, t.strategy); },
@@ -163,7 +168,11 @@ void StoreImpl::prepare_sql() {
   std::string cols =
       "t.id, g.name, g.cc_major, g.cc_minor, g.sm_count, t.driver_version, t.nvrtc_major, "
       "p.M, p.N, p.K, p.layout, p.dtype, c.name, k.name, k.source_hash";
-  for (const auto& col : kTrialColumns) cols += fmt::format(", t.{}", col.name);
+  // A file from an older binary may lack a later migration's trial column: select NULL.
+  const auto trial_cols = column_names(conn, "trials");
+  for (const auto& col : kTrialColumns) {
+    cols += trial_cols.contains(col.name) ? fmt::format(", t.{}", col.name) : ", NULL";
+  }
   // A file from an older binary may lack a newer knob's column: select NULL and let read_trial
   // fall back to the canonical name.
   for (size_t i = 0; i < kConfigFields.size(); ++i) {

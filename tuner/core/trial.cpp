@@ -196,6 +196,8 @@ void to_json(nlohmann::json& j, const Trial& t) {
        {"stack_bytes", t.stack_bytes},
        {"shared_bytes", t.shared_bytes},
        {"cublas_median_ms", t.cublas_median_ms},
+       {"compile_s", t.compile_s},
+       {"measure_s", t.measure_s},
        {"kernel_template", t.kernel_template},
        {"kernel_hash", t.kernel_hash},
        {"tuner_version", t.tuner_version},
@@ -223,6 +225,9 @@ void from_json(const nlohmann::json& j, Trial& t) {
   j.at("stack_bytes").get_to(t.stack_bytes);
   j.at("shared_bytes").get_to(t.shared_bytes);
   j.at("cublas_median_ms").get_to(t.cublas_median_ms);
+  // Optional: written since the trial costs were recorded.
+  t.compile_s = j.value("compile_s", 0.0);
+  t.measure_s = j.value("measure_s", 0.0);
   j.at("kernel_template").get_to(t.kernel_template);
   j.at("kernel_hash").get_to(t.kernel_hash);
   j.at("tuner_version").get_to(t.tuner_version);

@@ -71,6 +71,10 @@ struct Trial {
   double verify_error = -1;  // relative L2 error against cuBLAS; -1 when not verified
   int registers = 0, spill_bytes = 0, stack_bytes = 0, shared_bytes = 0;
   double cublas_median_ms = 0;  // cuBLAS FP32 timed by the same function in the same run
+  // What the trial cost: the NVRTC compilation of its binary (the first compile, when the binary
+  // came from the cache) and the worker's verify-and-time call, in wall seconds. A replay of the
+  // recording charges these as its simulated time. 0: not recorded (older trials).
+  double compile_s = 0, measure_s = 0;
   std::string kernel_template;  // template name
   std::string kernel_hash;      // hash of the kernel sources the config was compiled from
   std::string tuner_version;

@@ -57,6 +57,7 @@ void apply_compiled(Trial& t, const Compiled& c) {
   t.spill_bytes = c.spill_store_bytes + c.spill_load_bytes;
   t.stack_bytes = c.stack_bytes;
   t.shared_bytes = c.shared_bytes;
+  t.compile_s = c.compile_seconds;
   if (c.status != TrialStatus::ok) {
     t.status = c.status;
     t.reason = c.reason;
@@ -92,7 +93,9 @@ Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& c
     req.cut_ratio = o.cut_ratio;
     req.tolerance = o.tolerance;
     req.best_ms = best_ms;
+    const auto tm0 = Clock::now();
     apply_response(t, worker.run_trial(req, trial_timeout(cublas_ms, o.repetitions)), o.problem);
+    t.measure_s = seconds_since(tm0);
   }
   t.cublas_median_ms = cublas_ms;
   t.timestamp = utc_timestamp();
