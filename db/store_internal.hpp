@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "sqlite.hpp"
 #include "store.hpp"
 
@@ -16,6 +18,11 @@ struct StoreDump {
   std::vector<GpuRecord> gpus;
   std::vector<StoredTrial> trials;
 };
+
+// The export format (`db export --json`) of a dump, and back: parse_export validates every entry
+// and throws InputError naming `origin` and the first bad one.
+nlohmann::json export_dump_json(const StoreDump& d, int schema_version);
+StoreDump parse_export(const nlohmann::json& j, std::string_view origin);
 
 struct StoreImpl {
   StoreImpl(const std::filesystem::path& path, int flags, int busy_timeout_ms, OpenMode mode);

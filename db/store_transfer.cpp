@@ -70,8 +70,7 @@ StoreDump SqliteStore::dump() const {
   return d;
 }
 
-nlohmann::json SqliteStore::export_json() const {
-  const auto d = dump();
+nlohmann::json export_dump_json(const StoreDump& d, int schema_version) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : d.gpus) {
     nlohmann::json j = g.fingerprint;
@@ -87,23 +86,28 @@ nlohmann::json SqliteStore::export_json() const {
   }
   return {{"format", kFormat},
           {"format_version", kFormatVersion},
-          {"schema_version", schema_version()},
+          {"schema_version", schema_version},
           {"tuner_version", SGT_VERSION},
           {"exported_at", utc_timestamp()},
           {"gpus", std::move(gpus)},
           {"trials", std::move(trials)}};
 }
 
+nlohmann::json SqliteStore::export_json() const {
+  return export_dump_json(dump(), schema_version());
+}
+
 long long SqliteStore::export_json(const std::filesystem::path& file) const {
   const auto j = export_json();
   // Atomic: a failed export never leaves half a file in its place.
-  write_file_atomically(file, j.dump(2) + "\n");
+  write_file_atomically_maybe_gzip(file, j.dump(2) + "\n");
   return static_cast<long long>(j.at("trials").size());
 }
 
 IngestResult SqliteStore::import_json(const std::filesystem::path& file) {
   impl_->require_writable("import");
-  const auto text = read_file(file);
+  // A dataset or an export written as FILE.json.gz reads as its JSON.
+  const auto text = read_file_maybe_gzip(file);
   if (!text) throw InputError(fmt::format("cannot read import file '{}'", file.string()));
   nlohmann::json j;
   try {
@@ -115,8 +119,7 @@ IngestResult SqliteStore::import_json(const std::filesystem::path& file) {
   return import_json(j, file.string());
 }
 
-IngestResult SqliteStore::import_json(const nlohmann::json& j, std::string_view origin) {
-  impl_->require_writable("import");
+StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
   auto bad = [&](const std::string& why) {
     return InputError(fmt::format("import file '{}': {}; nothing was imported", origin, why));
   };
@@ -130,7 +133,6 @@ IngestResult SqliteStore::import_json(const nlohmann::json& j, std::string_view 
                     "sgemm-tune wrote it?",
                     version, kFormatVersion));
   }
-
   if (!j.contains("gpus") || !j["gpus"].is_array()) throw bad("\"gpus\" must be an array");
   if (!j.contains("trials") || !j["trials"].is_array()) throw bad("\"trials\" must be an array");
 
@@ -182,7 +184,12 @@ IngestResult SqliteStore::import_json(const nlohmann::json& j, std::string_view 
     }
     d.trials.push_back(std::move(st));
   }
-  return ingest(d);
+  return d;
+}
+
+IngestResult SqliteStore::import_json(const nlohmann::json& j, std::string_view origin) {
+  impl_->require_writable("import");
+  return ingest(parse_export(j, origin));
 }
 
 IngestResult SqliteStore::ingest(const StoreDump& d) {

@@ -16,5 +16,6 @@ void register_query(CLI::App&);
 void register_list(CLI::App&);
 void register_db(CLI::App&);
 void register_export(CLI::App& app);
+void register_dataset(CLI::App& app);
 
 }  // namespace sgt::cli

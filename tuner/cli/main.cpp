@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   sgt::cli::register_list(app);
   sgt::cli::register_db(app);
   sgt::cli::register_export(app);
+  sgt::cli::register_dataset(app);
 
   try {
     app.parse(argc, argv);

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include <unistd.h>
+#include <zlib.h>
 
 #include <fmt/format.h>
 
@@ -50,6 +51,78 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   if (ec) {
     discard_tmp();
     throw Error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+  }
+}
+
+std::string terminal_safe(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto b = static_cast<unsigned char>(ch);
+    if (b >= 0x20 && b < 0x7f) {
+      out += ch;
+    } else {
+      out += fmt::format("\\x{:02x}", b);
+    }
+  }
+  return out;
+}
+
+bool is_gzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+std::string gzip_compress(std::string_view bytes) {
+  z_stream z{};
+  // windowBits 15 + 16: a gzip header and trailer rather than zlib's.
+  if (deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+    throw Error("zlib: cannot start a gzip stream");
+  std::string out(deflateBound(&z, static_cast<uLong>(bytes.size())), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  if (rc != Z_STREAM_END) throw Error("zlib: gzip compression did not finish");
+  return out;
+}
+
+std::string gzip_decompress(std::string_view bytes, std::string_view origin) {
+  z_stream z{};
+  if (inflateInit2(&z, 15 + 16) != Z_OK) throw Error("zlib: cannot start a gzip stream");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
+  z.avail_in = static_cast<uInt>(bytes.size());
+  std::string out;
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof buf;
+    rc = inflate(&z, Z_NO_FLUSH);
+    out.append(buf, sizeof buf - z.avail_out);
+    if (rc == Z_BUF_ERROR && z.avail_in == 0) break;  // input ended before the stream did
+  }
+  inflateEnd(&z);
+  if (rc != Z_STREAM_END) {
+    throw InputError(fmt::format("'{}' is a damaged or truncated gzip file", origin));
+  }
+  return out;
+}
+
+std::optional<std::string> read_file_maybe_gzip(const std::filesystem::path& path) {
+  auto bytes = read_file(path);
+  if (!bytes || !is_gzip(*bytes)) return bytes;
+  return gzip_decompress(*bytes, path.string());
+}
+
+void write_file_atomically_maybe_gzip(const std::filesystem::path& path, std::string_view content) {
+  if (path.extension() == ".gz") {
+    write_file_atomically(path, gzip_compress(content));
+  } else {
+    write_file_atomically(path, content);
   }
 }
 

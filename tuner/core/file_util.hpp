@@ -19,4 +19,18 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // The whole of a file, bytes as they are; nullopt when it cannot be opened or read.
 std::optional<std::string> read_file(const std::filesystem::path& path);
 
+// Text from a file or database made safe for a terminal: control characters and bytes outside
+// printable ASCII become \xNN, so nothing stored can move the cursor or change the colours.
+std::string terminal_safe(std::string_view text);
+
+// gzip (RFC 1952, through zlib): datasets and exports ending in ".gz" are stored so.
+bool is_gzip(std::string_view bytes);
+std::string gzip_compress(std::string_view bytes);
+// Throws sgt::InputError naming `origin` when the stream is corrupt or truncated.
+std::string gzip_decompress(std::string_view bytes, std::string_view origin);
+// read_file, decompressed when the file is gzip (whatever its name); nullopt when unreadable.
+std::optional<std::string> read_file_maybe_gzip(const std::filesystem::path& path);
+// write_file_atomically, gzip-compressed when `path` ends in ".gz".
+void write_file_atomically_maybe_gzip(const std::filesystem::path& path, std::string_view content);
+
 }  // namespace sgt

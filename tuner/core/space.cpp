@@ -293,8 +293,11 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
 
 std::vector<std::string> split_space_union(std::string_view arg) {
   // A file of that very name is one space, '+' or not.
-  if (arg.find('+') == std::string_view::npos || std::filesystem::exists(std::string(arg)))
+  if (std::filesystem::exists(std::string(arg))) return {std::string(arg)};
+  if (arg.find('+') == std::string_view::npos) {
+    if (arg == kAutoSpace) return builtin_space_names();
     return {std::string(arg)};
+  }
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
@@ -306,7 +309,11 @@ std::vector<std::string> split_space_union(std::string_view arg) {
           fmt::format("space '{}': an empty name around '+' (expected e.g. "
                       "default+tma)",
                       arg));
-    parts.emplace_back(part);
+    if (part == kAutoSpace && !std::filesystem::exists(std::string(part))) {
+      for (auto& n : builtin_space_names()) parts.push_back(std::move(n));
+    } else {
+      parts.emplace_back(part);
+    }
     if (plus == std::string_view::npos) break;
     start = plus + 1;
   }

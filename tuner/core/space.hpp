@@ -52,8 +52,13 @@ struct Enumeration {
 // Enumerates the space; a problem, when given, also applies the shape rules.
 Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& problem = {});
 
+// Every built-in space joined: the candidate set that covers every kernel family the tuner has.
+inline constexpr std::string_view kAutoSpace = "auto";
+
 // A union of spaces, written "default+tma": the names (files or built-ins) it joins, in order. A
-// path that exists as a file is one space even with a '+' in it. InputError for an empty part.
+// path that exists as a file is one space even with a '+' in it. The name `auto` (unless a file
+// of that name exists) stands for every built-in space, in builtin_space_names() order. InputError
+// for an empty part.
 std::vector<std::string> split_space_union(std::string_view arg);
 // The enumerations of a union's spaces (name, enumeration) as one: totals added, survivors in
 // order with repeats dropped, rejections added rule by rule; each space's constraints keep its
