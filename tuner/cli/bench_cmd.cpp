@@ -280,10 +280,10 @@ void run_bench(const BenchOpts& o) {
           t.candidates = e.survivors;
           t.seed = seed;
           t.compile_threads = static_cast<unsigned>(o.jobs);
-          t.cache_dir = cache_dir;
           t.strategy = "exhaustive";
           auto last = std::chrono::steady_clock::now();
-          const auto r = gpu::run_tune(t, worker, *store, [&](const gpu::TuneProgress& p) {
+          gpu::WorkerEvaluator ev(worker, cache_dir);
+          const auto r = gpu::run_tune(t, ev, *store, [&](const gpu::TuneProgress& p) {
             const auto now = std::chrono::steady_clock::now();
             if (p.done == p.total || now - last > std::chrono::seconds(10)) {
               spdlog::info("{}/{} candidates, best {:.3f} ms ({}), elapsed {}, ETA {}", p.done,

@@ -16,8 +16,12 @@
 #include "error.hpp"
 #include "file_util.hpp"
 #include "jsonl_store.hpp"
+#include "dataset.hpp"
 #include "nvrtc_compiler.hpp"
+#include "replay_evaluator.hpp"
 #include "space.hpp"
+#include "store.hpp"
+#include "strategy.hpp"
 #include "tune.hpp"
 #include "tune_store.hpp"
 #include "worker.hpp"
@@ -128,6 +132,11 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
                       {"space", space},
                       {"loads", kernel_vec_loads(t.problem) ? "float4" : "scalar"},
                       {"candidates", t.candidates.size()},
+                      {"strategy", t.strategy},
+                      {"measured", r.measured},
+                      {"budget_hit", r.budget_hit},
+                      {"evaluator", r.evaluator},
+                      {"evaluator_s", r.evaluator_s},
                       {"statuses", r.status_counts},
                       {"resumed", r.resumed},
                       {"cut_early", r.cut_early},
@@ -154,16 +163,32 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
   std::string statuses;
   for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
   fmt::print(
-      "\nTuned {} {} on {} in {} ({} candidates:{}; {} resumed, {} cut early, {} compiled, "
-      "{} compile-cache hits, {} worker restarts)\n",
+      "\nTuned {} {} on {} in {} ({} candidates, strategy {}: {} measured,{}; {} resumed, {} cut "
+      "early, {} compiled, {} compile-cache hits, {} worker restarts)\n",
       t.problem.shape(), t.problem.layout, r.worker.fingerprint.name, duration(r.wall_s),
-      t.candidates.size(), statuses, r.resumed, r.cut_early, r.compiled, r.cache_hits,
-      r.worker_restarts);
+      t.candidates.size(), t.strategy, r.measured, statuses, r.resumed, r.cut_early, r.compiled,
+      r.cache_hits, r.worker_restarts);
+  if (r.evaluator == "replay") {
+    fmt::print("{}: {} of recorded compile and measure time\n", r.worker.why,
+               duration(r.evaluator_s));
+  }
+  if (r.budget_hit) {
+    fmt::print("stopped at --max-evals {}: candidates are left; run again to go on\n", t.max_evals);
+  }
   if (!kernel_vec_loads(t.problem)) {
     fmt::print(
         "kernel instance: single-float loads (this shape's rows are not 16-byte aligned, or an "
         "extent along which a float4 runs is not a multiple of 4), but for PACK configs, which "
         "read packed panels with float4s)\n");
+  }
+  if (r.finalists.empty()) {
+    fmt::print(
+        "no finalist: no candidate finished ok and uncut{}\n",
+        r.evaluator == "replay" && r.cut_early > 0
+            ? " (in a replay, a trial the recording cut stays cut: its time is only a lower bound, "
+              "so it cannot win; widen --space or --max-evals towards what the recording ranked)"
+            : "");
+    return;
   }
   fmt::print("cuBLAS FP32 (same run, {} reps): {:.3f} ms, {:.1f} GFLOP/s\n\n",
              r.cublas_final.repetitions, r.cublas_final.median_ms,
@@ -204,6 +229,52 @@ void print_summary(const std::vector<ShapeSummary>& all, double geomean) {
   fmt::print("geometric mean of tuned/cuBLAS speed: {:.3f}\n", geomean);
 }
 
+// The recordings a replay answers from: each dataset file is one problem; a tuning database gives
+// one recording per problem of its (single) GPU.
+std::vector<gpu::Recording> load_recordings(const std::vector<std::string>& files) {
+  std::vector<gpu::Recording> out;
+  for (const auto& f : files) {
+    std::error_code ec;
+    if (!std::filesystem::exists(f, ec)) {
+      throw InputError(fmt::format("--replay '{}': no such file", f));
+    }
+    if (db::is_json_recording(f)) {
+      auto ds = db::read_dataset(f);
+      gpu::Recording r{f, ds.gpu.fingerprint, ds.header.problem, {}};
+      for (auto& st : ds.trials) r.trials.push_back(std::move(st.trial));
+      out.push_back(std::move(r));
+      continue;
+    }
+    auto store = db::SqliteStore::open(f, db::OpenMode::read_only);
+    const auto gpus = store.gpus();
+    if (gpus.size() != 1) {
+      throw InputError(
+          fmt::format("--replay '{}' holds {} GPUs; a replay needs one (write a "
+                      "dataset of the one you want with `sgemm-tune dataset write`):{}",
+                      f, gpus.size(), db::describe_gpus(gpus)));
+    }
+    std::map<std::string, size_t> by_problem;
+    for (auto& st : store.trials()) {
+      const auto key = st.trial.problem.shape() + " " + st.trial.problem.layout;
+      auto [it, added] = by_problem.emplace(key, out.size());
+      if (added) out.push_back({f, gpus.front().fingerprint, st.trial.problem, {}});
+      out[it->second].trials.push_back(std::move(st.trial));
+    }
+  }
+  return out;
+}
+
+const gpu::Recording& recording_for(const std::vector<gpu::Recording>& all, const Problem& p) {
+  for (const auto& r : all) {
+    if (r.problem == p) return r;
+  }
+  std::string known;
+  for (const auto& r : all)
+    known += fmt::format("\n  {} {} ({})", r.problem.shape(), r.problem.layout, r.origin);
+  throw InputError(
+      fmt::format("no recording of {} {} among the --replay files:{}", p.shape(), p.layout, known));
+}
+
 }  // namespace
 
 void register_tune(CLI::App& app) {
@@ -215,6 +286,9 @@ void register_tune(CLI::App& app) {
     double cut_ratio = 1.25;
     std::uint64_t seed = 0;
     bool retune = false, json = false;
+    std::string strategy = "exhaustive";
+    std::size_t max_evals = 0;
+    std::vector<std::string> replay;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand(
@@ -266,6 +340,19 @@ void register_tune(CLI::App& app) {
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
   sub->add_flag("--retune", o->retune, "Measure again even where the store has a result");
+  sub->add_option("--strategy", o->strategy,
+                  "Search strategy: exhaustive (every candidate, in the space's order) or random "
+                  "(every candidate, in an order drawn from --seed)")
+      ->capture_default_str();
+  sub->add_option("--max-evals", o->max_evals,
+                  "Measure at most this many candidates in this run (0: no limit); a later run "
+                  "resumes with the rest")
+      ->capture_default_str();
+  sub->add_option("--replay", o->replay,
+                  "Run the whole tune without a GPU, answering every candidate from recorded "
+                  "trials: a dataset file (datasets/, `sgemm-tune dataset write`) or a tuning "
+                  "database with one GPU. Repeatable (one recording per shape); a candidate "
+                  "the recording lacks is an error. Trials are stored with strategy replay/...");
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
   sub->callback([o] {
     const std::string layout = parse_layout(o->layout);
@@ -279,6 +366,7 @@ void register_tune(CLI::App& app) {
     const auto cache_dir =
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir);
     const std::uint64_t seed = o->seed ? o->seed : std::random_device{}();
+    make_strategy(o->strategy);  // an unknown strategy is bad input, before anything starts
 
     // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
     const auto plan = plan_suite(entries, o->space, o->shapes);
@@ -288,7 +376,17 @@ void register_tune(CLI::App& app) {
           "--shape {} --explain`)",
           plan[0].space_name, plan[0].problem.shape(), plan[0].space_arg, plan[0].problem.shape()));
     }
-    gpu::WorkerClient worker(std::filesystem::read_symlink("/proc/self/exe"), parse_gpu(o->gpu));
+    const auto recordings = load_recordings(o->replay);
+    for (const auto& p : plan) {
+      if (!recordings.empty()) recording_for(recordings, p.problem);
+    }
+    std::unique_ptr<gpu::WorkerClient> worker;
+    std::unique_ptr<gpu::WorkerEvaluator> on_gpu;
+    if (recordings.empty()) {
+      worker = std::make_unique<gpu::WorkerClient>(std::filesystem::read_symlink("/proc/self/exe"),
+                                                   parse_gpu(o->gpu));
+      on_gpu = std::make_unique<gpu::WorkerEvaluator>(*worker, cache_dir, o->nvrtc_options);
+    }
     auto db = open_tune_store(o->db);
     std::unique_ptr<JsonLinesStore> results;
     std::vector<TrialStore*> stores{db.get()};
@@ -322,15 +420,20 @@ void register_tune(CLI::App& app) {
       t.cut_ratio = o->cut_ratio;
       t.seed = seed;
       t.compile_threads = static_cast<unsigned>(o->jobs);
-      t.cache_dir = cache_dir;
       t.retune = o->retune;
       t.nvrtc_options = o->nvrtc_options;
-      t.strategy = "exhaustive";
+      t.strategy = o->strategy;
+      t.max_evals = o->max_evals;
       spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space_name,
                    t.candidates.size(), e.total, t.problem.shape(), t.seed);
 
       ProgressView view;
-      const auto r = gpu::run_tune(t, worker, store, [&](const gpu::TuneProgress& p) { view(p); });
+      std::optional<gpu::ReplayEvaluator> replay;
+      if (!recordings.empty()) {
+        replay.emplace(recording_for(recordings, problem), t.compile_threads);
+      }
+      gpu::Evaluator& ev = replay ? static_cast<gpu::Evaluator&>(*replay) : *on_gpu;
+      const auto r = gpu::run_tune(t, ev, store, [&](const gpu::TuneProgress& p) { view(p); });
       summaries.push_back(summarize(t, r));
       if (o->json) {
         runs.push_back(run_json(t, space_name, r));

@@ -1,14 +1,15 @@
-// The tune pipeline. Compilation runs on a thread pool ahead of the GPU, which takes candidates in
-// order as their binaries become ready.
+// The tune session (see tune.hpp): a strategy asks, a build pool compiles ahead, the evaluator
+// measures, the store keeps every trial.
 #include "tune.hpp"
 
 #include <algorithm>
 #include <condition_variable>
+#include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -19,6 +20,7 @@
 #include "nvrtc_compiler.hpp"
 #include "edge_cases.hpp"
 #include "sha256.hpp"
+#include "strategy.hpp"
 #include "tma_geometry.h"
 
 namespace sgt::gpu {
@@ -81,10 +83,10 @@ std::chrono::milliseconds trial_timeout(double cublas_ms, int reps) {
 
 // Compiled -> verified and timed -> recorded: the one path every candidate takes, screened or
 // final.
-Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& comp,
-              WorkerClient& worker, TrialStore* store, double best_ms, int cut_after,
-              double cublas_ms) {
+Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& comp, Evaluator& ev,
+              TrialStore* store, double best_ms, int cut_after, double cublas_ms) {
   Trial t = base_trial(o, cfg);
+  if (ev.kind() == "replay") t.strategy = "replay/" + t.strategy;
   apply_compiled(t, comp);
   if (t.status == TrialStatus::ok) {
     auto req = make_trial_request(comp, cfg);
@@ -94,7 +96,7 @@ Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& c
     req.tolerance = o.tolerance;
     req.best_ms = best_ms;
     const auto tm0 = Clock::now();
-    apply_response(t, worker.run_trial(req, trial_timeout(cublas_ms, o.repetitions)), o.problem);
+    apply_response(t, ev.run_trial(req, trial_timeout(cublas_ms, o.repetitions)), o.problem);
     t.measure_s = seconds_since(tm0);
   }
   t.cublas_median_ms = cublas_ms;
@@ -105,6 +107,83 @@ Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& c
   }
   return t;
 }
+
+// Builds the candidates the session submits on a pool of threads, ahead of the measuring, and
+// hands each binary over when the session takes it.
+class BuildQueue {
+ public:
+  BuildQueue(Evaluator& ev, const Problem& p, unsigned threads) : ev_(ev), problem_(p) {
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i < threads; ++i) pool_.emplace_back([this] { work(); });
+  }
+  ~BuildQueue() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : pool_) t.join();
+  }
+  BuildQueue(const BuildQueue&) = delete;
+  BuildQueue& operator=(const BuildQueue&) = delete;
+
+  void submit(size_t key, const WarpTileConfig& c) {
+    std::lock_guard lock(mu_);
+    if (!first_) first_ = Clock::now();
+    todo_.emplace_back(key, c);
+    cv_.notify_all();
+  }
+  // Waits for the binary of `key`; rethrows what its build threw.
+  Compiled take(size_t key) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_.count(key) || error_; });
+    if (error_) std::rethrow_exception(error_);
+    Compiled c = std::move(done_.at(key));
+    done_.erase(key);
+    return c;
+  }
+  // From the first submit to the last finished build.
+  double wall_s() const {
+    std::lock_guard lock(mu_);
+    return first_ ? std::chrono::duration<double>(last_ - *first_).count() : 0;
+  }
+
+ private:
+  void work() {
+    while (true) {
+      std::pair<size_t, WarpTileConfig> job;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || !todo_.empty(); });
+        if (stop_) return;
+        job = todo_.front();
+        todo_.pop_front();
+      }
+      try {
+        Compiled c = ev_.build(job.second, problem_);
+        std::lock_guard lock(mu_);
+        done_.emplace(job.first, std::move(c));
+        last_ = Clock::now();
+      } catch (...) {
+        std::lock_guard lock(mu_);
+        if (!error_) error_ = std::current_exception();
+      }
+      cv_.notify_all();
+    }
+  }
+
+  Evaluator& ev_;
+  Problem problem_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::pair<size_t, WarpTileConfig>> todo_;
+  std::map<size_t, Compiled> done_;
+  std::exception_ptr error_;
+  bool stop_ = false;
+  std::optional<Clock::time_point> first_;
+  Clock::time_point last_{};
+  std::vector<std::thread> pool_;
+};
 
 }  // namespace
 
@@ -139,203 +218,231 @@ std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileCon
   return worker.verify_cases(req, edge_cases(c, p.layout), seed, std::chrono::seconds(120));
 }
 
-TuneReport run_tune(const TuneOptions& given, WorkerClient& worker, TrialStore& store,
-                    const std::function<void(const TuneProgress&)>& progress) {
-  const auto t0 = Clock::now();
-  TuneReport rep;
+std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileConfig& c,
+                                         const Problem& p, Evaluator& ev, std::uint64_t seed,
+                                         double tolerance) {
+  auto req = make_trial_request(comp, c);
+  req.tolerance = tolerance;
+  return ev.verify_cases(req, edge_cases(c, p.layout), seed, std::chrono::seconds(120));
+}
 
-  rep.worker = worker.info();
-  const int restarts_before = worker.restarts();
-  const auto& fp = rep.worker.fingerprint;
-  spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", rep.worker.device, fp.name,
-               fp.cc_major, fp.cc_minor, fp.sm_count, rep.worker.why);
+namespace {
+
+bool faster(const Trial& t, double best_ms) {
+  return t.status == TrialStatus::ok && !t.cut_early &&
+         (best_ms == 0 || t.time.median_ms < best_ms);
+}
+
+// One tune of one problem: resume, screen (strategy, build pool, evaluator, store), finalists.
+class Session {
+ public:
+  Session(const TuneOptions& o, Evaluator& ev, TrialStore& store,
+          const std::function<void(const TuneProgress&)>& progress)
+      : o_(o), ev_(ev), store_(store), progress_(progress), trials_(o.candidates.size()) {}
+
+  TuneReport run() {
+    rep_.worker = ev_.info();
+    rep_.evaluator = ev_.kind();
+    const int restarts_before = ev_.restarts();
+    const auto& fp = rep_.worker.fingerprint;
+    spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", rep_.worker.device, fp.name,
+                 fp.cc_major, fp.cc_minor, fp.sm_count, rep_.worker.why);
+    drop_unsupported(fp);
+    trials_.assign(o_.candidates.size(), std::nullopt);
+    store_.begin(fp, o_.problem);
+    resume();
+    set_problem();
+    screen();
+    collect();
+    finalize();
+    rep_.worker_restarts = ev_.restarts() - restarts_before;
+    rep_.evaluator_s = ev_.elapsed_s();
+    rep_.wall_s = seconds_since(t0_);
+    return std::move(rep_);
+  }
+
+ private:
   // TMA = 1 configs run only where their sm_90a binary does: a space joined with `tma` tunes the
   // rest elsewhere instead of recording every TMA config as a failure.
-  TuneOptions o = given;
-  if (fp.cc_major != 9) {
-    const auto n = std::erase_if(o.candidates, [](const WarpTileConfig& c) { return c.TMA == 1; });
+  void drop_unsupported(const GpuFingerprint& fp) {
+    if (fp.cc_major == 9) return;
+    const auto n = std::erase_if(o_.candidates, [](const WarpTileConfig& c) { return c.TMA == 1; });
     if (n > 0)
       spdlog::info("skipping {} TMA = 1 configs: their kernel needs sm_90 (this GPU is sm_{}{})", n,
                    fp.cc_major, fp.cc_minor);
   }
-  store.begin(fp, o.problem);
 
-  // Resume: what the store already holds for this GPU, problem and kernel source is kept as is.
-  std::vector<size_t> pending;
-  std::vector<std::optional<Trial>> trials(o.candidates.size());
-  for (size_t i = 0; i < o.candidates.size(); ++i) {
-    if (!o.retune) {
-      if (auto done =
-              store.finished(to_name(o.candidates[i]), trial_kernel_hash(o, o.candidates[i]))) {
-        trials[i] = std::move(*done);
-        ++rep.resumed;
-        continue;
+  // What the store already holds for this GPU, problem and kernel source is kept as it is.
+  void resume() {
+    for (size_t i = 0; i < o_.candidates.size(); ++i) {
+      if (o_.retune) continue;
+      const auto& c = o_.candidates[i];
+      if (auto done = store_.finished(to_name(c), trial_kernel_hash(o_, c))) {
+        if (faster(*done, best_ms_))
+          best_ms_ = done->time.median_ms, best_name_ = done->config_name;
+        trials_[i] = std::move(*done);
+        ++rep_.resumed;
       }
     }
-    pending.push_back(i);
-  }
-  if (rep.resumed > 0) {
-    spdlog::info("resuming: {} of {} candidates already measured, {} to go", rep.resumed,
-                 o.candidates.size(), pending.size());
-  }
-
-  ProblemSetup setup;
-  setup.problem = o.problem;
-  setup.seed = o.seed;
-  setup.cublas_repetitions = o.final_repetitions;
-  rep.cublas_screen = worker.set_problem(setup);
-  spdlog::info("cuBLAS FP32 {}: median {:.3f} ms ({:.1f} GFLOP/s) over {} repetitions",
-               o.problem.shape(), rep.cublas_screen.median_ms,
-               o.problem.flops() / (rep.cublas_screen.median_ms * 1e6),
-               rep.cublas_screen.repetitions);
-
-  // Compile on a pool while the GPU measures what is ready.
-  KernelCompiler compiler(o.cache_dir, CompileOptions{fp.arch(), o.nvrtc_options});
-  std::vector<WarpTileConfig> to_compile;
-  for (size_t i : pending) to_compile.push_back(o.candidates[i]);
-  std::unordered_map<std::string, size_t> slot;
-  for (size_t k = 0; k < to_compile.size(); ++k) slot[to_name(to_compile[k])] = k;
-  std::vector<std::optional<Compiled>> compiled(to_compile.size());
-  std::mutex mu;
-  std::condition_variable cv;
-  std::exception_ptr compile_error;
-  const auto tc0 = Clock::now();
-  std::thread pool([&] {
-    try {
-      compiler.compile_all(
-          to_compile, o.compile_threads,
-          [&](const Compiled& c) {
-            std::lock_guard lock(mu);
-            compiled[slot.at(c.config_name)] = c;
-            cv.notify_all();
-          },
-          o.problem.layout, kernel_vec_loads(o.problem));
-    } catch (...) {
-      std::lock_guard lock(mu);
-      compile_error = std::current_exception();
-      cv.notify_all();
-    }
-    std::lock_guard lock(mu);
-    rep.compile_wall_s = seconds_since(tc0);
-  });
-  struct Joiner {
-    std::thread& t;
-    ~Joiner() {
-      if (t.joinable()) t.join();
-    }
-  } joiner{pool};
-
-  double best_ms = 0;
-  std::string best_name;
-  for (const auto& t : trials) {
-    if (t && t->status == TrialStatus::ok && !t->cut_early &&
-        (best_ms == 0 || t->time.median_ms < best_ms)) {
-      best_ms = t->time.median_ms;
-      best_name = t->config_name;
+    if (rep_.resumed > 0) {
+      spdlog::info("resuming: {} of {} candidates already measured, {} to go", rep_.resumed,
+                   o_.candidates.size(), o_.candidates.size() - rep_.resumed);
     }
   }
 
-  const auto tg0 = Clock::now();
-  for (size_t k = 0; k < pending.size(); ++k) {
-    const size_t i = pending[k];
-    const auto& cfg = o.candidates[i];
-    Compiled comp;
-    {
-      std::unique_lock lock(mu);
-      cv.wait(lock, [&] { return compiled[k].has_value() || compile_error; });
-      if (compile_error) std::rethrow_exception(compile_error);
-      comp = *compiled[k];
-    }
-    ++(comp.from_cache ? rep.cache_hits : rep.compiled);
-
-    Trial t =
-        measure(o, cfg, comp, worker, &store, best_ms, o.cut_after, rep.cublas_screen.median_ms);
-    if (t.status == TrialStatus::ok && !t.cut_early &&
-        (best_ms == 0 || t.time.median_ms < best_ms)) {
-      best_ms = t.time.median_ms;
-      best_name = t.config_name;
-    }
-    trials[i] = std::move(t);
-
-    if (progress) {
-      TuneProgress p;
-      p.done = rep.resumed + k + 1;
-      p.total = o.candidates.size();
-      p.elapsed_s = seconds_since(t0);
-      const double per = seconds_since(tg0) / static_cast<double>(k + 1);
-      p.eta_s = per * static_cast<double>(pending.size() - k - 1);
-      p.best_ms = best_ms;
-      p.best_name = best_name;
-      progress(p);
-    }
-  }
-  pool.join();
-
-  for (auto& t : trials) {
-    ++rep.status_counts[std::string(to_string(t->status))];
-    if (t->cut_early) ++rep.cut_early;
-    rep.trials.push_back(std::move(*t));
+  void set_problem() {
+    ProblemSetup setup;
+    setup.problem = o_.problem;
+    setup.seed = o_.seed;
+    setup.cublas_repetitions = o_.final_repetitions;
+    rep_.cublas_screen = ev_.set_problem(setup);
+    spdlog::info("cuBLAS FP32 {}: median {:.3f} ms ({:.1f} GFLOP/s) over {} repetitions",
+                 o_.problem.shape(), rep_.cublas_screen.median_ms,
+                 o_.problem.flops() / (rep_.cublas_screen.median_ms * 1e6),
+                 rep_.cublas_screen.repetitions);
   }
 
-  // Finalists: the fastest screened candidates, re-timed with more repetitions beside cuBLAS.
-  std::vector<const Trial*> ranked;
-  for (const auto& t : rep.trials) {
-    if (t.status == TrialStatus::ok && !t.cut_early) ranked.push_back(&t);
+  // The strategy asks ahead (enough to keep every build thread busy); the evaluator measures in
+  // the order asked, each candidate as soon as its binary is ready.
+  void screen() {
+    auto strategy = make_strategy(o_.strategy);
+    strategy->start(o_.candidates, o_.problem, trials_, o_.seed);
+    const unsigned threads =
+        o_.compile_threads ? o_.compile_threads : std::max(1u, std::thread::hardware_concurrency());
+    const size_t lookahead = 2 * static_cast<size_t>(threads);
+    const size_t limit = o_.max_evals ? o_.max_evals : o_.candidates.size();
+    BuildQueue builds(ev_, o_.problem, threads);
+    std::deque<size_t> queued;
+    size_t asked = 0;
+    const auto tg0 = Clock::now();
+    while (true) {
+      while (queued.size() < lookahead && asked < limit) {
+        const auto next = strategy->ask(std::min(lookahead - queued.size(), limit - asked));
+        if (next.empty()) break;
+        for (size_t i : next) builds.submit(i, o_.candidates[i]), queued.push_back(i);
+        asked += next.size();
+      }
+      if (queued.empty()) break;
+      const size_t i = queued.front();
+      queued.pop_front();
+      const Compiled comp = builds.take(i);
+      ++(comp.from_cache ? rep_.cache_hits : rep_.compiled);
+      Trial t = measure(o_, o_.candidates[i], comp, ev_, &store_, best_ms_, o_.cut_after,
+                        rep_.cublas_screen.median_ms);
+      if (faster(t, best_ms_)) best_ms_ = t.time.median_ms, best_name_ = t.config_name;
+      strategy->tell(i, t);
+      trials_[i] = std::move(t);
+      ++rep_.measured;
+      report(tg0, limit);
+    }
+    rep_.budget_hit = o_.max_evals > 0 && asked >= limit && !strategy->ask(1).empty();
+    rep_.compile_wall_s = builds.wall_s();
   }
-  std::sort(ranked.begin(), ranked.end(),
-            [](const Trial* a, const Trial* b) { return a->time.median_ms < b->time.median_ms; });
-  if (ranked.size() > static_cast<size_t>(o.top_k)) ranked.resize(o.top_k);
-  if (!ranked.empty()) {
-    rep.cublas_final = worker.time_cublas(o.final_repetitions);
-    TuneOptions fo = o;
-    fo.repetitions = o.final_repetitions;
-    fo.strategy = o.strategy + "/final";
+
+  void report(Clock::time_point tg0, size_t limit) {
+    if (!progress_) return;
+    TuneProgress p;
+    const size_t todo = std::min(limit, o_.candidates.size() - rep_.resumed);
+    p.done = rep_.resumed + rep_.measured;
+    p.total = rep_.resumed + todo;
+    p.elapsed_s = seconds_since(t0_);
+    const double per = seconds_since(tg0) / static_cast<double>(rep_.measured);
+    p.eta_s = per * static_cast<double>(todo - std::min<size_t>(todo, rep_.measured));
+    p.best_ms = best_ms_;
+    p.best_name = best_name_;
+    progress_(p);
+  }
+
+  // Every candidate with a trial (resumed or measured now) joins the report.
+  void collect() {
+    for (auto& t : trials_) {
+      if (!t) continue;
+      ++rep_.status_counts[std::string(to_string(t->status))];
+      if (t->cut_early) ++rep_.cut_early;
+      rep_.trials.push_back(std::move(*t));
+    }
+  }
+
+  // Finalists: the fastest screened candidates, re-timed with more repetitions beside cuBLAS, then
+  // verified on the edge-shape suite in rank order.
+  void finalize() {
+    std::vector<const Trial*> ranked;
+    for (const auto& t : rep_.trials) {
+      if (t.status == TrialStatus::ok && !t.cut_early) ranked.push_back(&t);
+    }
+    std::sort(ranked.begin(), ranked.end(),
+              [](const Trial* a, const Trial* b) { return a->time.median_ms < b->time.median_ms; });
+    if (ranked.size() > static_cast<size_t>(o_.top_k)) ranked.resize(o_.top_k);
+    if (ranked.empty()) return;
+    rep_.cublas_final = ev_.baseline(o_.final_repetitions);
+    TuneOptions fo = o_;
+    fo.repetitions = o_.final_repetitions;
+    fo.strategy = o_.strategy + "/final";
     std::vector<Compiled> comps;
     for (const Trial* screened : ranked) {
-      comps.push_back(compiler.compile(screened->config, o.problem.layout,
-                                       kernel_vec_loads(o.problem)));  // a cache hit
+      comps.push_back(ev_.build(screened->config, o_.problem));  // a cache hit
       // Finalists run every repetition: no cut. Recorded once their verification is known.
-      Trial t = measure(fo, screened->config, comps.back(), worker, nullptr, 0, 0,
-                        rep.cublas_final.median_ms);
+      Trial t = measure(fo, screened->config, comps.back(), ev_, nullptr, 0, 0,
+                        rep_.cublas_final.median_ms);
       Finalist f{t, 0};
       if (t.status == TrialStatus::ok && t.time.median_ms > 0) {
-        f.ratio_to_cublas = rep.cublas_final.median_ms / t.time.median_ms;
+        f.ratio_to_cublas = rep_.cublas_final.median_ms / t.time.median_ms;
       }
-      rep.finalists.push_back(std::move(f));
+      rep_.finalists.push_back(std::move(f));
     }
-    std::vector<size_t> order(rep.finalists.size());
+    verify_finalists(comps);
+    for (const Finalist& f : rep_.finalists) store_.record(f.trial);
+    std::stable_sort(
+        rep_.finalists.begin(), rep_.finalists.end(),
+        [](const Finalist& a, const Finalist& b) { return a.ratio_to_cublas > b.ratio_to_cublas; });
+  }
+
+  // The winner must also be right off its tuned shape: finalists are verified in rank order until
+  // one passes every case; one that fails keeps its failed cases (stored with its trial) and is
+  // marked incorrect, so it can never be served. An evaluator that cannot verify (a replay of a
+  // config never verified) leaves the finalist unverified, as the report then says.
+  void verify_finalists(const std::vector<Compiled>& comps) {
+    std::vector<size_t> order(rep_.finalists.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return rep.finalists[a].ratio_to_cublas > rep.finalists[b].ratio_to_cublas;
+      return rep_.finalists[a].ratio_to_cublas > rep_.finalists[b].ratio_to_cublas;
     });
-    // The winner must also be right off its tuned shape: verify finalists in rank order on the
-    // edge-shape suite until one passes every case; a finalist that fails keeps its failed cases
-    // (stored with its trial) and is marked incorrect, so it can never be served.
     for (size_t i : order) {
-      Finalist& f = rep.finalists[i];
+      Finalist& f = rep_.finalists[i];
       if (f.trial.status != TrialStatus::ok) continue;
       f.trial.edge_checks =
-          verify_edge_cases(comps[i], f.trial.config, o.problem, worker, o.seed, o.tolerance);
-      const auto failed = std::count_if(f.trial.edge_checks.begin(), f.trial.edge_checks.end(),
-                                        [](const EdgeCheck& e) { return !e.passed; });
-      if (failed == 0) break;
+          verify_edge_cases(comps[i], f.trial.config, o_.problem, ev_, o_.seed, o_.tolerance);
+      const auto failed = std::find_if(f.trial.edge_checks.begin(), f.trial.edge_checks.end(),
+                                       [](const EdgeCheck& e) { return !e.passed; });
+      if (failed == f.trial.edge_checks.end()) break;
+      const auto n = std::count_if(f.trial.edge_checks.begin(), f.trial.edge_checks.end(),
+                                   [](const EdgeCheck& e) { return !e.passed; });
       f.trial.status = TrialStatus::incorrect;
-      f.trial.reason = fmt::format(
-          "failed {} of {} edge cases, first: {} ({})", failed, f.trial.edge_checks.size(),
-          describe(*std::find_if(f.trial.edge_checks.begin(), f.trial.edge_checks.end(),
-                                 [](const EdgeCheck& e) { return !e.passed; })),
-          "see edge_checks");
+      f.trial.reason =
+          fmt::format("failed {} of {} edge cases, first: {} ({})", n, f.trial.edge_checks.size(),
+                      describe(*failed), "see edge_checks");
       f.ratio_to_cublas = 0;
       spdlog::warn("{}: {}", f.trial.config_name, f.trial.reason);
     }
-    for (const Finalist& f : rep.finalists) store.record(f.trial);
-    std::stable_sort(
-        rep.finalists.begin(), rep.finalists.end(),
-        [](const Finalist& a, const Finalist& b) { return a.ratio_to_cublas > b.ratio_to_cublas; });
   }
-  rep.worker_restarts = worker.restarts() - restarts_before;
-  rep.wall_s = seconds_since(t0);
-  return rep;
+
+  TuneOptions o_;
+  Evaluator& ev_;
+  TrialStore& store_;
+  const std::function<void(const TuneProgress&)>& progress_;
+  std::vector<std::optional<Trial>> trials_;
+  TuneReport rep_;
+  double best_ms_ = 0;
+  std::string best_name_;
+  Clock::time_point t0_ = Clock::now();
+};
+
+}  // namespace
+
+TuneReport run_tune(const TuneOptions& opts, Evaluator& ev, TrialStore& store,
+                    const std::function<void(const TuneProgress&)>& progress) {
+  make_strategy(opts.strategy);  // an unknown name fails before anything is measured
+  return Session(opts, ev, store, progress).run();
 }
 
 }  // namespace sgt::gpu

@@ -1,5 +1,7 @@
-// The tune pipeline: survivors -> NVRTC (thread pool, disk cache) -> GPU worker (verify, time
-// against cuBLAS) -> TrialStore, then the top finalists re-timed with cuBLAS in the same phase.
+// The tune session: a search strategy asks for candidates; the session builds them on a pool
+// (ahead of the evaluator, so it never waits on the compiler), has the evaluator verify and time
+// them against cuBLAS, stores every trial as it finishes, then re-times the top finalists beside
+// cuBLAS and verifies them on the edge-shape suite. The evaluator is the GPU worker or a replay.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,7 @@
 
 #include "nvrtc_compiler.hpp"
 #include "trial.hpp"
+#include "evaluator.hpp"
 #include "worker_client.hpp"
 
 namespace sgt::gpu {
@@ -19,7 +22,8 @@ namespace sgt::gpu {
 struct TuneOptions {
   Problem problem;
   std::vector<WarpTileConfig> candidates;  // survivors of the space for this problem
-  std::string strategy = "exhaustive";
+  std::string strategy = "exhaustive";     // a make_strategy() name
+  size_t max_evals = 0;                    // candidates measured by this session at most; 0: all
   int top_k = 5;
   int repetitions = 5;         // screening repetitions per candidate
   int final_repetitions = 20;  // finalists and cuBLAS, same phase
@@ -28,9 +32,10 @@ struct TuneOptions {
   double tolerance = 1e-4;
   std::uint64_t seed = 0;
   unsigned compile_threads = 0;  // 0: all cores
-  std::filesystem::path cache_dir;
-  std::vector<std::string> nvrtc_options;  // extra options, e.g. -DSGT_K_UNROLL=4
-  bool retune = false;                     // ignore finished trials in the store
+  // Extra NVRTC options the evaluator compiles with, e.g. -DSGT_K_UNROLL=4: part of each trial's
+  // kernel hash, so such trials are never served as the default build's winners.
+  std::vector<std::string> nvrtc_options;
+  bool retune = false;  // ignore finished trials in the store
 };
 
 struct TuneProgress {
@@ -53,6 +58,10 @@ struct TuneReport {
   std::vector<Finalist> finalists;
   std::map<std::string, int> status_counts;
   int resumed = 0, cut_early = 0, worker_restarts = 0;
+  int measured = 0;         // candidates this session measured (screening)
+  bool budget_hit = false;  // stopped by max_evals before the strategy ran out
+  std::string evaluator;    // "worker" or "replay"
+  double evaluator_s = 0;   // the evaluator's own clock (a replay: recorded seconds)
   size_t compiled = 0, cache_hits = 0;
   double compile_wall_s = 0, wall_s = 0;
 };
@@ -65,10 +74,13 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c);
 std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileConfig& c,
                                          const Problem& p, WorkerClient& worker, std::uint64_t seed,
                                          double tolerance);
+std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileConfig& c,
+                                         const Problem& p, Evaluator& ev, std::uint64_t seed,
+                                         double tolerance);
 
-// Tunes one problem on the worker's GPU (opts.gpu is the worker's business, not this function's).
-// Trials are recorded in `store` as they finish, so a killed tune loses nothing it finished.
-TuneReport run_tune(const TuneOptions& opts, WorkerClient& worker, TrialStore& store,
+// Tunes one problem on the evaluator's GPU. Trials are recorded in `store` as they finish, so a
+// killed tune loses nothing it finished, and a resumed one measures nothing twice.
+TuneReport run_tune(const TuneOptions& opts, Evaluator& ev, TrialStore& store,
                     const std::function<void(const TuneProgress&)>& progress = {});
 
 }  // namespace sgt::gpu

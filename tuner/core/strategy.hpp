@@ -1,0 +1,58 @@
+// Search strategies, asked and told by a tune session: the strategy only decides which candidate
+// to measure next; the session builds, measures, stores, resumes and verifies. One strategy per
+// file (strategy_*.cpp), registered in strategy.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config.hpp"
+#include "problem.hpp"
+#include "trial.hpp"
+
+namespace sgt {
+
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  virtual std::string_view name() const = 0;
+  // Once, before the first ask: the candidates, and for each the trial already stored (resume),
+  // if any. A strategy never asks for a candidate that has one.
+  virtual void start(const std::vector<WarpTileConfig>& candidates, const Problem& problem,
+                     const std::vector<std::optional<Trial>>& known, std::uint64_t seed) = 0;
+  // Up to n candidate indices to measure next, the most promising first; none left: empty. The
+  // session asks ahead of what it measures (to compile in time), so answers need not wait for
+  // tell.
+  virtual std::vector<size_t> ask(size_t n) = 0;
+  // The finished trial of a candidate it asked for.
+  virtual void tell(size_t index, const Trial& trial) = 0;
+};
+
+// A strategy that fixes its whole order at start (exhaustive, random): it measures every
+// unmeasured candidate, in the order arrange() leaves them.
+class FixedOrderStrategy : public SearchStrategy {
+ public:
+  void start(const std::vector<WarpTileConfig>& candidates, const Problem& problem,
+             const std::vector<std::optional<Trial>>& known, std::uint64_t seed) override;
+  std::vector<size_t> ask(size_t n) override;
+  void tell(size_t, const Trial&) override {}
+
+ protected:
+  // Reorders the unmeasured candidates' indices (given in the space's order).
+  virtual void arrange(std::vector<size_t>& order, std::uint64_t seed) = 0;
+
+ private:
+  std::vector<size_t> order_;
+  size_t next_ = 0;
+};
+
+// "exhaustive" (every candidate, in the space's order) or "random" (every candidate, in an order
+// drawn from the seed, without replacement). InputError naming the known ones otherwise.
+std::unique_ptr<SearchStrategy> make_strategy(std::string_view name);
+std::vector<std::string> strategy_names();
+
+}  // namespace sgt
