@@ -449,7 +449,7 @@ TEST(IndexSim, RemaindersOutsideTheTileAreDegenerate) {
   }
 }
 
-TEST(IndexSim, DefaultSpaceSurvivorsAreCleanAndFast) {
+TEST(IndexSim, DefaultSpaceSurvivorsAreClean) {
   const auto e = enumerate(load_space("default"));
   ASSERT_GT(e.survivors.size(), 100u);
   // Each survivor's cases include the scalar instance's boundary blocks in every layout.
@@ -460,14 +460,9 @@ TEST(IndexSim, DefaultSpaceSurvivorsAreCleanAndFast) {
     }
     ASSERT_EQ(scalar_layouts.size(), 4u) << to_name(c);
   }
-  const auto t0 = std::chrono::steady_clock::now();
+  // Every layout, the boundary blocks and the launch grids of each survivor. (How long that takes
+  // is for `space --simulate` to show, not for a unit test on a shared machine to assert.)
   expect_all_clean(e.survivors);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-#ifdef NDEBUG
-  // Every layout, the boundary blocks and the launch grids of each survivor.
-  EXPECT_LT(secs, 5.0) << "simulating " << e.survivors.size() << " survivors";
-#endif
-  RecordProperty("seconds", std::to_string(secs));
 }
 
 TEST(IndexSim, QuickSpaceSurvivorsAreClean) {
@@ -769,13 +764,10 @@ TEST(IndexSim, AbsurdOrZeroStrideGeometriesReturnPromptly) {
   overflow.WM = 1 << 19;
   overflow.WN = 1 << 19;
   for (const auto& c : {huge, threads, no_lanes, wide_warp, no_float4, overflow}) {
-    const auto t0 = std::chrono::steady_clock::now();
+    // Refused before any loop runs: a simulation that tried would not end within ctest's timeout.
     const auto r = simulate_block(c);
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_TRUE(r.has("degenerate_geometry")) << to_name(c) << "\n" << r.summary();
     EXPECT_EQ(r.defects.size(), 1u) << to_name(c) << "\n" << r.summary();
-    EXPECT_LT(secs, 0.5) << to_name(c);
     const auto all = simulate_config(c);
     EXPECT_TRUE(all.has("degenerate_geometry")) << to_name(c) << "\n" << all.summary();
     EXPECT_EQ(all.defects.size(), 1u) << to_name(c) << "\n" << all.summary();
@@ -783,9 +775,7 @@ TEST(IndexSim, AbsurdOrZeroStrideGeometriesReturnPromptly) {
   // A deep slice (the seed with BK = 1024: 256 A passes) is no problem, only slow on a GPU.
   auto deep = seed;
   deep.BK = 1024;
-  const auto t0 = std::chrono::steady_clock::now();
   const auto r = simulate_config(deep);
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
   EXPECT_TRUE(r.ok()) << r.summary();
 }
 
@@ -2115,16 +2105,16 @@ TEST(IndexSimTmaMutation, ASplitOfPartialSlicesCopiesKTwice) {
   EXPECT_TRUE(plain.has("split_k_misaligned"));
 }
 
-TEST(IndexSimTma, AbsurdTmaGeometriesReturnPromptly) {
+// Refused as degenerate before any loop runs (a simulation that tried would outlast ctest's
+// timeout).
+TEST(IndexSimTma, AbsurdTmaGeometriesAreRefusedAsDegenerate) {
   auto stages = named(kTma64);
   stages.STAGES = 1000;
   auto blocks = named(kTma64);
   blocks.NUM_THREADS = 4096;
   blocks.MIN_BLOCKS = 1 << 20;
   for (const auto& c : {stages, blocks}) {
-    const auto t0 = std::chrono::steady_clock::now();
     const auto r = simulate_config(c);
-    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 0.5);
     EXPECT_TRUE(r.has("degenerate_geometry")) << r.summary();
     EXPECT_EQ(r.defects.size(), 1u) << r.summary();
   }

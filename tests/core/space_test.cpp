@@ -28,18 +28,12 @@ TEST(Space, BuiltinsAreListedAndLoad) {
   ASSERT_EQ(s.values.size(), kConfigFields.size());
 }
 
-TEST(Space, DefaultEnumeratesFastWithConsistentCounts) {
+TEST(Space, DefaultEnumeratesWithConsistentCounts) {
   const auto space = load_space("default");
   long long product = 1;
   for (const auto& v : space.values) product *= static_cast<long long>(v.size());
 
-  const auto t0 = std::chrono::steady_clock::now();
   const auto e = enumerate(space);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-#ifdef NDEBUG
-  EXPECT_LT(secs, 1.0);
-#endif
-  RecordProperty("seconds", std::to_string(secs));
 
   EXPECT_EQ(e.total, product);
   EXPECT_EQ(e.total, space.combinations());
