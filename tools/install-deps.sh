@@ -5,7 +5,8 @@
 set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libspdlog-dev libsqlite3-dev
-          libcli11-dev libgtest-dev libmuparser-dev zlib1g-dev python3-matplotlib)
+          libcli11-dev libgtest-dev libmuparser-dev zlib1g-dev libxgboost-dev
+          python3-matplotlib)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -25,6 +25,7 @@ std::vector<size_t> drain(SearchStrategy& s, size_t batch) {
 struct Fixture {
   std::vector<WarpTileConfig> candidates;
   std::vector<std::optional<Trial>> known;
+  std::vector<Trial> history;
   Problem problem = parse_shape("1024x1024x1024");
   Fixture() {
     candidates = enumerate(load_space("quick"), problem).survivors;
@@ -36,7 +37,7 @@ struct Fixture {
 TEST(Strategy, ExhaustiveAsksForEveryUnmeasuredCandidateInOrder) {
   Fixture f;
   auto s = make_strategy("exhaustive");
-  s->start(f.candidates, f.problem, f.known, 1);
+  s->start({f.candidates, f.problem, f.known, 1, 132, f.history});
   const auto got = drain(*s, 7);
   std::vector<size_t> want;
   for (size_t i = 0; i < f.candidates.size(); ++i) {
@@ -49,7 +50,7 @@ TEST(Strategy, RandomIsAPermutationWithoutReplacementDrawnFromTheSeed) {
   Fixture f;
   auto run = [&](std::uint64_t seed) {
     auto s = make_strategy("random");
-    s->start(f.candidates, f.problem, f.known, seed);
+    s->start({f.candidates, f.problem, f.known, seed, 132, f.history});
     return drain(*s, 5);
   };
   const auto a = run(1), b = run(1), c = run(2);
@@ -67,7 +68,8 @@ TEST(Strategy, UnknownNamesAreRefusedWithTheKnownOnes) {
     make_strategy("annealing");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("exhaustive, random"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("exhaustive, random, model"), std::string::npos)
+        << e.what();
   }
 }
 

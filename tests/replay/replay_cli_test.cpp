@@ -1,6 +1,8 @@
 // `tune --replay` and `dataset` as a user runs them: no GPU, the shipped datasets.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
@@ -81,6 +83,58 @@ TEST(DatasetCli, WriteAndInfoRoundTrip) {
                     test::sh_quote(dir.path() / "x.json"));
   EXPECT_EQ(none.exit_code, 2) << none.out;
   EXPECT_NE(none.out.find("holds no trial of 8192x128x8192 TT"), std::string::npos) << none.out;
+}
+
+}  // namespace
+}  // namespace sgt
+
+namespace sgt {
+namespace {
+
+// The model strategy as a user runs it on a replay: it learns from the shipped datasets of the
+// other shapes (never the replayed one) and stops at the budget.
+TEST(ReplayCli, ModelStrategyReplaysWithTheShippedHistory) {
+  test::TempDir dir;
+  const auto r = test::run_cli("tune --replay " + shipped("1000x1000x1000-NN") +
+                                   " --shape 1000x1000x1000 --space auto --strategy model "
+                                   "--max-evals 64 --top 2 --seed 4 --json --db " +
+                                   test::sh_quote(dir.path() / "m.db"),
+                               false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("strategy"), "model");
+  EXPECT_EQ(j.at("measured"), 64);
+  ASSERT_FALSE(j.at("finalists").empty());
+  EXPECT_GT(j.at("finalists").at(0).at("ratio_to_cublas").get<double>(), 1.0);
+}
+
+// strategy-bench over every shipped dataset, briefly: a row per strategy, dataset and seed, and
+// fractions of the optimum that only grow with the share measured.
+TEST(StrategyBenchCli, ReplaysEveryShippedDatasetForEachStrategy) {
+  test::TempDir dir;
+  const auto csv = dir.path() / "sb.csv";
+  const auto r = test::run_cli(
+      "strategy-bench --strategies random,model --seeds 1 "
+      "--max-fraction 0.03 --json --csv " +
+          test::sh_quote(csv),
+      false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* s : {"random", "model"}) {
+    ASSERT_TRUE(j.contains(s)) << r.out;
+    EXPECT_GE(j.at(s).at("runs").get<int>(), 8);
+    const auto& f = j.at(s).at("fraction_of_optimum");
+    EXPECT_GT(f.at("1%").get<double>(), 0.0);
+    EXPECT_LE(f.at("1%").get<double>(), f.at("2%").get<double>());
+    EXPECT_LE(f.at("2%").get<double>(), 1.0);
+  }
+  std::ifstream in(csv);
+  std::string line;
+  int rows = -1;  // the header
+  while (std::getline(in, line)) ++rows;
+  EXPECT_EQ(rows, 2 * j.at("random").at("runs").get<int>());
+  const auto bad = test::run_cli("strategy-bench --strategies random,annealing");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
 }
 
 }  // namespace

@@ -17,5 +17,6 @@ void register_list(CLI::App&);
 void register_db(CLI::App&);
 void register_export(CLI::App& app);
 void register_dataset(CLI::App& app);
+void register_strategy_bench(CLI::App& app);
 
 }  // namespace sgt::cli

@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   sgt::cli::register_db(app);
   sgt::cli::register_export(app);
   sgt::cli::register_dataset(app);
+  sgt::cli::register_strategy_bench(app);
 
   try {
     app.parse(argc, argv);

@@ -24,6 +24,7 @@
 #include "strategy.hpp"
 #include "tune.hpp"
 #include "tune_store.hpp"
+#include "recordings.hpp"
 #include "worker.hpp"
 
 namespace sgt::cli {
@@ -229,52 +230,6 @@ void print_summary(const std::vector<ShapeSummary>& all, double geomean) {
   fmt::print("geometric mean of tuned/cuBLAS speed: {:.3f}\n", geomean);
 }
 
-// The recordings a replay answers from: each dataset file is one problem; a tuning database gives
-// one recording per problem of its (single) GPU.
-std::vector<gpu::Recording> load_recordings(const std::vector<std::string>& files) {
-  std::vector<gpu::Recording> out;
-  for (const auto& f : files) {
-    std::error_code ec;
-    if (!std::filesystem::exists(f, ec)) {
-      throw InputError(fmt::format("--replay '{}': no such file", f));
-    }
-    if (db::is_json_recording(f)) {
-      auto ds = db::read_dataset(f);
-      gpu::Recording r{f, ds.gpu.fingerprint, ds.header.problem, {}};
-      for (auto& st : ds.trials) r.trials.push_back(std::move(st.trial));
-      out.push_back(std::move(r));
-      continue;
-    }
-    auto store = db::SqliteStore::open(f, db::OpenMode::read_only);
-    const auto gpus = store.gpus();
-    if (gpus.size() != 1) {
-      throw InputError(
-          fmt::format("--replay '{}' holds {} GPUs; a replay needs one (write a "
-                      "dataset of the one you want with `sgemm-tune dataset write`):{}",
-                      f, gpus.size(), db::describe_gpus(gpus)));
-    }
-    std::map<std::string, size_t> by_problem;
-    for (auto& st : store.trials()) {
-      const auto key = st.trial.problem.shape() + " " + st.trial.problem.layout;
-      auto [it, added] = by_problem.emplace(key, out.size());
-      if (added) out.push_back({f, gpus.front().fingerprint, st.trial.problem, {}});
-      out[it->second].trials.push_back(std::move(st.trial));
-    }
-  }
-  return out;
-}
-
-const gpu::Recording& recording_for(const std::vector<gpu::Recording>& all, const Problem& p) {
-  for (const auto& r : all) {
-    if (r.problem == p) return r;
-  }
-  std::string known;
-  for (const auto& r : all)
-    known += fmt::format("\n  {} {} ({})", r.problem.shape(), r.problem.layout, r.origin);
-  throw InputError(
-      fmt::format("no recording of {} {} among the --replay files:{}", p.shape(), p.layout, known));
-}
-
 }  // namespace
 
 void register_tune(CLI::App& app) {
@@ -288,7 +243,7 @@ void register_tune(CLI::App& app) {
     bool retune = false, json = false;
     std::string strategy = "exhaustive";
     std::size_t max_evals = 0;
-    std::vector<std::string> replay;
+    std::vector<std::string> replay, history;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand(
@@ -341,13 +296,20 @@ void register_tune(CLI::App& app) {
       ->check(CLI::Range(0, 1024));
   sub->add_flag("--retune", o->retune, "Measure again even where the store has a result");
   sub->add_option("--strategy", o->strategy,
-                  "Search strategy: exhaustive (every candidate, in the space's order) or random "
-                  "(every candidate, in an order drawn from --seed)")
+                  "Search strategy: exhaustive (every candidate, in the space's order), random "
+                  "(every candidate, in an order drawn from --seed), or model (a cost model "
+                  "trained on this GPU's other problems ranks the candidates; the best-ranked are "
+                  "measured in batches and the model refitted as trials arrive)")
       ->capture_default_str();
   sub->add_option("--max-evals", o->max_evals,
                   "Measure at most this many candidates in this run (0: no limit); a later run "
                   "resumes with the rest")
       ->capture_default_str();
+  sub->add_option("--history", o->history,
+                  "What the model strategy learns from besides this GPU's trials in the database: "
+                  "dataset files (default: the datasets shipped with sgemm-tune); the tuned "
+                  "problem's own recording is never used")
+      ->check(CLI::ExistingFile);
   sub->add_option("--replay", o->replay,
                   "Run the whole tune without a GPU, answering every candidate from recorded "
                   "trials: a dataset file (datasets/, `sgemm-tune dataset write`) or a tuning "
@@ -405,6 +367,8 @@ void register_tune(CLI::App& app) {
       gpu::TuneOptions t;
       t.problem = problem;
       t.candidates = e.survivors;
+      const GpuFingerprint* replay_fp =
+          recordings.empty() ? nullptr : &recording_for(recordings, problem).gpu;
       if (t.candidates.empty()) {
         // Several shapes: report the one no config serves and tune the others.
         spdlog::warn(
@@ -424,6 +388,12 @@ void register_tune(CLI::App& app) {
       t.nvrtc_options = o->nvrtc_options;
       t.strategy = o->strategy;
       t.max_evals = o->max_evals;
+      if (o->strategy == "model") {
+        std::vector<std::filesystem::path> files(o->history.begin(), o->history.end());
+        if (files.empty()) files = shipped_datasets();
+        const auto& fp = replay_fp ? *replay_fp : on_gpu->info().fingerprint;
+        t.history = history_for(fp, files, dynamic_cast<const db::SqliteStore*>(db.get()));
+      }
       spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space_name,
                    t.candidates.size(), e.total, t.problem.shape(), t.seed);
 

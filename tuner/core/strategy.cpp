@@ -10,6 +10,7 @@ namespace sgt {
 
 std::unique_ptr<SearchStrategy> make_exhaustive_strategy();
 std::unique_ptr<SearchStrategy> make_random_strategy();
+std::unique_ptr<SearchStrategy> make_model_strategy();
 
 namespace {
 
@@ -21,18 +22,18 @@ struct Entry {
 constexpr Entry kStrategies[] = {
     {"exhaustive", make_exhaustive_strategy},
     {"random", make_random_strategy},
+    {"model", make_model_strategy},
 };
 
 }  // namespace
 
-void FixedOrderStrategy::start(const std::vector<WarpTileConfig>& candidates, const Problem&,
-                               const std::vector<std::optional<Trial>>& known, std::uint64_t seed) {
+void FixedOrderStrategy::start(const StrategyContext& ctx) {
   order_.clear();
   next_ = 0;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (!known[i]) order_.push_back(i);
+  for (size_t i = 0; i < ctx.candidates.size(); ++i) {
+    if (!ctx.known[i]) order_.push_back(i);
   }
-  arrange(order_, seed);
+  arrange(order_, ctx.seed);
 }
 
 std::vector<size_t> FixedOrderStrategy::ask(size_t n) {

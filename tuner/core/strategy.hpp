@@ -16,14 +16,26 @@
 
 namespace sgt {
 
+// What a strategy starts from. The references outlive the strategy's use of them (the session
+// holds them for the whole tune).
+struct StrategyContext {
+  const std::vector<WarpTileConfig>& candidates;
+  const Problem& problem;
+  // For each candidate, the trial already stored (resume), if any: never asked for again.
+  const std::vector<std::optional<Trial>>& known;
+  std::uint64_t seed = 0;
+  int sm_count = 0;  // of the GPU, for shape-relative features
+  // Trials of other problems on this GPU model (the database's, shipped datasets'): what a model
+  // learns from before the first measurement of this problem. May be empty.
+  const std::vector<Trial>& history;
+};
+
 class SearchStrategy {
  public:
   virtual ~SearchStrategy() = default;
   virtual std::string_view name() const = 0;
-  // Once, before the first ask: the candidates, and for each the trial already stored (resume),
-  // if any. A strategy never asks for a candidate that has one.
-  virtual void start(const std::vector<WarpTileConfig>& candidates, const Problem& problem,
-                     const std::vector<std::optional<Trial>>& known, std::uint64_t seed) = 0;
+  // Once, before the first ask.
+  virtual void start(const StrategyContext& ctx) = 0;
   // Up to n candidate indices to measure next, the most promising first; none left: empty. The
   // session asks ahead of what it measures (to compile in time), so answers need not wait for
   // tell.
@@ -36,8 +48,7 @@ class SearchStrategy {
 // unmeasured candidate, in the order arrange() leaves them.
 class FixedOrderStrategy : public SearchStrategy {
  public:
-  void start(const std::vector<WarpTileConfig>& candidates, const Problem& problem,
-             const std::vector<std::optional<Trial>>& known, std::uint64_t seed) override;
+  void start(const StrategyContext& ctx) override;
   std::vector<size_t> ask(size_t n) override;
   void tell(size_t, const Trial&) override {}
 
@@ -50,8 +61,10 @@ class FixedOrderStrategy : public SearchStrategy {
   size_t next_ = 0;
 };
 
-// "exhaustive" (every candidate, in the space's order) or "random" (every candidate, in an order
-// drawn from the seed, without replacement). InputError naming the known ones otherwise.
+// "exhaustive" (every candidate, in the space's order), "random" (every candidate, in an order
+// drawn from the seed, without replacement) or "model" (a cost model ranks the candidates not yet
+// measured, refitted as trials arrive; strategy_model.cpp). InputError naming the known ones
+// otherwise.
 std::unique_ptr<SearchStrategy> make_strategy(std::string_view name);
 std::vector<std::string> strategy_names();
 

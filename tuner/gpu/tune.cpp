@@ -306,7 +306,8 @@ class Session {
   // the order asked, each candidate as soon as its binary is ready.
   void screen() {
     auto strategy = make_strategy(o_.strategy);
-    strategy->start(o_.candidates, o_.problem, trials_, o_.seed);
+    strategy->start({o_.candidates, o_.problem, trials_, o_.seed, rep_.worker.fingerprint.sm_count,
+                     o_.history});
     const unsigned threads =
         o_.compile_threads ? o_.compile_threads : std::max(1u, std::thread::hardware_concurrency());
     const size_t lookahead = 2 * static_cast<size_t>(threads);

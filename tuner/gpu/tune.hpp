@@ -24,6 +24,8 @@ struct TuneOptions {
   std::vector<WarpTileConfig> candidates;  // survivors of the space for this problem
   std::string strategy = "exhaustive";     // a make_strategy() name
   size_t max_evals = 0;                    // candidates measured by this session at most; 0: all
+  // Trials of other problems on this GPU model, for strategies that learn (model).
+  std::vector<Trial> history;
   int top_k = 5;
   int repetitions = 5;         // screening repetitions per candidate
   int final_repetitions = 20;  // finalists and cuBLAS, same phase

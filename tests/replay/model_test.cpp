@@ -1,0 +1,100 @@
+// The model strategy on recorded truth: trained on other shapes, it ranks a held-out shape's
+// candidates far better than chance before measuring any of them, and as a search it asks for
+// every candidate at most once.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "dataset.hpp"
+#include "strategy.hpp"
+
+namespace sgt {
+namespace {
+
+std::filesystem::path shipped(const std::string& name) {
+  return std::filesystem::path(SGT_TEST_SOURCE_DIR) / "datasets" / "h200" / (name + ".json.gz");
+}
+
+struct HeldOut {
+  std::vector<WarpTileConfig> candidates;
+  std::vector<std::optional<Trial>> known;
+  std::vector<double> speed;  // recorded cuBLAS / median for ok uncut trials, else 0
+  Problem problem;
+  std::vector<Trial> history;
+};
+
+HeldOut held_out(const std::string& name, const std::vector<std::string>& others) {
+  HeldOut h;
+  const auto ds = db::read_dataset(shipped(name));
+  h.problem = ds.header.problem;
+  for (const auto& st : ds.trials) {
+    const auto& t = st.trial;
+    if (t.strategy.ends_with("/final")) continue;
+    h.candidates.push_back(t.config);
+    h.speed.push_back(t.status == TrialStatus::ok && !t.cut_early && t.time.median_ms > 0
+                          ? t.cublas_median_ms / t.time.median_ms
+                          : 0);
+  }
+  h.known.resize(h.candidates.size());
+  for (const auto& o : others) {
+    for (auto& st : db::read_dataset(shipped(o)).trials) h.history.push_back(std::move(st.trial));
+  }
+  return h;
+}
+
+// What the first batch reaches, as a fraction of the held-out shape's optimum.
+double first_batch_fraction(SearchStrategy& s, const HeldOut& h, size_t n) {
+  const auto batch = s.ask(n);
+  EXPECT_EQ(batch.size(), n);
+  double best = 0;
+  for (size_t i : batch) best = std::max(best, h.speed.at(i));
+  return best / *std::max_element(h.speed.begin(), h.speed.end());
+}
+
+TEST(ModelStrategy, TrainedOnOtherShapesItsFirstBatchBeatsChance) {
+  const auto h = held_out("4096x4096x4096-NN", {"1024x1024x1024-NN", "2048x2048x2048-TT",
+                                                "4096x4096x1024-NT", "8192x128x8192-NN"});
+  auto model = make_strategy("model");
+  model->start({h.candidates, h.problem, h.known, 1, 132, h.history});
+  const double model_frac = first_batch_fraction(*model, h, 32);
+  // Chance: the mean over seeds of what a random first batch of the same size reaches.
+  double random_frac = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    auto r = make_strategy("random");
+    r->start({h.candidates, h.problem, h.known, seed, 132, h.history});
+    random_frac += first_batch_fraction(*r, h, 32) / 10;
+  }
+  RecordProperty("model_first_batch", std::to_string(model_frac));
+  RecordProperty("random_first_batch", std::to_string(random_frac));
+  EXPECT_GT(model_frac, random_frac);
+  EXPECT_GE(model_frac, 0.95);
+}
+
+TEST(ModelStrategy, WithoutHistoryItSamplesThenLearnsAndAsksEachCandidateOnce) {
+  auto h = held_out("512x2048x512-NT", {});
+  h.candidates.resize(400);
+  h.known.assign(400, std::nullopt);
+  h.known[3] = Trial{};  // already measured: never asked
+  auto s = make_strategy("model");
+  s->start({h.candidates, h.problem, h.known, 5, 132, h.history});
+  std::set<size_t> asked;
+  const auto ds = db::read_dataset(shipped("512x2048x512-NT"));
+  std::map<std::string, Trial> by_name;
+  for (const auto& st : ds.trials) by_name[st.trial.config_name] = st.trial;
+  while (true) {
+    const auto batch = s->ask(24);
+    if (batch.empty()) break;
+    for (size_t i : batch) {
+      EXPECT_TRUE(asked.insert(i).second) << "asked twice: " << i;
+      s->tell(i, by_name.at(to_name(h.candidates[i])));
+    }
+  }
+  EXPECT_EQ(asked.size(), 399u);
+  EXPECT_FALSE(asked.count(3));
+}
+
+}  // namespace
+}  // namespace sgt

@@ -1,0 +1,321 @@
+// `sgemm-tune strategy-bench`: how fast each search strategy finds the optimum of recorded truth.
+// Every strategy replays every complete dataset (the replay evaluator: the recorded statuses,
+// times and costs, no GPU) for several seeds; a learning strategy is trained on the *other*
+// datasets only (leave one shape out). Reported: the mean fraction of the optimum reached (the
+// dataset's best time / the best found so far; 1.0 is optimal) after 1, 2, 5, 10 and 25 % of the
+// candidates, and the evaluations and simulated time (recorded compile + measure seconds) to reach
+// 0.98 and 0.99, beside random search without replacement.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "commands.hpp"
+#include "dataset.hpp"
+#include "error.hpp"
+#include "file_util.hpp"
+#include "plot_util.hpp"
+#include "recordings.hpp"
+#include "replay_evaluator.hpp"
+#include "strategy.hpp"
+#include "tune.hpp"
+
+namespace sgt::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kCheckpoints[] = {0.01, 0.02, 0.05, 0.10, 0.25};
+constexpr double kTargets[] = {0.98, 0.99};
+
+// Remembers nothing: every replayed run starts from scratch.
+class NullStore final : public TrialStore {
+ public:
+  void begin(const GpuFingerprint&, const Problem&) override {}
+  std::optional<Trial> finished(const std::string&, const std::string&) override { return {}; }
+  void record(const Trial&) override {}
+};
+
+struct Run {
+  std::string strategy, problem;
+  std::uint64_t seed = 0;
+  size_t candidates = 0, evaluations = 0;
+  std::vector<double> fraction;  // at each checkpoint
+  std::vector<double> evals_to;  // per target; NaN: not reached within the run
+  std::vector<double> seconds_to;
+};
+
+double optimum(const gpu::Recording& r) {
+  double best = 0;
+  for (const auto& t : r.trials) {
+    if (t.strategy.ends_with("/final") || t.status != TrialStatus::ok || t.cut_early) continue;
+    if (best == 0 || t.time.median_ms < best) best = t.time.median_ms;
+  }
+  return best;
+}
+
+Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& candidates,
+               const std::vector<Trial>& history, const std::string& strategy, std::uint64_t seed,
+               double max_fraction, unsigned threads) {
+  const double opt = optimum(rec);
+  gpu::ReplayEvaluator ev(rec, threads);
+  NullStore store;
+  gpu::TuneOptions o;
+  o.problem = rec.problem;
+  o.candidates = candidates;
+  o.strategy = strategy;
+  o.seed = seed;
+  o.top_k = 1;
+  o.compile_threads = threads;
+  o.max_evals =
+      static_cast<size_t>(std::ceil(max_fraction * static_cast<double>(candidates.size())));
+  if (strategy == "model") o.history = history;
+  std::vector<double> best_after, seconds_after;  // per evaluation
+  gpu::run_tune(o, ev, store, [&](const gpu::TuneProgress& p) {
+    best_after.push_back(p.best_ms);
+    seconds_after.push_back(ev.elapsed_s());
+  });
+  Run r{strategy,
+        fmt::format("{} {}", rec.problem.shape(), rec.problem.layout),
+        seed,
+        candidates.size(),
+        best_after.size(),
+        {},
+        {},
+        {}};
+  auto fraction_at = [&](size_t evals) {
+    if (evals == 0 || best_after.empty()) return 0.0;
+    const double b = best_after[std::min(evals, best_after.size()) - 1];
+    return b > 0 ? opt / b : 0.0;
+  };
+  for (double c : kCheckpoints) {
+    r.fraction.push_back(fraction_at(
+        static_cast<size_t>(std::max(1.0, std::ceil(c * static_cast<double>(candidates.size()))))));
+  }
+  for (double target : kTargets) {
+    double evals = NAN, secs = NAN;
+    for (size_t i = 0; i < best_after.size(); ++i) {
+      if (best_after[i] > 0 && opt / best_after[i] >= target) {
+        evals = static_cast<double>(i + 1);
+        secs = seconds_after[i];
+        break;
+      }
+    }
+    r.evals_to.push_back(evals);
+    r.seconds_to.push_back(secs);
+  }
+  return r;
+}
+
+struct Summary {
+  std::vector<double> fraction, evals_to, seconds_to;
+  std::vector<int> unreached;
+  int runs = 0;
+};
+
+std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
+  std::map<std::string, Summary> out;
+  for (const auto& r : runs) {
+    auto& s = out[r.strategy];
+    s.fraction.resize(std::size(kCheckpoints));
+    s.evals_to.resize(std::size(kTargets));
+    s.seconds_to.resize(std::size(kTargets));
+    s.unreached.resize(std::size(kTargets));
+    ++s.runs;
+    for (size_t i = 0; i < r.fraction.size(); ++i) s.fraction[i] += r.fraction[i];
+    for (size_t i = 0; i < r.evals_to.size(); ++i) {
+      // Not reached: counted at what the run measured, so the mean is a lower bound.
+      const bool miss = std::isnan(r.evals_to[i]);
+      s.unreached[i] += miss;
+      s.evals_to[i] += miss ? static_cast<double>(r.evaluations) : r.evals_to[i];
+      s.seconds_to[i] += miss ? 0 : r.seconds_to[i];
+    }
+  }
+  for (auto& [name, s] : out) {
+    for (auto& v : s.fraction) v /= s.runs;
+    for (size_t i = 0; i < s.evals_to.size(); ++i) {
+      s.evals_to[i] /= s.runs;
+      const int reached = s.runs - s.unreached[i];
+      s.seconds_to[i] = reached > 0 ? s.seconds_to[i] / reached : NAN;
+    }
+  }
+  return out;
+}
+
+std::string csv_of(const std::vector<Run>& runs) {
+  std::string csv =
+      "strategy,problem,seed,candidates,evaluations,frac_1pct,frac_2pct,frac_5pct,frac_10pct,"
+      "frac_25pct,evals_to_0.98,evals_to_0.99,seconds_to_0.98,seconds_to_0.99\n";
+  for (const auto& r : runs) {
+    csv +=
+        fmt::format("{},{},{},{},{}", r.strategy, r.problem, r.seed, r.candidates, r.evaluations);
+    for (double f : r.fraction) csv += fmt::format(",{:.5f}", f);
+    for (double e : r.evals_to) csv += std::isnan(e) ? "," : fmt::format(",{:.0f}", e);
+    for (double s : r.seconds_to) csv += std::isnan(s) ? "," : fmt::format(",{:.1f}", s);
+    csv += "\n";
+  }
+  return csv;
+}
+
+nlohmann::json json_of(const std::map<std::string, Summary>& sums) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, s] : sums) {
+    nlohmann::json f = nlohmann::json::object();
+    for (size_t i = 0; i < s.fraction.size(); ++i) {
+      f[fmt::format("{:g}%", 100 * kCheckpoints[i])] = s.fraction[i];
+    }
+    j[name] = {{"runs", s.runs},
+               {"fraction_of_optimum", f},
+               {"evals_to_0.98", s.evals_to[0]},
+               {"evals_to_0.99", s.evals_to[1]},
+               {"unreached_0.98", s.unreached[0]},
+               {"unreached_0.99", s.unreached[1]},
+               {"seconds_to_0.98",
+                std::isnan(s.seconds_to[0]) ? nlohmann::json() : nlohmann::json(s.seconds_to[0])},
+               {"seconds_to_0.99",
+                std::isnan(s.seconds_to[1]) ? nlohmann::json() : nlohmann::json(s.seconds_to[1])}};
+  }
+  return j;
+}
+
+void print(const std::map<std::string, Summary>& sums) {
+  fmt::print("{:<11} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9}\n", "strategy",
+             "runs", "1%", "2%", "5%", "10%", "25%", "evals.98", "evals.99", "s to .98",
+             "s to .99");
+  for (const auto& [name, s] : sums) {
+    auto evals = [&](size_t i) {
+      return fmt::format("{}{:.0f}", s.unreached[i] ? ">" : "", s.evals_to[i]);
+    };
+    auto secs = [&](size_t i) {
+      return std::isnan(s.seconds_to[i]) ? std::string("-")
+                                         : fmt::format("{:.0f}", s.seconds_to[i]);
+    };
+    fmt::print(
+        "{:<11} {:>5} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>10} {:>10} {:>9} {:>9}\n",
+        name, s.runs, s.fraction[0], s.fraction[1], s.fraction[2], s.fraction[3], s.fraction[4],
+        evals(0), evals(1), secs(0), secs(1));
+  }
+  const auto random = sums.find("random");
+  for (const auto& [name, s] : sums) {
+    if (random == sums.end() || name == "random" || s.evals_to[0] <= 0) continue;
+    fmt::print("{}: {:.1f}x fewer evaluations than random to reach 0.98{}\n", name,
+               random->second.evals_to[0] / s.evals_to[0],
+               random->second.unreached[0] ? " (random's count is a lower bound)" : "");
+  }
+}
+
+}  // namespace
+
+void register_strategy_bench(CLI::App& app) {
+  struct Opts {
+    std::vector<std::string> datasets;
+    std::string strategies = "random,model", csv = "strategy-bench.csv", plot, plot_script;
+    int seeds = 5;
+    double max_fraction = 0.25;
+    unsigned threads = 16;
+    bool json = false, include_incomplete = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand(
+      "strategy-bench",
+      "Replay recorded datasets with each search strategy over several seeds (leave one shape\n"
+      "out for the model: it never learns from the shape it replays) and report the fraction of\n"
+      "the optimum reached after 1, 2, 5, 10 and 25 % of the candidates, and the evaluations and\n"
+      "simulated time (recorded compile + measure seconds) to reach 0.98 and 0.99. No GPU.");
+  sub->add_option("datasets", o->datasets,
+                  "Dataset files (default: every dataset shipped with sgemm-tune)")
+      ->check(CLI::ExistingFile);
+  sub->add_option("--strategies", o->strategies, "Comma-separated strategies")
+      ->capture_default_str();
+  sub->add_option("--seeds", o->seeds, "Seeds per strategy and dataset")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  sub->add_option("--max-fraction", o->max_fraction,
+                  "Each run measures at most this fraction of the candidates")
+      ->check(CLI::Range(0.0001, 1.0))
+      ->capture_default_str();
+  sub->add_option("--threads", o->threads,
+                  "Compile threads of the simulated clock (the recording machine's cores)")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  sub->add_option("--csv", o->csv, "One row per strategy, dataset and seed")->capture_default_str();
+  sub->add_option("--plot", o->plot, "Draw the mean fraction of the optimum per strategy (PNG)");
+  sub->add_option("--plot-script", o->plot_script,
+                  "The plot script (default: tools/plot_strategy_bench.py)");
+  sub->add_flag("--include-incomplete", o->include_incomplete,
+                "Also replay datasets that do not cover their whole candidate set");
+  sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
+  sub->callback([o] {
+    std::vector<std::string> strategies;
+    for (size_t a = 0; a <= o->strategies.size();) {
+      const size_t b = std::min(o->strategies.find(',', a), o->strategies.size());
+      strategies.push_back(o->strategies.substr(a, b - a));
+      make_strategy(strategies.back());  // InputError for an unknown one
+      a = b + 1;
+    }
+    std::vector<fs::path> files(o->datasets.begin(), o->datasets.end());
+    if (files.empty()) files = shipped_datasets();
+    if (files.empty()) throw InputError("no datasets given, and none shipped were found");
+    fs::path plot_script;
+    if (!o->plot.empty()) plot_script = find_plot_script(o->plot_script, "plot_strategy_bench.py");
+    // Every dataset, as recorded; the model's history for one is all the others.
+    std::vector<db::Dataset> all;
+    for (const auto& f : files) all.push_back(db::read_dataset(f));
+    std::vector<Run> runs;
+    const auto level = spdlog::get_level();
+    spdlog::set_level(spdlog::level::warn);
+    for (size_t d = 0; d < all.size(); ++d) {
+      if (!all[d].header.complete && !o->include_incomplete) {
+        spdlog::warn("{}: incomplete ({} of {} candidates), skipped", all[d].path.string(),
+                     all[d].header.measured, all[d].header.candidates);
+        continue;
+      }
+      gpu::Recording rec{all[d].path.string(), all[d].gpu.fingerprint, all[d].header.problem, {}};
+      std::vector<WarpTileConfig> candidates;
+      for (const auto& st : all[d].trials) {
+        rec.trials.push_back(st.trial);
+        if (!st.trial.strategy.ends_with("/final")) candidates.push_back(st.trial.config);
+      }
+      std::vector<Trial> history;
+      for (size_t h = 0; h < all.size(); ++h) {
+        if (h == d || !(all[h].gpu.identity() == all[d].gpu.identity())) continue;
+        for (const auto& st : all[h].trials) history.push_back(st.trial);
+      }
+      for (const auto& s : strategies) {
+        for (int seed = 1; seed <= o->seeds; ++seed) {
+          runs.push_back(replay_one(rec, candidates, history, s, static_cast<std::uint64_t>(seed),
+                                    o->max_fraction, o->threads));
+          std::fprintf(stderr, "\r%s %s seed %d   ", s.c_str(), runs.back().problem.c_str(), seed);
+        }
+      }
+    }
+    std::fputc('\n', stderr);
+    spdlog::set_level(level);
+    if (runs.empty()) throw InputError("no complete dataset to replay (--include-incomplete?)");
+    write_file_atomically(o->csv, csv_of(runs));
+    const auto sums = summarize(runs);
+    if (o->json) {
+      std::puts(json_of(sums).dump(2).c_str());
+    } else {
+      print(sums);
+      fmt::print("per run: {}\n", o->csv);
+    }
+    if (!o->plot.empty()) {
+      std::string why;
+      const auto py = find_python(why);
+      if (!py) throw Error("cannot draw the plot: " + why + "; the CSV was written");
+      if (run_program({*py, plot_script.string(), o->csv, o->plot}, false) != 0) {
+        throw Error(
+            fmt::format("the plot script {} failed; the CSV was written", plot_script.string()));
+      }
+    }
+  });
+}
+
+}  // namespace sgt::cli
