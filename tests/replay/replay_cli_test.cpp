@@ -108,6 +108,26 @@ TEST(ReplayCli, ModelStrategyReplaysWithTheShippedHistory) {
   EXPECT_GT(j.at("finalists").at(0).at("ratio_to_cublas").get<double>(), 1.0);
 }
 
+// A new user's first look, with no GPU: the default candidate set has both kernel families.
+TEST(TuneCli, DryRunShowsTheAutoSetWithTheTmaFamilyStrategyAndBudget) {
+  const auto r = test::run_cli("tune --dry-run --arch sm_90 --shape 3000x3000x3000 --json", false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("space"), "auto");
+  EXPECT_EQ(j.at("strategy"), "model");
+  EXPECT_EQ(j.at("budget_s"), 300.0);
+  EXPECT_GT(j.at("families").at("ws_tma").get<int>(), 1000);
+  EXPECT_GT(j.at("families").at("warptile").get<int>(), 5000);
+  EXPECT_EQ(j.at("spaces").size(), 10u);
+  // Off Hopper the TMA family is not there; the text form says so.
+  const auto ampere = test::run_cli("tune --dry-run --arch sm_86 --shape 3000x3000x3000");
+  ASSERT_EQ(ampere.exit_code, 0) << ampere.out;
+  EXPECT_NE(ampere.out.find("TMA configs dropped: they need sm_90"), std::string::npos)
+      << ampere.out;
+  EXPECT_EQ(test::run_cli("tune --dry-run --budget 5x").exit_code, 2);
+  EXPECT_EQ(test::run_cli("tune --arch sm_90").exit_code, 2);
+}
+
 // strategy-bench over every shipped dataset, briefly: a row per strategy, dataset and seed, and
 // fractions of the optimum that only grow with the share measured.
 TEST(StrategyBenchCli, ReplaysEveryShippedDatasetForEachStrategy) {

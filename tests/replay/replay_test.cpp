@@ -309,6 +309,29 @@ TEST(ReplayTune, MaxEvalsIsHonouredExactly) {
   }
 }
 
+// A time budget on a replay runs on the recorded seconds: the search stops once they are spent,
+// and the same tune again resumes with what is left.
+TEST(ReplayTune, ABudgetStopsTheSearchOnTheRecordedClockAndAResumeGoesOn) {
+  const auto rec = load(shipped("2048x512x2048-TN"));
+  const auto candidates = survivors("small", rec.problem);
+  MemoryStore store;
+  auto o = options(rec, candidates);
+  o.strategy = "random";
+  o.budget_s = 30;
+  ReplayEvaluator ev(rec, 16);
+  const auto r = gpu::run_tune(o, ev, store);
+  EXPECT_TRUE(r.budget_hit);
+  EXPECT_GT(r.measured, 0);
+  EXPECT_LT(r.measured, static_cast<int>(candidates.size()));
+  EXPECT_GE(ev.elapsed_s(), 30.0);
+  o.budget_s = 0;
+  ReplayEvaluator again(rec, 16);
+  const auto rest = gpu::run_tune(o, again, store);
+  EXPECT_EQ(rest.resumed, r.measured);
+  EXPECT_EQ(rest.resumed + rest.measured, static_cast<int>(candidates.size()));
+  EXPECT_FALSE(rest.budget_hit);
+}
+
 // CI reads every shipped dataset: each is one H200 problem, and the complete ones cover every
 // candidate of `auto` as this build enumerates it.
 TEST(ShippedDatasets, EveryDatasetReadsAndTheCompleteOnesCoverAuto) {

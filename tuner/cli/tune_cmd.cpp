@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -230,27 +232,167 @@ void print_summary(const std::vector<ShapeSummary>& all, double geomean) {
   fmt::print("geometric mean of tuned/cuBLAS speed: {:.3f}\n", geomean);
 }
 
+// "90s", "5m", "1h", "1h30m", "300" (seconds), "0" or "none" (no limit): seconds.
+double parse_duration(const std::string& text) {
+  if (text == "none" || text == "0") return 0;
+  double total = 0;
+  size_t i = 0;
+  bool any = false;
+  while (i < text.size()) {
+    size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(text.substr(i), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || v < 0) break;
+    i += used;
+    double unit = 1;
+    if (i < text.size()) {
+      const char u = text[i];
+      unit = u == 's' ? 1 : u == 'm' ? 60 : u == 'h' ? 3600 : -1;
+      if (unit < 0) break;
+      ++i;
+    }
+    total += v * unit;
+    any = true;
+    if (i == text.size()) return total;
+  }
+  if (!any || i != text.size()) {
+    throw InputError(fmt::format(
+        "--budget '{}' is not a duration (e.g. 90s, 5m, 1h30m; 0 or none: no limit)", text));
+  }
+  return total;
+}
+
+constexpr double kDefaultBudgetS = 300;  // the default tune's: minutes, not tens of minutes
+
+// What a tune would do, without a GPU: the candidates per family and space, the strategy, the
+// budget, and the cost of compiling and measuring them, estimated from the shipped recordings of
+// this architecture where there are any.
+nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch,
+                       const std::string& strategy, double budget_s, size_t max_evals,
+                       unsigned jobs) {
+  const bool has_tma = arch == "sm_90" || arch == "sm_90a";
+  nlohmann::json spaces = nlohmann::json::array();
+  std::set<std::string> seen;
+  for (const auto& part : split_space_union(plan.space_arg)) {
+    const auto e = enumerate(load_space(part), plan.problem);
+    size_t fresh = 0;
+    for (const auto& c : e.survivors) fresh += seen.insert(to_name(c)).second;
+    spaces.push_back({{"space", part}, {"survivors", e.survivors.size()}, {"new", fresh}});
+  }
+  size_t tma = 0;
+  std::set<std::string> binaries;
+  for (const auto& c : plan.enumeration.survivors) {
+    if (c.TMA == 1 && !has_tma) continue;
+    tma += c.TMA == 1;
+    const auto [layout, vec] =
+        gpu::KernelCompiler::instance(c, plan.problem.layout, kernel_vec_loads(plan.problem));
+    binaries.insert(
+        gpu::KernelCompiler::name_expression(gpu::KernelCompiler::kernel_config(c), layout, vec));
+  }
+  const size_t candidates = plan.enumeration.survivors.size() - (has_tma ? 0 : [&] {
+                              size_t n = 0;
+                              for (const auto& c : plan.enumeration.survivors) n += c.TMA == 1;
+                              return n;
+                            }());
+  // Per binary and per candidate, from recordings of this architecture (their mean), else a guess.
+  double compile_per_binary = 2.0, measure_per_candidate = 0.03;
+  std::string basis = "assumed (no recording of " + arch + " shipped)";
+  {
+    double cs = 0, ms = 0;
+    size_t nc = 0, nm = 0;
+    for (const auto& f : shipped_datasets()) {
+      const auto ds = db::read_dataset(f);
+      if (ds.gpu.fingerprint.arch() != (has_tma ? std::string("sm_90") : arch)) continue;
+      for (const auto& st : ds.trials) {
+        if (st.trial.compile_s > 0) cs += st.trial.compile_s, ++nc;
+        if (st.trial.measure_s > 0) ms += st.trial.measure_s, ++nm;
+      }
+    }
+    if (nc > 0 && nm > 0) {
+      compile_per_binary = cs / nc;
+      measure_per_candidate = ms / nm;
+      basis = fmt::format("the mean of {} shipped recorded trials on {}", nm, arch);
+    }
+  }
+  const unsigned cores = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
+  const double compile_s = static_cast<double>(binaries.size()) * compile_per_binary / cores;
+  const double measure_s = static_cast<double>(candidates) * measure_per_candidate;
+  return {{"shape", plan.problem.shape()},
+          {"layout", plan.problem.layout},
+          {"arch", arch},
+          {"space", plan.space_arg},
+          {"spaces", spaces},
+          {"candidates", candidates},
+          {"families", {{"warptile", candidates - tma}, {"ws_tma", tma}}},
+          {"tma_dropped", has_tma ? 0 : plan.enumeration.survivors.size() - candidates},
+          {"binaries", binaries.size()},
+          {"strategy", strategy},
+          {"budget_s", budget_s},
+          {"max_evals", max_evals},
+          {"estimate",
+           {{"compile_all_s", compile_s},
+            {"measure_all_s", measure_s},
+            {"cores", cores},
+            {"basis", basis}}}};
+}
+
+void print_dry_run(const nlohmann::json& j) {
+  fmt::print("dry run: {} {} for {} (nothing compiled or measured)\n",
+             j.at("shape").get<std::string>(), j.at("layout").get<std::string>(),
+             j.at("arch").get<std::string>());
+  fmt::print("  candidates {} of space '{}'\n", j.at("candidates").get<size_t>(),
+             terminal_safe(j.at("space").get<std::string>()));
+  for (const auto& s : j.at("spaces")) {
+    fmt::print("    {:<12} {:>6} survivors, {:>6} not in an earlier space\n",
+               terminal_safe(s.at("space").get<std::string>()), s.at("survivors").get<size_t>(),
+               s.at("new").get<size_t>());
+  }
+  fmt::print(
+      "  families: warptile {}, ws_tma (TMA) {}{}\n", j.at("families").at("warptile").get<size_t>(),
+      j.at("families").at("ws_tma").get<size_t>(),
+      j.at("tma_dropped").get<size_t>() ? fmt::format(" ({} TMA configs dropped: they need sm_90)",
+                                                      j.at("tma_dropped").get<size_t>())
+                                        : "");
+  fmt::print("  binaries: {} (split-K variants share one)\n", j.at("binaries").get<size_t>());
+  const double budget = j.at("budget_s");
+  const size_t max_evals = j.at("max_evals");
+  fmt::print("  strategy {}, budget {}, max-evals {}\n", j.at("strategy").get<std::string>(),
+             budget > 0 ? duration(budget) : "none",
+             max_evals ? std::to_string(max_evals) : "none");
+  const auto& e = j.at("estimate");
+  fmt::print("  every candidate would take about {} compiling on {} cores and {} measuring ({})\n",
+             duration(e.at("compile_all_s")), e.at("cores").get<unsigned>(),
+             duration(e.at("measure_all_s")), e.at("basis").get<std::string>());
+}
+
 }  // namespace
 
 void register_tune(CLI::App& app) {
   struct Opts {
-    std::string gpu = "auto", shape = "4096x4096x4096", layout = "NN", shapes, csv,
-                space = "default", db, results, cache_dir;
+    std::string gpu = "auto", shape = "4096x4096x4096", layout = "NN", shapes, csv, space = "auto",
+                db, results, cache_dir, budget, arch;
     int top = 5, reps = 5, final_reps = 20, jobs = 0;
     std::vector<std::string> nvrtc_options;
     double cut_ratio = 1.25;
     std::uint64_t seed = 0;
-    bool retune = false, json = false;
-    std::string strategy = "exhaustive";
+    bool retune = false, json = false, dry_run = false;
+    std::string strategy = "model";
     std::size_t max_evals = 0;
     std::vector<std::string> replay, history;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand(
       "tune",
-      "Compile, verify and time every survivor of a search space on the GPU against cuBLAS FP32,\n"
-      "store every trial, and report the fastest configs. Finished trials are stored as they\n"
-      "complete, so an interrupted tune resumes where it stopped.");
+      "Search a space for the fastest config of a problem on the GPU: candidates are compiled,\n"
+      "verified and timed against cuBLAS FP32 in the same run, every trial is stored as it\n"
+      "finishes (an interrupted or budgeted tune resumes where it stopped), and the fastest are\n"
+      "re-timed beside cuBLAS and verified on edge shapes. By default every kernel family's\n"
+      "candidates (--space auto) are searched by the model strategy for at most 5 minutes\n"
+      "(--budget 5m); --strategy exhaustive measures every one.");
   add_gpu_option(*sub, o->gpu);
   auto* shape_opt = sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")
                         ->capture_default_str();
@@ -269,7 +411,8 @@ void register_tune(CLI::App& app) {
       "Write one summary row per shape (winner, its time, cuBLAS's, ratio) to this CSV");
   sub->add_option("--space", o->space,
                   "Search space: a JSON file, or a built-in name; spaces joined by '+' tune the "
-                  "survivors of each (e.g. default+tma: the TMA kernel's space too, on sm_90)")
+                  "survivors of each, without repeats (e.g. default+tma). auto: every built-in "
+                  "space, so every kernel family (TMA ones only on sm_90)")
       ->capture_default_str();
   add_db_option(*sub, o->db);
   sub->add_option("--results", o->results, "Also append every trial to this JSON-lines file");
@@ -301,6 +444,16 @@ void register_tune(CLI::App& app) {
                   "trained on this GPU's other problems ranks the candidates; the best-ranked are "
                   "measured in batches and the model refitted as trials arrive)")
       ->capture_default_str();
+  sub->add_option("--budget", o->budget,
+                  "Wall-clock limit of each shape's search, compiling included (e.g. 90s, 5m, "
+                  "1h; 0 or none: no limit); the finalists' re-timing and edge checks follow it. "
+                  "Default: 5m, or none with --strategy exhaustive. In a replay, the recorded "
+                  "seconds are the clock");
+  sub->add_flag("--dry-run", o->dry_run,
+                "Print the candidates per family and space, the strategy, the budget and the "
+                "estimated compile and measure cost, and stop: no GPU, nothing stored");
+  sub->add_option("--arch", o->arch,
+                  "With --dry-run: the GPU architecture to plan for, e.g. sm_90 (default sm_90)");
   sub->add_option("--max-evals", o->max_evals,
                   "Measure at most this many candidates in this run (0: no limit); a later run "
                   "resumes with the rest")
@@ -329,6 +482,10 @@ void register_tune(CLI::App& app) {
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir);
     const std::uint64_t seed = o->seed ? o->seed : std::random_device{}();
     make_strategy(o->strategy);  // an unknown strategy is bad input, before anything starts
+    const double budget_s = o->budget.empty() ? (o->strategy == "exhaustive" ? 0 : kDefaultBudgetS)
+                                              : parse_duration(o->budget);
+    if (!o->arch.empty() && !o->dry_run)
+      throw InputError("--arch is for --dry-run (a tune uses the GPU's own)");
 
     // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
     const auto plan = plan_suite(entries, o->space, o->shapes);
@@ -337,6 +494,19 @@ void register_tune(CLI::App& app) {
           "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "
           "--shape {} --explain`)",
           plan[0].space_name, plan[0].problem.shape(), plan[0].space_arg, plan[0].problem.shape()));
+    }
+    if (o->dry_run) {
+      const std::string arch = o->arch.empty() ? "sm_90" : o->arch;
+      if (!arch.starts_with("sm_"))
+        throw InputError(fmt::format("--arch '{}': expected e.g. sm_90", arch));
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto& p : plan) {
+        all.push_back(
+            dry_run(p, arch, o->strategy, budget_s, o->max_evals, static_cast<unsigned>(o->jobs)));
+        if (!o->json) print_dry_run(all.back());
+      }
+      if (o->json) std::puts((all.size() == 1 ? all.front() : all).dump(2).c_str());
+      return;
     }
     const auto recordings = load_recordings(o->replay);
     for (const auto& p : plan) {
@@ -388,6 +558,7 @@ void register_tune(CLI::App& app) {
       t.nvrtc_options = o->nvrtc_options;
       t.strategy = o->strategy;
       t.max_evals = o->max_evals;
+      t.budget_s = budget_s;
       if (o->strategy == "model") {
         std::vector<std::filesystem::path> files(o->history.begin(), o->history.end());
         if (files.empty()) files = shipped_datasets();

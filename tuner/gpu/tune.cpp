@@ -316,7 +316,15 @@ class Session {
     std::deque<size_t> queued;
     size_t asked = 0;
     const auto tg0 = Clock::now();
+    const double ev0 = ev_.elapsed_s();
+    bool out_of_time = false;
     while (true) {
+      // The budget is the evaluator's clock (a replay's: the recorded seconds), from this tune's
+      // start; what is compiled ahead but not yet measured when it runs out is dropped.
+      if (o_.budget_s > 0 && ev_.elapsed_s() - ev0 >= o_.budget_s) {
+        out_of_time = true;
+        break;
+      }
       while (queued.size() < lookahead && asked < limit) {
         const auto next = strategy->ask(std::min(lookahead - queued.size(), limit - asked));
         if (next.empty()) break;
@@ -336,7 +344,8 @@ class Session {
       ++rep_.measured;
       report(tg0, limit);
     }
-    rep_.budget_hit = o_.max_evals > 0 && asked >= limit && !strategy->ask(1).empty();
+    rep_.budget_hit =
+        out_of_time || (o_.max_evals > 0 && asked >= limit && !strategy->ask(1).empty());
     rep_.compile_wall_s = builds.wall_s();
   }
 

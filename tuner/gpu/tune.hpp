@@ -24,6 +24,9 @@ struct TuneOptions {
   std::vector<WarpTileConfig> candidates;  // survivors of the space for this problem
   std::string strategy = "exhaustive";     // a make_strategy() name
   size_t max_evals = 0;                    // candidates measured by this session at most; 0: all
+  // Seconds of the evaluator's clock (a replay's: recorded seconds) the screening may take, from
+  // its start, compiling included; 0: no limit. Finalists and edge checks follow it.
+  double budget_s = 0;
   // Trials of other problems on this GPU model, for strategies that learn (model).
   std::vector<Trial> history;
   int top_k = 5;
@@ -61,7 +64,7 @@ struct TuneReport {
   std::map<std::string, int> status_counts;
   int resumed = 0, cut_early = 0, worker_restarts = 0;
   int measured = 0;         // candidates this session measured (screening)
-  bool budget_hit = false;  // stopped by max_evals before the strategy ran out
+  bool budget_hit = false;  // stopped by max_evals or budget_s before the strategy ran out
   std::string evaluator;    // "worker" or "replay"
   double evaluator_s = 0;   // the evaluator's own clock (a replay: recorded seconds)
   size_t compiled = 0, cache_hits = 0;
