@@ -63,12 +63,54 @@ TEST(Strategy, RandomIsAPermutationWithoutReplacementDrawnFromTheSeed) {
             static_cast<size_t>(std::count(f.known.begin(), f.known.end(), std::nullopt)));
 }
 
+// Annealing walks one knob at a time: after a start, its next picks are neighbours of the best
+// told so far; it never asks twice and ends with every candidate asked.
+TEST(Strategy, AnnealingProposesNeighboursAndAsksEachCandidateOnce) {
+  Fixture f;
+  auto s = make_strategy("anneal");
+  s->start({f.candidates, f.problem, f.known, 3, 132, f.history});
+  const auto first = s->ask(1);
+  ASSERT_EQ(first.size(), 1u);
+  Trial fast;
+  fast.time.median_ms = 0.5;
+  s->tell(first[0], fast);
+  const auto& a = f.candidates[first[0]];
+  auto one_apart = [&](const WarpTileConfig& b) {
+    int differ = 0;
+    for (const auto& field : kConfigFields) differ += a.*field.member != b.*field.member;
+    return differ == 1;
+  };
+  size_t around = 0;
+  for (size_t j = 0; j < f.candidates.size(); ++j)
+    around += !f.known[j] && one_apart(f.candidates[j]);
+  const auto next = s->ask(4);
+  ASSERT_EQ(next.size(), 4u);
+  for (size_t k = 0; k < std::min<size_t>(4, around); ++k) {
+    EXPECT_TRUE(one_apart(f.candidates[next[k]]))
+        << to_name(a) << " -> " << to_name(f.candidates[next[k]]);
+  }
+  std::set<size_t> seen;
+  while (true) {
+    const auto next = s->ask(9);
+    if (next.empty()) break;
+    for (size_t i : next) {
+      EXPECT_TRUE(seen.insert(i).second);
+      EXPECT_FALSE(f.known[i].has_value());
+      Trial t;
+      t.time.median_ms = 1.0 + static_cast<double>(i % 7);
+      s->tell(i, t);
+    }
+  }
+  EXPECT_EQ(seen.size() + 5,
+            static_cast<size_t>(std::count(f.known.begin(), f.known.end(), std::nullopt)));
+}
+
 TEST(Strategy, UnknownNamesAreRefusedWithTheKnownOnes) {
   try {
     make_strategy("annealing");
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("exhaustive, random, model"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("exhaustive, random, model, anneal"), std::string::npos)
         << e.what();
   }
 }

@@ -28,7 +28,10 @@ void register_compile(CLI::App& app) {
       "compile",
       "Compile every survivor of a space with NVRTC into the kernel cache (no GPU needed) and\n"
       "report registers, spills and throughput. A later tune for the same arch compiles nothing.");
-  sub->add_option("--space", o->space, "Search space: a JSON file, or a built-in name")
+  sub->add_option(
+         "--space", o->space,
+         "Search space: a JSON file, a built-in name, spaces joined by '+' (default+tma), or "
+         "auto (every built-in space)")
       ->capture_default_str();
   sub->add_option("--shape", o->shape, "Only configs valid for problem MxNxK");
   sub->add_option("--layout", o->layout,
@@ -54,15 +57,15 @@ void register_compile(CLI::App& app) {
                   "work over processes or machines sharing one cache");
   sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
   sub->callback([o] {
-    const auto space = load_space(o->space);
     std::optional<Problem> problem;
     if (!o->shape.empty()) {
       problem = parse_shape(o->shape);
       problem->layout = parse_layout(o->layout);
     }
+    const auto space = enumerate_spaces(o->space, problem);
     const bool vec =
         o->loads == "auto" ? !problem || kernel_vec_loads(*problem) : o->loads == "float4";
-    auto configs = enumerate(space, problem).survivors;
+    auto configs = space.enumeration.survivors;
     if (!o->shard.empty()) {
       unsigned index = 0, count = 0;
       char slash = 0, extra = 0;

@@ -20,7 +20,10 @@ void register_space(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("space", "Enumerate a search space and prune it by named rules");
-  sub->add_option("--space", o->space, "Search space: a JSON file, or a built-in name")
+  sub->add_option(
+         "--space", o->space,
+         "Search space: a JSON file, a built-in name, spaces joined by '+' (default+tma), or "
+         "auto (every built-in space)")
       ->capture_default_str();
   sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK");
   sub->add_flag("--explain", o->explain, "Per-rule rejection counts with a sample reject per rule");
@@ -31,11 +34,11 @@ void register_space(CLI::App& app) {
                 "rules keep only correct configs); exit 1 if any survivor shows a defect");
   sub->add_flag("--json", o->json, "Machine-readable output on stdout");
   sub->callback([o] {
-    const auto space = load_space(o->space);
     std::optional<Problem> problem;
     if (!o->shape.empty()) problem = parse_shape(o->shape);
     const auto t0 = std::chrono::steady_clock::now();
-    const auto e = enumerate(space, problem);
+    const auto space = enumerate_spaces(o->space, problem);
+    const auto& e = space.enumeration;
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

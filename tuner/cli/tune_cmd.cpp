@@ -440,9 +440,10 @@ void register_tune(CLI::App& app) {
   sub->add_flag("--retune", o->retune, "Measure again even where the store has a result");
   sub->add_option("--strategy", o->strategy,
                   "Search strategy: exhaustive (every candidate, in the space's order), random "
-                  "(every candidate, in an order drawn from --seed), or model (a cost model "
-                  "trained on this GPU's other problems ranks the candidates; the best-ranked are "
-                  "measured in batches and the model refitted as trials arrive)")
+                  "(every candidate, in an order drawn from --seed), anneal (simulated annealing "
+                  "over configs one knob apart), or model (a cost model trained on this GPU's "
+                  "other problems ranks the candidates; the best-ranked are measured in batches "
+                  "and the model refitted as trials arrive)")
       ->capture_default_str();
   sub->add_option("--budget", o->budget,
                   "Wall-clock limit of each shape's search, compiling included (e.g. 90s, 5m, "

@@ -346,4 +346,18 @@ Enumeration merge_enumerations(const std::vector<std::pair<std::string, Enumerat
   return out;
 }
 
+SpaceEnumeration enumerate_spaces(std::string_view arg, const std::optional<Problem>& problem) {
+  const auto names = split_space_union(arg);
+  std::vector<std::pair<std::string, Enumeration>> parts;
+  SpaceEnumeration out;
+  for (const auto& part : names) {
+    const auto space = load_space(part);
+    parts.emplace_back(space.name, enumerate(space, problem));
+    out.name += (out.name.empty() ? "" : "+") + space.name;
+    out.origin += (out.origin.empty() ? "" : "+") + space.origin;
+  }
+  out.enumeration = parts.size() == 1 ? std::move(parts[0].second) : merge_enumerations(parts);
+  return out;
+}
+
 }  // namespace sgt

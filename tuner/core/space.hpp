@@ -65,4 +65,12 @@ std::vector<std::string> split_space_union(std::string_view arg);
 // name ("tma:constraint[0]").
 Enumeration merge_enumerations(const std::vector<std::pair<std::string, Enumeration>>& parts);
 
+// A space argument as `--space` takes it (a file, a built-in name, a join "a+b", or auto),
+// enumerated as one: its joined name ("default+tma"), where it came from, and the enumeration.
+struct SpaceEnumeration {
+  std::string name, origin;
+  Enumeration enumeration;
+};
+SpaceEnumeration enumerate_spaces(std::string_view arg, const std::optional<Problem>& problem = {});
+
 }  // namespace sgt

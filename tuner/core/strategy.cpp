@@ -11,6 +11,7 @@ namespace sgt {
 std::unique_ptr<SearchStrategy> make_exhaustive_strategy();
 std::unique_ptr<SearchStrategy> make_random_strategy();
 std::unique_ptr<SearchStrategy> make_model_strategy();
+std::unique_ptr<SearchStrategy> make_anneal_strategy();
 
 namespace {
 
@@ -23,6 +24,7 @@ constexpr Entry kStrategies[] = {
     {"exhaustive", make_exhaustive_strategy},
     {"random", make_random_strategy},
     {"model", make_model_strategy},
+    {"anneal", make_anneal_strategy},
 };
 
 }  // namespace

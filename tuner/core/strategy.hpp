@@ -63,8 +63,8 @@ class FixedOrderStrategy : public SearchStrategy {
 
 // "exhaustive" (every candidate, in the space's order), "random" (every candidate, in an order
 // drawn from the seed, without replacement) or "model" (a cost model ranks the candidates not yet
-// measured, refitted as trials arrive; strategy_model.cpp). InputError naming the known ones
-// otherwise.
+// measured, refitted as trials arrive; strategy_model.cpp) or "anneal" (simulated annealing over
+// configs one knob apart). InputError naming the known ones otherwise.
 std::unique_ptr<SearchStrategy> make_strategy(std::string_view name);
 std::vector<std::string> strategy_names();
 

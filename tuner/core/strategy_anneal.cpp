@@ -1,0 +1,115 @@
+// Simulated annealing over the candidate set: a walk from config to config that differs in one
+// knob, accepting a slower neighbour with a probability that falls as the search cools, and
+// restarting from a random candidate where every neighbour was tried. No model and no history:
+// the local-search baseline of the tuning literature (dual annealing in Kernel Tuner).
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "strategy.hpp"
+
+namespace sgt {
+
+namespace {
+
+// The neighbours of each candidate: the candidates that differ from it in exactly one field.
+std::vector<std::vector<size_t>> neighbours(const std::vector<WarpTileConfig>& cs) {
+  std::vector<std::vector<size_t>> out(cs.size());
+  for (size_t f = 0; f < kConfigFields.size(); ++f) {
+    std::map<std::vector<int>, std::vector<size_t>> by_rest;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      std::vector<int> key;
+      for (size_t g = 0; g < kConfigFields.size(); ++g) {
+        if (g != f) key.push_back(cs[i].*kConfigFields[g].member);
+      }
+      by_rest[key].push_back(i);
+    }
+    for (const auto& [key, group] : by_rest) {
+      for (size_t i : group) {
+        for (size_t j : group) {
+          if (i != j) out[i].push_back(j);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Lower is better: log time; a failed candidate is worse than any.
+double cost(const Trial& t) {
+  if (t.status != TrialStatus::ok || !(t.time.median_ms > 0)) return INFINITY;
+  return std::log(t.time.median_ms);
+}
+
+class Annealing final : public SearchStrategy {
+ public:
+  std::string_view name() const override { return "anneal"; }
+
+  void start(const StrategyContext& ctx) override {
+    rng_.seed(ctx.seed);
+    next_to_ = neighbours(ctx.candidates);
+    asked_.assign(ctx.candidates.size(), false);
+    for (size_t i = 0; i < ctx.known.size(); ++i) {
+      if (!ctx.known[i]) continue;
+      asked_[i] = true;
+      const double c = cost(*ctx.known[i]);
+      if (c < current_cost_) current_ = i, current_cost_ = c;
+    }
+  }
+
+  std::vector<size_t> ask(size_t n) override {
+    std::vector<size_t> out;
+    if (current_ != kNone) {
+      auto around = next_to_[current_];
+      std::shuffle(around.begin(), around.end(), rng_);
+      for (size_t j : around) {
+        if (out.size() == n) break;
+        if (!asked_[j]) asked_[j] = true, out.push_back(j);
+      }
+    }
+    // Nothing left around here (or no start yet): restart at random candidates.
+    std::vector<size_t> open;
+    if (out.size() < n) {
+      for (size_t i = 0; i < asked_.size(); ++i) {
+        if (!asked_[i]) open.push_back(i);
+      }
+      std::shuffle(open.begin(), open.end(), rng_);
+    }
+    for (size_t i : open) {
+      if (out.size() == n) break;
+      asked_[i] = true;
+      out.push_back(i);
+    }
+    return out;
+  }
+
+  void tell(size_t index, const Trial& t) override {
+    const double c = cost(t);
+    ++told_;
+    const double temperature = 0.1 * std::pow(0.95, static_cast<double>(told_) / 16.0);
+    std::uniform_real_distribution<double> u(0, 1);
+    if (current_ == kNone || c < current_cost_ ||
+        (std::isfinite(c) && u(rng_) < std::exp(-(c - current_cost_) / temperature))) {
+      current_ = index;
+      current_cost_ = c;
+    }
+  }
+
+ private:
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  std::mt19937_64 rng_;
+  std::vector<std::vector<size_t>> next_to_;
+  std::vector<bool> asked_;
+  size_t current_ = kNone;
+  double current_cost_ = INFINITY;
+  size_t told_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SearchStrategy> make_anneal_strategy() {
+  return std::make_unique<Annealing>();
+}
+
+}  // namespace sgt
