@@ -96,7 +96,7 @@ TEST(CheckCli, BadInputIsExitTwoWithTheText) {
 }
 
 TEST(SpaceCli, SimulateProvesEverySurvivorOfTheDefaultSpace) {
-  const auto r = test::run_cli("space --simulate --json", false);
+  const auto r = test::run_cli("space --space default --simulate --json", false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("simulation").at("simulated").get<size_t>(),

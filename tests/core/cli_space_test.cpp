@@ -20,7 +20,7 @@ bool contains(const std::string& hay, const std::string& needle) {
 }
 
 TEST(CliSpace, ExplainPrintsSurvivorsAndEveryRule) {
-  const auto r = run_cli("space --explain");
+  const auto r = run_cli("space --space default --explain");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto e = enumerate(load_space("default"));
   EXPECT_TRUE(contains(r.out, std::to_string(e.survivors.size()) + " survivors")) << r.out;
@@ -30,7 +30,7 @@ TEST(CliSpace, ExplainPrintsSurvivorsAndEveryRule) {
 }
 
 TEST(CliSpace, JsonListMatchesTheLibrary) {
-  const auto r = run_cli("space --json --explain --list");
+  const auto r = run_cli("space --space default --json --explain --list");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << r.out.substr(0, 2000);
@@ -70,7 +70,7 @@ TEST(CliSpace, QuickListPrintsOneNamePerSurvivor) {
 }
 
 TEST(CliSpace, ShapeIsReportedAndApplied) {
-  const auto r = run_cli("space --json --shape 4096x4096x4088");
+  const auto r = run_cli("space --space default --json --shape 4096x4096x4088");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["shape"], "4096x4096x4088");
@@ -86,7 +86,7 @@ TEST(CliSpace, MissingSpaceFileIsAnInputError) {
 
 TEST(CliSpace, BadShapesAreInputErrors) {
   for (const char* shape : {"0x0x0", "abc", "4096x4096"}) {
-    const auto r = run_cli(std::string("space --shape ") + shape);
+    const auto r = run_cli(std::string("space --space default --shape ") + shape);
     EXPECT_EQ(r.exit_code, 2) << shape << ": " << r.out;
     EXPECT_TRUE(contains(r.out, std::string("'") + shape + "'")) << r.out;
   }

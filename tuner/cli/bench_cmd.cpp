@@ -26,6 +26,7 @@
 #include "tune.hpp"
 #include "tune_store.hpp"
 #include "plot_util.hpp"
+#include "recordings.hpp"
 
 namespace sgt::cli {
 
@@ -38,8 +39,8 @@ constexpr int kRounds = 2;
 constexpr double kThreshold = 0.90;
 
 struct BenchOpts {
-  std::string suite, gpu = "auto", db, space = "default", cache_dir, csv = "bench-results.csv",
-                     plot, plot_script;
+  std::string suite, gpu = "auto", db, space = "auto", cache_dir, csv = "bench-results.csv", plot,
+                     plot_script;
   int reps = kMinReps, jobs = 0;
   std::uint64_t seed = 0;
   bool no_tune = false, json = false;
@@ -181,12 +182,14 @@ void run_bench(const BenchOpts& o) {
           spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,
                        problems.size(), gpu::bench_label(problem), e.survivors.size(),
                        plan[i].space_name);
-          gpu::TuneOptions t;  // as `tune --shapes` with its defaults
+          gpu::TuneOptions t;  // as `tune --shapes` with its defaults: model, 5 minutes
           t.problem = problem;
           t.candidates = e.survivors;
           t.seed = seed;
           t.compile_threads = static_cast<unsigned>(o.jobs);
-          t.strategy = "exhaustive";
+          t.strategy = "model";
+          t.budget_s = 300;
+          t.history = history_for(fp, shipped_datasets(), &*store);
           auto last = std::chrono::steady_clock::now();
           gpu::WorkerEvaluator ev(worker, cache_dir);
           const auto r = gpu::run_tune(t, ev, *store, [&](const gpu::TuneProgress& p) {
@@ -320,7 +323,9 @@ void register_bench(CLI::App& app) {
   sub->add_option(
          "--space", o->space,
          "Search space for the shapes that must be tuned first and name none of their own: "
-         "a JSON file or a built-in name, or several joined by '+' (default+tma)")
+         "a JSON file or a built-in name, several joined by '+' (default+tma), or auto (every "
+         "built-in space); such shapes are tuned as `tune` does by default: the model strategy, "
+         "at most 5 minutes each")
       ->capture_default_str();
   add_cache_dir_option(*sub, o->cache_dir);
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads when tuning (default: all cores)")

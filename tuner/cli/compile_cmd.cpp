@@ -17,7 +17,7 @@ namespace sgt::cli {
 
 void register_compile(CLI::App& app) {
   struct Opts {
-    std::string space = "default", shape, arch = "sm_90", cache_dir, shard, layout = "NN",
+    std::string space = "auto", shape, arch = "sm_90", cache_dir, shard, layout = "NN",
                 loads = "auto";
     int jobs = 0;
     std::vector<std::string> nvrtc_options;

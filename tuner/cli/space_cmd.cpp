@@ -14,7 +14,7 @@ namespace sgt::cli {
 
 void register_space(CLI::App& app) {
   struct Opts {
-    std::string space = "default";
+    std::string space = "auto";
     std::string shape;
     bool explain = false, list = false, json = false, simulate = false;
   };
