@@ -119,14 +119,7 @@ DatasetHeader write_dataset(const SqliteStore& store, const DatasetSpec& spec,
 }
 
 Dataset read_dataset(const std::filesystem::path& file) {
-  const auto text = read_file_maybe_gzip(file);
-  if (!text) throw InputError(fmt::format("cannot read dataset '{}'", file.string()));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("dataset '{}' is not valid JSON: {}", file.string(), e.what()));
-  }
+  const auto j = read_json_file(file, "dataset");
   Dataset ds;
   ds.path = file;
   if (!j.is_object() || !j.contains("dataset")) {

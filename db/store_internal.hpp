@@ -22,6 +22,8 @@ struct StoreDump {
 // The export format (`db export --json`) of a dump, and back: parse_export validates every entry
 // and throws InputError naming `origin` and the first bad one.
 nlohmann::json export_dump_json(const StoreDump& d, int schema_version);
+// A JSON file, plain or gzip; InputError naming `what` and the file when unreadable or not JSON.
+nlohmann::json read_json_file(const std::filesystem::path& file, std::string_view what);
 StoreDump parse_export(const nlohmann::json& j, std::string_view origin);
 
 struct StoreImpl {

@@ -104,19 +104,20 @@ long long SqliteStore::export_json(const std::filesystem::path& file) const {
   return static_cast<long long>(j.at("trials").size());
 }
 
-IngestResult SqliteStore::import_json(const std::filesystem::path& file) {
-  impl_->require_writable("import");
+nlohmann::json read_json_file(const std::filesystem::path& file, std::string_view what) {
   // A dataset or an export written as FILE.json.gz reads as its JSON.
   const auto text = read_file_maybe_gzip(file);
-  if (!text) throw InputError(fmt::format("cannot read import file '{}'", file.string()));
-  nlohmann::json j;
+  if (!text) throw InputError(fmt::format("cannot read {} '{}'", what, file.string()));
   try {
-    j = nlohmann::json::parse(*text);
+    return nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(
-        fmt::format("import file '{}' is not valid JSON: {}", file.string(), e.what()));
+    throw InputError(fmt::format("{} '{}' is not valid JSON: {}", what, file.string(), e.what()));
   }
-  return import_json(j, file.string());
+}
+
+IngestResult SqliteStore::import_json(const std::filesystem::path& file) {
+  impl_->require_writable("import");
+  return import_json(read_json_file(file, "import file"), file.string());
 }
 
 StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {

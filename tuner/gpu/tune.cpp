@@ -210,20 +210,29 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
   return r;
 }
 
+namespace {
+
+// The worker and every evaluator verify alike: the request and the suite of the problem's layout.
+template <class Verifier>
+std::vector<EdgeCheck> verify_on(Verifier& v, const Compiled& comp, const WarpTileConfig& c,
+                                 const Problem& p, std::uint64_t seed, double tolerance) {
+  auto req = make_trial_request(comp, c);
+  req.tolerance = tolerance;
+  return v.verify_cases(req, edge_cases(c, p.layout), seed, std::chrono::seconds(120));
+}
+
+}  // namespace
+
 std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileConfig& c,
                                          const Problem& p, WorkerClient& worker, std::uint64_t seed,
                                          double tolerance) {
-  auto req = make_trial_request(comp, c);
-  req.tolerance = tolerance;
-  return worker.verify_cases(req, edge_cases(c, p.layout), seed, std::chrono::seconds(120));
+  return verify_on(worker, comp, c, p, seed, tolerance);
 }
 
 std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileConfig& c,
                                          const Problem& p, Evaluator& ev, std::uint64_t seed,
                                          double tolerance) {
-  auto req = make_trial_request(comp, c);
-  req.tolerance = tolerance;
-  return ev.verify_cases(req, edge_cases(c, p.layout), seed, std::chrono::seconds(120));
+  return verify_on(ev, comp, c, p, seed, tolerance);
 }
 
 namespace {
