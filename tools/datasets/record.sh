@@ -33,7 +33,7 @@ mkdir -p "$out"
 export SGT_CACHE_DIR="${SGT_CACHE_DIR:-$out/kernels}"
 
 # Every built-in space, joined: the candidate set a dataset must cover.
-spaces="${SGT_DATASET_SPACE:-default+large+quick+skinny+small+suite+tma+tma-pack+tma-small+tma-split}"
+spaces="${SGT_DATASET_SPACE:-auto}"
 
 for item in "$@"; do
   shape="${item%%:*}"
@@ -46,7 +46,7 @@ for item in "$@"; do
   fi
   echo "$name: tuning ($(date -u +%FT%TZ))"
   start=$(date +%s)
-  if "$bin" tune --gpu auto --shape "$shape" --layout "$layout" --space "$spaces" \
+  if "$bin" tune --gpu auto --shape "$shape" --layout "$layout" --space "$spaces" --strategy exhaustive \
       --db "$out/$name.db" --top 3 --seed "$seed" --json >"$out/$name.json" 2>>"$out/$name.log"; then
     echo "$(( $(date +%s) - start ))" >"$out/$name.done"
     echo "$name: finished in $(( $(date +%s) - start )) s"
