@@ -1,6 +1,7 @@
 // `sgemm-tune compile`: compile a space's survivors with NVRTC into the kernel cache, without a
 // GPU. Warms the cache on a build machine and measures compile throughput.
 #include <chrono>
+#include <cctype>
 #include <cstdio>
 #include <map>
 
@@ -10,15 +11,45 @@
 #include "commands.hpp"
 #include "error.hpp"
 #include "nvrtc_compiler.hpp"
+#include "file_util.hpp"
 #include "space.hpp"
 #include "tune_store.hpp"
 
 namespace sgt::cli {
 
+namespace {
+
+// Canonical config names, one per line; blank lines and '#' comments skipped. InputError naming
+// the file and line for anything else.
+std::vector<WarpTileConfig> read_config_list(const std::string& path) {
+  const auto text = read_file(path);
+  if (!text) throw InputError(fmt::format("cannot read --configs '{}'", path));
+  std::vector<WarpTileConfig> out;
+  size_t line_no = 0, start = 0;
+  while (start <= text->size()) {
+    const size_t end = std::min(text->find('\n', start), text->size());
+    std::string line = text->substr(start, end - start);
+    ++line_no;
+    start = end + 1;
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (line.empty()) continue;
+    const auto c = from_name(line);
+    if (!c) {
+      throw InputError(fmt::format("--configs '{}' line {}: '{}' is not a config name", path,
+                                   line_no, terminal_safe(line)));
+    }
+    out.push_back(*c);
+  }
+  return out;
+}
+
+}  // namespace
+
 void register_compile(CLI::App& app) {
   struct Opts {
     std::string space = "auto", shape, arch = "sm_90", cache_dir, shard, layout = "NN",
-                loads = "auto";
+                loads = "auto", configs;
     int jobs = 0;
     std::vector<std::string> nvrtc_options;
     bool json = false;
@@ -34,6 +65,10 @@ void register_compile(CLI::App& app) {
          "auto (every built-in space)")
       ->capture_default_str();
   sub->add_option("--shape", o->shape, "Only configs valid for problem MxNxK");
+  sub->add_option("--configs", o->configs,
+                  "Compile these configs instead of a space: a file of canonical names, one per "
+                  "line ('#' starts a comment)")
+      ->check(CLI::ExistingFile);
   sub->add_option("--layout", o->layout,
                   "Operand layout to instantiate: NN, NT, TN or TT (op(A) op(B), row-major)")
       ->capture_default_str();
@@ -62,7 +97,13 @@ void register_compile(CLI::App& app) {
       problem = parse_shape(o->shape);
       problem->layout = parse_layout(o->layout);
     }
-    const auto space = enumerate_spaces(o->space, problem);
+    SpaceEnumeration space;
+    if (o->configs.empty()) {
+      space = enumerate_spaces(o->space, problem);
+    } else {
+      space.name = o->configs;
+      space.enumeration.survivors = read_config_list(o->configs);
+    }
     const bool vec =
         o->loads == "auto" ? !problem || kernel_vec_loads(*problem) : o->loads == "float4";
     auto configs = space.enumeration.survivors;
@@ -95,26 +136,31 @@ void register_compile(CLI::App& app) {
     const size_t compiled = results.size() - hits;
     const double rate = wall > 0 ? static_cast<double>(compiled) / wall : 0;
     if (o->json) {
-      nlohmann::json j = {{"space", space.name},
-                          {"arch", o->arch},
-                          {"configs", results.size()},
-                          {"layout", o->layout},
-                          {"loads", vec ? "float4" : "scalar"},
-                          {"compiled", compiled},
-                          {"cache_hits", hits},
-                          {"statuses", statuses},
-                          {"wall_s", wall},
-                          {"configs_per_s", rate},
-                          {"threads", o->jobs}};
+      nlohmann::json j = {
+          {"space", space.name},
+          {"arch", o->arch},
+          {"configs", results.size()},
+          {"layout", o->layout},
+          {"loads", vec ? "float4" : "scalar"},
+          {"compiled", compiled},
+          {"cache_hits", hits},
+          {"statuses", statuses},
+          {"wall_s", wall},
+          {"configs_per_s", rate},
+          {"threads", o->jobs},
+          {"nvrtc", fmt::format("{}.{}", compiler.nvrtc_major(), compiler.nvrtc_minor())}};
       auto& rj = j["results"] = nlohmann::json::array();
       for (const auto& r : results) {
-        rj.push_back({{"name", r.config_name},
-                      {"status", to_string(r.status)},
-                      {"reason", r.reason},
-                      {"registers", r.registers},
-                      {"spill_bytes", r.spill_store_bytes + r.spill_load_bytes},
-                      {"stack_bytes", r.stack_bytes},
-                      {"from_cache", r.from_cache}});
+        rj.push_back(
+            {{"name", r.config_name},
+             {"status", to_string(r.status)},
+             {"reason", r.reason},
+             {"registers", r.registers},
+             {"spill_bytes", r.spill_store_bytes + r.spill_load_bytes},
+             {"stack_bytes", r.stack_bytes},
+             {"from_cache", r.from_cache},
+             {"instance", fmt::format("{}/{}", r.layout, r.vec_loads ? "float4" : "scalar")},
+             {"cubin", r.cubin_path.string()}});
       }
       std::puts(j.dump(2).c_str());
       return;

@@ -1,0 +1,21 @@
+# Machine-code identity (tools/machine_code/): a sample of the configs whose .text sections were
+# recorded before a change compiles to the same bytes after it, so every figure measured on the
+# GPU still holds. CI checks the first two configs of every instance of the manifest; the whole
+# manifest is `tools/machine_code/text_hashes.py check` without --limit.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND AND TARGET sgemm-tune)
+  add_test(NAME MachineCode.SampleIsByteIdenticalToTheManifest
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/machine_code/text_hashes.py
+                   check --bin $<TARGET_FILE:sgemm-tune>
+                   --manifest ${PROJECT_SOURCE_DIR}/tools/machine_code/manifest-sm_90.json
+                   --limit 2)
+  set_tests_properties(MachineCode.SampleIsByteIdenticalToTheManifest PROPERTIES LABELS cpu
+                       TIMEOUT 900)
+  # The check can fail: with one recorded hash altered, that config and only it is reported.
+  add_test(NAME MachineCode.AnAlteredHashIsReported
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/machine_code/text_hashes.py
+                   check --bin $<TARGET_FILE:sgemm-tune>
+                   --manifest ${PROJECT_SOURCE_DIR}/tools/machine_code/manifest-sm_90.json
+                   --limit 1 --tamper)
+  set_tests_properties(MachineCode.AnAlteredHashIsReported PROPERTIES LABELS cpu TIMEOUT 600)
+endif()
