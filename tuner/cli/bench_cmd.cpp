@@ -151,6 +151,7 @@ void run_bench(const BenchOpts& o) {
   spdlog::info("bench {}: {} shapes, {} repetitions per side and round, input seed {}", o.suite,
                problems.size(), o.reps, seed);
   std::vector<gpu::BenchRow> rows;
+  History history(shipped_datasets());  // read once, when a shape must be tuned
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t i = 0; i < problems.size(); ++i) {
     const auto& problem = problems[i];
@@ -189,7 +190,7 @@ void run_bench(const BenchOpts& o) {
           t.compile_threads = static_cast<unsigned>(o.jobs);
           t.strategy = "model";
           t.budget_s = 300;
-          t.history = history_for(fp, shipped_datasets(), &*store);
+          t.history = history.trials_for(fp, &*store);
           auto last = std::chrono::steady_clock::now();
           gpu::WorkerEvaluator ev(worker, cache_dir);
           const auto r = gpu::run_tune(t, ev, *store, [&](const gpu::TuneProgress& p) {

@@ -80,24 +80,29 @@ std::vector<fs::path> shipped_datasets() {
   return out;
 }
 
-std::vector<Trial> history_for(const GpuFingerprint& gpu, const std::vector<fs::path>& datasets,
-                               const db::SqliteStore* store) {
-  std::vector<Trial> out;
+std::vector<Trial> History::trials_for(const GpuFingerprint& gpu, const db::SqliteStore* store) {
   const auto id = db::GpuIdentity::of(gpu);
+  // The datasets are read once per run; the database again for each problem, since the problems
+  // tuned before this one in the same run are history too.
+  if (!read_) {
+    for (const auto& f : files_) {
+      auto ds = db::read_dataset(f);
+      ++datasets_[ds.gpu.identity().key()];
+      auto& into = by_gpu_[ds.gpu.identity().key()];
+      for (auto& st : ds.trials) into.push_back(std::move(st.trial));
+    }
+    read_ = true;
+  }
+  std::vector<Trial> out;
   if (store) {
     for (auto& st : store->trials()) {
       if (st.gpu == id) out.push_back(std::move(st.trial));
     }
   }
-  int used = 0;
-  for (const auto& f : datasets) {
-    auto ds = db::read_dataset(f);
-    if (!(ds.gpu.identity() == id)) continue;
-    ++used;
-    for (auto& st : ds.trials) out.push_back(std::move(st.trial));
-  }
-  spdlog::info("history: {} trials of {} ({} datasets{})", out.size(), id.label(), used,
-               store ? ", and the database" : "");
+  const auto& shipped = by_gpu_[id.key()];
+  out.insert(out.end(), shipped.begin(), shipped.end());
+  spdlog::info("history: {} trials of {} ({} datasets{})", out.size(), id.label(),
+               datasets_[id.key()], store ? ", and the database" : "");
   return out;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,10 +22,19 @@ const gpu::Recording& recording_for(const std::vector<gpu::Recording>& all, cons
 // tree's datasets/), sorted.
 std::vector<std::filesystem::path> shipped_datasets();
 
-// Every trial of this GPU model (name, compute capability, SM count) in the store (when given)
-// and in those of `datasets` recorded on it. Strategies skip the problem being tuned themselves.
-std::vector<Trial> history_for(const GpuFingerprint& gpu,
-                               const std::vector<std::filesystem::path>& datasets,
-                               const db::SqliteStore* store);
+// What a learning strategy starts from: every trial of this GPU model (name, compute capability,
+// SM count) in the store (when given) and in those of `files` recorded on it. Strategies skip the
+// problem being tuned themselves.
+class History {
+ public:
+  explicit History(std::vector<std::filesystem::path> files) : files_(std::move(files)) {}
+  std::vector<Trial> trials_for(const GpuFingerprint& gpu, const db::SqliteStore* store);
+
+ private:
+  std::vector<std::filesystem::path> files_;
+  bool read_ = false;
+  std::map<std::string, std::vector<Trial>> by_gpu_;  // GpuIdentity::key() -> dataset trials
+  std::map<std::string, int> datasets_;
+};
 
 }  // namespace sgt::cli

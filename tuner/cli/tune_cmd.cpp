@@ -268,10 +268,38 @@ double parse_duration(const std::string& text) {
 
 constexpr double kDefaultBudgetS = 300;  // the default tune's: minutes, not tens of minutes
 
+// Seconds per binary compiled and per candidate measured: the mean of the shipped recordings of
+// this architecture, else a guess (basis says which).
+struct CostBasis {
+  double compile_per_binary = 2.0, measure_per_candidate = 0.03;
+  std::string basis;
+};
+
+CostBasis cost_basis(const std::string& arch) {
+  CostBasis b;
+  b.basis = "assumed (no recording of " + arch + " shipped)";
+  const std::string family_arch = arch == "sm_90a" ? "sm_90" : arch;
+  double cs = 0, ms = 0;
+  size_t nc = 0, nm = 0;
+  for (const auto& f : shipped_datasets()) {
+    const auto ds = db::read_dataset(f);
+    if (ds.gpu.fingerprint.arch() != family_arch) continue;
+    for (const auto& st : ds.trials) {
+      if (st.trial.compile_s > 0) cs += st.trial.compile_s, ++nc;
+      if (st.trial.measure_s > 0) ms += st.trial.measure_s, ++nm;
+    }
+  }
+  if (nc > 0 && nm > 0) {
+    b.compile_per_binary = cs / nc;
+    b.measure_per_candidate = ms / nm;
+    b.basis = fmt::format("the mean of {} shipped recorded trials on {}", nm, family_arch);
+  }
+  return b;
+}
+
 // What a tune would do, without a GPU: the candidates per family and space, the strategy, the
-// budget, and the cost of compiling and measuring them, estimated from the shipped recordings of
-// this architecture where there are any.
-nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch,
+// budget, and the cost of compiling and measuring them (cost_basis).
+nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch, const CostBasis& cost,
                        const std::string& strategy, double budget_s, size_t max_evals,
                        unsigned jobs) {
   const bool has_tma = arch == "sm_90" || arch == "sm_90a";
@@ -283,44 +311,20 @@ nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch,
     for (const auto& c : e.survivors) fresh += seen.insert(to_name(c)).second;
     spaces.push_back({{"space", part}, {"survivors", e.survivors.size()}, {"new", fresh}});
   }
-  size_t tma = 0;
+  size_t tma = 0, candidates = 0;
   std::set<std::string> binaries;
   for (const auto& c : plan.enumeration.survivors) {
     if (c.TMA == 1 && !has_tma) continue;
+    ++candidates;
     tma += c.TMA == 1;
     const auto [layout, vec] =
         gpu::KernelCompiler::instance(c, plan.problem.layout, kernel_vec_loads(plan.problem));
     binaries.insert(
         gpu::KernelCompiler::name_expression(gpu::KernelCompiler::kernel_config(c), layout, vec));
   }
-  const size_t candidates = plan.enumeration.survivors.size() - (has_tma ? 0 : [&] {
-                              size_t n = 0;
-                              for (const auto& c : plan.enumeration.survivors) n += c.TMA == 1;
-                              return n;
-                            }());
-  // Per binary and per candidate, from recordings of this architecture (their mean), else a guess.
-  double compile_per_binary = 2.0, measure_per_candidate = 0.03;
-  std::string basis = "assumed (no recording of " + arch + " shipped)";
-  {
-    double cs = 0, ms = 0;
-    size_t nc = 0, nm = 0;
-    for (const auto& f : shipped_datasets()) {
-      const auto ds = db::read_dataset(f);
-      if (ds.gpu.fingerprint.arch() != (has_tma ? std::string("sm_90") : arch)) continue;
-      for (const auto& st : ds.trials) {
-        if (st.trial.compile_s > 0) cs += st.trial.compile_s, ++nc;
-        if (st.trial.measure_s > 0) ms += st.trial.measure_s, ++nm;
-      }
-    }
-    if (nc > 0 && nm > 0) {
-      compile_per_binary = cs / nc;
-      measure_per_candidate = ms / nm;
-      basis = fmt::format("the mean of {} shipped recorded trials on {}", nm, arch);
-    }
-  }
   const unsigned cores = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
-  const double compile_s = static_cast<double>(binaries.size()) * compile_per_binary / cores;
-  const double measure_s = static_cast<double>(candidates) * measure_per_candidate;
+  const double compile_s = static_cast<double>(binaries.size()) * cost.compile_per_binary / cores;
+  const double measure_s = static_cast<double>(candidates) * cost.measure_per_candidate;
   return {{"shape", plan.problem.shape()},
           {"layout", plan.problem.layout},
           {"arch", arch},
@@ -337,7 +341,7 @@ nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch,
            {{"compile_all_s", compile_s},
             {"measure_all_s", measure_s},
             {"cores", cores},
-            {"basis", basis}}}};
+            {"basis", cost.basis}}}};
 }
 
 void print_dry_run(const nlohmann::json& j) {
@@ -501,9 +505,10 @@ void register_tune(CLI::App& app) {
       if (!arch.starts_with("sm_"))
         throw InputError(fmt::format("--arch '{}': expected e.g. sm_90", arch));
       nlohmann::json all = nlohmann::json::array();
+      const auto cost = cost_basis(arch);
       for (const auto& p : plan) {
-        all.push_back(
-            dry_run(p, arch, o->strategy, budget_s, o->max_evals, static_cast<unsigned>(o->jobs)));
+        all.push_back(dry_run(p, arch, cost, o->strategy, budget_s, o->max_evals,
+                              static_cast<unsigned>(o->jobs)));
         if (!o->json) print_dry_run(all.back());
       }
       if (o->json) std::puts((all.size() == 1 ? all.front() : all).dump(2).c_str());
@@ -531,6 +536,9 @@ void register_tune(CLI::App& app) {
 
     std::vector<ShapeSummary> summaries;
     nlohmann::json runs = nlohmann::json::array();
+    History history(o->history.empty()
+                        ? shipped_datasets()
+                        : std::vector<std::filesystem::path>(o->history.begin(), o->history.end()));
     for (size_t pi = 0; pi < plan.size(); ++pi) {
       const auto& problem = plan[pi].problem;
       const auto& e = plan[pi].enumeration;
@@ -561,10 +569,8 @@ void register_tune(CLI::App& app) {
       t.max_evals = o->max_evals;
       t.budget_s = budget_s;
       if (o->strategy == "model") {
-        std::vector<std::filesystem::path> files(o->history.begin(), o->history.end());
-        if (files.empty()) files = shipped_datasets();
         const auto& fp = replay_fp ? *replay_fp : on_gpu->info().fingerprint;
-        t.history = history_for(fp, files, dynamic_cast<const db::SqliteStore*>(db.get()));
+        t.history = history.trials_for(fp, dynamic_cast<const db::SqliteStore*>(db.get()));
       }
       spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space_name,
                    t.candidates.size(), e.total, t.problem.shape(), t.seed);
