@@ -8,6 +8,9 @@
 #include <fstream>
 #include <optional>
 #include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "gpu_support.hpp"
 #include "problem.hpp"
@@ -334,6 +337,50 @@ TEST(BenchSuite, ShippedShapesLoadAndCoverEveryCategory) {
   double flops = 0;
   for (const auto& p : problems) flops += p.flops();
   EXPECT_LT(flops, 2e12);
+}
+
+// tools/bench/winners_suite.py: a bench CSV becomes a suite whose every problem's space is that
+// row's winner alone, so tuning it re-measures exactly the configs an earlier run reported.
+TEST(WinnersSuite, EveryProblemsSpaceIsItsRecordedWinnerAlone) {
+  test::TempDir dir;
+  const auto csv = source_dir() / "bench" / "results" / "2026-12-01-h200-suite-tma-small-r4.csv";
+  const auto made = test::run_shell(
+      "python3 " + test::sh_quote(source_dir() / "tools" / "bench" / "winners_suite.py") + " " +
+      test::sh_quote(csv) + " " + test::sh_quote(dir.path()));
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);  // the header: shape,M,N,K,layout,config,...
+  int rows = 0;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string x; std::getline(ss, x, ',');) f.push_back(x);
+    ASSERT_GE(f.size(), 6u) << line;
+    const auto space = dir.path() / (f[0] + "-" + f[4] + ".json");
+    const auto listed =
+        test::run_cli("space --space " + test::sh_quote(space) + " --shape " + f[0] + " --list");
+    ASSERT_EQ(listed.exit_code, 0) << listed.out;
+    EXPECT_NE(listed.out.find(f[5] + "\n"), std::string::npos) << f[0] << ": " << listed.out;
+    EXPECT_NE(listed.out.find("1 survivor"), std::string::npos) << f[0] << ": " << listed.out;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 16);
+  const auto suite = test::run_cli("tune --dry-run --strategy exhaustive --json --shapes " +
+                                       test::sh_quote(dir.path() / "suite.json"),
+                                   false);
+  ASSERT_EQ(suite.exit_code, 0) << suite.out;
+  const auto j = nlohmann::json::parse(suite.out);
+  ASSERT_EQ(j.size(), 16u);
+  for (const auto& p : j) EXPECT_EQ(p.at("candidates"), 1) << p.dump();
+  // A name that is not a config is refused, and nothing is written for it.
+  std::ofstream(dir.path() / "bad.csv") << "shape,M,N,K,layout,config,status\n"
+                                           "64x64x64,64,64,64,NN,wt_64x64_nonsense,ok\n";
+  const auto bad = test::run_shell(
+      "python3 " + test::sh_quote(source_dir() / "tools" / "bench" / "winners_suite.py") + " " +
+      test::sh_quote(dir.path() / "bad.csv") + " " + test::sh_quote(dir.path() / "bad"));
+  EXPECT_NE(bad.exit_code, 0) << bad.out;
+  EXPECT_FALSE(fs::exists(dir.path() / "bad" / "suite.json"));
 }
 
 }  // namespace

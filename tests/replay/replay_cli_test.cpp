@@ -104,8 +104,33 @@ TEST(ReplayCli, ModelStrategyReplaysWithTheShippedHistory) {
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j.at("strategy"), "model");
   EXPECT_EQ(j.at("measured"), 64);
+  EXPECT_EQ(j.at("stopped"), "max_evals");
+  EXPECT_EQ(j.at("patience"), 200);
   ASSERT_FALSE(j.at("finalists").empty());
   EXPECT_GT(j.at("finalists").at(0).at("ratio_to_cublas").get<double>(), 1.0);
+}
+
+// The default tune, replayed: the model with the default patience stops once it no longer gains,
+// long before the candidates run out, and says why; --patience 0 keeps searching.
+TEST(ReplayCli, TheDefaultTuneStopsWhenItConverges) {
+  test::TempDir dir;
+  const std::string cmd = "tune --replay " + shipped("2048x512x2048-TN") +
+                          " --shape 2048x512x2048 --layout TN --top 2 --seed 5 --db " +
+                          test::sh_quote(dir.path() / "c.db");
+  const auto r = test::run_cli(cmd + " --json", false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("stopped"), "converged");
+  EXPECT_EQ(j.at("patience"), 200);
+  EXPECT_GE(j.at("measured").get<int>(), 200);
+  EXPECT_LT(j.at("measured").get<int>(), j.at("candidates").get<int>() / 4);
+  EXPECT_FALSE(j.at("budget_hit").get<bool>());
+  const auto text = test::run_cli(cmd + " --retune --max-evals 30 --patience 0");
+  ASSERT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("stopped at --max-evals 30"), std::string::npos) << text.out;
+  const auto again = test::run_cli(cmd + " --retune --patience 20");
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("converged: the last 20 measurements"), std::string::npos) << again.out;
 }
 
 // A new user's first look, with no GPU: the default candidate set has both kernel families.
@@ -116,6 +141,7 @@ TEST(TuneCli, DryRunShowsTheAutoSetWithTheTmaFamilyStrategyAndBudget) {
   EXPECT_EQ(j.at("space"), "auto");
   EXPECT_EQ(j.at("strategy"), "model");
   EXPECT_EQ(j.at("budget_s"), 300.0);
+  EXPECT_EQ(j.at("patience"), 200);
   EXPECT_GT(j.at("families").at("ws_tma").get<int>(), 1000);
   EXPECT_GT(j.at("families").at("warptile").get<int>(), 5000);
   EXPECT_EQ(j.at("spaces").size(), 10u);
@@ -135,7 +161,7 @@ TEST(StrategyBenchCli, ReplaysEveryShippedDatasetForEachStrategy) {
   const auto csv = dir.path() / "sb.csv";
   const auto r = test::run_cli(
       "strategy-bench --strategies random,model --seeds 1 "
-      "--max-fraction 0.03 --json --csv " +
+      "--max-fraction 0.03 --patience 30 --json --csv " +
           test::sh_quote(csv),
       false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -147,6 +173,12 @@ TEST(StrategyBenchCli, ReplaysEveryShippedDatasetForEachStrategy) {
     EXPECT_GT(f.at("1%").get<double>(), 0.0);
     EXPECT_LE(f.at("1%").get<double>(), f.at("2%").get<double>());
     EXPECT_LE(f.at("2%").get<double>(), 1.0);
+    // Where the runs stopped: never past the cap, at a fraction no better than optimal.
+    const auto& stop = j.at(s).at("at_stop");
+    EXPECT_GE(stop.at("evaluations").get<double>(), 1.0);
+    EXPECT_LE(stop.at("fraction_of_optimum").get<double>(), 1.0);
+    EXPECT_LE(stop.at("min_fraction_of_optimum").get<double>(),
+              stop.at("fraction_of_optimum").get<double>());
   }
   std::ifstream in(csv);
   std::string line;

@@ -309,6 +309,50 @@ TEST(ReplayTune, MaxEvalsIsHonouredExactly) {
   }
 }
 
+// Patience: the session stops at the first measurement that completes `patience` in a row without
+// a gain of min_gain over the best at the last gain, recomputed here from the stored order; without
+// patience the same search measures everything.
+TEST(ReplayTune, PatienceStopsASearchThatNoLongerGains) {
+  const auto rec = load(shipped("4096x4096x1024-NT"));
+  const auto candidates = survivors("large+tma", rec.problem);
+  ASSERT_GT(candidates.size(), 400u);
+  for (size_t patience : {25u, 80u}) {
+    ReplayEvaluator ev(rec);
+    MemoryStore store;
+    auto o = options(rec, candidates);
+    o.strategy = "exhaustive";
+    o.patience = patience;
+    const auto r = gpu::run_tune(o, ev, store);
+    EXPECT_EQ(r.stopped, "converged");
+    EXPECT_EQ(r.since_gain, static_cast<int>(patience));
+    EXPECT_FALSE(r.budget_hit);
+    // Where the rule says the search ends, from the screening trials in the order measured.
+    double ref = 0;
+    size_t since = 0, stop = 0, n = 0;
+    for (const auto& t : store.trials) {
+      if (t.strategy.ends_with("/final")) continue;
+      ++n;
+      const bool ok = t.status == TrialStatus::ok && !t.cut_early;
+      if (ok && (ref == 0 || t.time.median_ms < ref * (1 - o.min_gain))) {
+        ref = t.time.median_ms;
+        since = 0;
+      } else if (++since == patience && stop == 0) {
+        stop = n;
+      }
+    }
+    EXPECT_EQ(stop, n) << "patience " << patience;
+    EXPECT_EQ(r.measured, static_cast<int>(n));
+    EXPECT_LT(r.measured, static_cast<int>(candidates.size()));
+  }
+  ReplayEvaluator ev(rec);
+  MemoryStore store;
+  auto o = options(rec, candidates);
+  o.strategy = "exhaustive";
+  const auto all = gpu::run_tune(o, ev, store);
+  EXPECT_EQ(all.stopped, "exhausted");
+  EXPECT_EQ(all.measured, static_cast<int>(candidates.size()));
+}
+
 // A time budget on a replay runs on the recorded seconds: the search stops once they are spent,
 // and the same tune again resumes with what is left.
 TEST(ReplayTune, ABudgetStopsTheSearchOnTheRecordedClockAndAResumeGoesOn) {

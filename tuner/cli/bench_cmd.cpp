@@ -183,13 +183,14 @@ void run_bench(const BenchOpts& o) {
           spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,
                        problems.size(), gpu::bench_label(problem), e.survivors.size(),
                        plan[i].space_name);
-          gpu::TuneOptions t;  // as `tune --shapes` with its defaults: model, 5 minutes
+          gpu::TuneOptions t;  // as `tune --shapes` with its defaults: model, patience, 5 minutes
           t.problem = problem;
           t.candidates = e.survivors;
           t.seed = seed;
           t.compile_threads = static_cast<unsigned>(o.jobs);
           t.strategy = "model";
-          t.budget_s = 300;
+          t.budget_s = gpu::kDefaultBudgetS;
+          t.patience = gpu::default_patience(t.strategy);
           t.history = history.trials_for(fp, &*store);
           auto last = std::chrono::steady_clock::now();
           gpu::WorkerEvaluator ev(worker, cache_dir);
@@ -326,7 +327,7 @@ void register_bench(CLI::App& app) {
          "Search space for the shapes that must be tuned first and name none of their own: "
          "a JSON file or a built-in name, several joined by '+' (default+tma), or auto (every "
          "built-in space); such shapes are tuned as `tune` does by default: the model strategy, "
-         "at most 5 minutes each")
+         "until 200 measurements bring no gain, at most 5 minutes each")
       ->capture_default_str();
   add_cache_dir_option(*sub, o->cache_dir);
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads when tuning (default: all cores)")

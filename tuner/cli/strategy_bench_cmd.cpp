@@ -49,6 +49,11 @@ struct Run {
   std::vector<double> fraction;  // at each checkpoint
   std::vector<double> evals_to;  // per target; NaN: not reached within the run
   std::vector<double> seconds_to;
+  // Where the run stopped (its last measurement): how many, the fraction reached, the simulated
+  // seconds, and why (TuneReport::stopped).
+  size_t stop_evals = 0;
+  double stop_fraction = 0, stop_seconds = 0;
+  std::string stopped;
 };
 
 double optimum(const gpu::Recording& r) {
@@ -62,7 +67,7 @@ double optimum(const gpu::Recording& r) {
 
 Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& candidates,
                const std::vector<Trial>& history, const std::string& strategy, std::uint64_t seed,
-               double max_fraction, unsigned threads) {
+               double max_fraction, size_t patience, unsigned threads) {
   const double opt = optimum(rec);
   gpu::ReplayEvaluator ev(rec, threads);
   NullStore store;
@@ -75,9 +80,10 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
   o.compile_threads = threads;
   o.max_evals =
       static_cast<size_t>(std::ceil(max_fraction * static_cast<double>(candidates.size())));
+  o.patience = patience;
   if (strategy == "model") o.history = history;
   std::vector<double> best_after, seconds_after;  // per evaluation
-  gpu::run_tune(o, ev, store, [&](const gpu::TuneProgress& p) {
+  const auto rep = gpu::run_tune(o, ev, store, [&](const gpu::TuneProgress& p) {
     best_after.push_back(p.best_ms);
     seconds_after.push_back(ev.elapsed_s());
   });
@@ -88,7 +94,11 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
         best_after.size(),
         {},
         {},
-        {}};
+        {},
+        best_after.size(),
+        0,
+        seconds_after.empty() ? 0 : seconds_after.back(),
+        rep.stopped};
   auto fraction_at = [&](size_t evals) {
     if (evals == 0 || best_after.empty()) return 0.0;
     const double b = best_after[std::min(evals, best_after.size()) - 1];
@@ -110,6 +120,7 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
     r.evals_to.push_back(evals);
     r.seconds_to.push_back(secs);
   }
+  r.stop_fraction = fraction_at(best_after.size());
   return r;
 }
 
@@ -117,6 +128,8 @@ struct Summary {
   std::vector<double> fraction, evals_to, seconds_to;
   std::vector<int> unreached;
   int runs = 0;
+  double stop_evals = 0, stop_fraction = 0, stop_seconds = 0, min_stop_fraction = 1;
+  int converged = 0;
 };
 
 std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
@@ -128,6 +141,11 @@ std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
     s.seconds_to.resize(std::size(kTargets));
     s.unreached.resize(std::size(kTargets));
     ++s.runs;
+    s.stop_evals += static_cast<double>(r.stop_evals);
+    s.stop_fraction += r.stop_fraction;
+    s.stop_seconds += r.stop_seconds;
+    s.min_stop_fraction = std::min(s.min_stop_fraction, r.stop_fraction);
+    s.converged += r.stopped == "converged";
     for (size_t i = 0; i < r.fraction.size(); ++i) s.fraction[i] += r.fraction[i];
     for (size_t i = 0; i < r.evals_to.size(); ++i) {
       // Not reached: counted at what the run measured, so the mean is a lower bound.
@@ -139,6 +157,9 @@ std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
   }
   for (auto& [name, s] : out) {
     for (auto& v : s.fraction) v /= s.runs;
+    s.stop_evals /= s.runs;
+    s.stop_fraction /= s.runs;
+    s.stop_seconds /= s.runs;
     for (size_t i = 0; i < s.evals_to.size(); ++i) {
       s.evals_to[i] /= s.runs;
       const int reached = s.runs - s.unreached[i];
@@ -151,14 +172,16 @@ std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
 std::string csv_of(const std::vector<Run>& runs) {
   std::string csv =
       "strategy,problem,seed,candidates,evaluations,frac_1pct,frac_2pct,frac_5pct,frac_10pct,"
-      "frac_25pct,evals_to_0.98,evals_to_0.99,seconds_to_0.98,seconds_to_0.99\n";
+      "frac_25pct,evals_to_0.98,evals_to_0.99,seconds_to_0.98,seconds_to_0.99,stop_evals,"
+      "stop_fraction,stop_seconds,stopped\n";
   for (const auto& r : runs) {
     csv +=
         fmt::format("{},{},{},{},{}", r.strategy, r.problem, r.seed, r.candidates, r.evaluations);
     for (double f : r.fraction) csv += fmt::format(",{:.5f}", f);
     for (double e : r.evals_to) csv += std::isnan(e) ? "," : fmt::format(",{:.0f}", e);
     for (double s : r.seconds_to) csv += std::isnan(s) ? "," : fmt::format(",{:.1f}", s);
-    csv += "\n";
+    csv += fmt::format(",{},{:.5f},{:.1f},{}\n", r.stop_evals, r.stop_fraction, r.stop_seconds,
+                       r.stopped);
   }
   return csv;
 }
@@ -179,12 +202,18 @@ nlohmann::json json_of(const std::map<std::string, Summary>& sums) {
                {"seconds_to_0.98",
                 std::isnan(s.seconds_to[0]) ? nlohmann::json() : nlohmann::json(s.seconds_to[0])},
                {"seconds_to_0.99",
-                std::isnan(s.seconds_to[1]) ? nlohmann::json() : nlohmann::json(s.seconds_to[1])}};
+                std::isnan(s.seconds_to[1]) ? nlohmann::json() : nlohmann::json(s.seconds_to[1])},
+               {"at_stop",
+                {{"evaluations", s.stop_evals},
+                 {"fraction_of_optimum", s.stop_fraction},
+                 {"min_fraction_of_optimum", s.min_stop_fraction},
+                 {"seconds", s.stop_seconds},
+                 {"converged_runs", s.converged}}}};
   }
   return j;
 }
 
-void print(const std::map<std::string, Summary>& sums) {
+void print(const std::map<std::string, Summary>& sums, size_t patience) {
   fmt::print("{:<11} {:>5} {:>7} {:>7} {:>7} {:>7} {:>7} {:>10} {:>10} {:>9} {:>9}\n", "strategy",
              "runs", "1%", "2%", "5%", "10%", "25%", "evals.98", "evals.99", "s to .98",
              "s to .99");
@@ -200,6 +229,16 @@ void print(const std::map<std::string, Summary>& sums) {
         "{:<11} {:>5} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>10} {:>10} {:>9} {:>9}\n",
         name, s.runs, s.fraction[0], s.fraction[1], s.fraction[2], s.fraction[3], s.fraction[4],
         evals(0), evals(1), secs(0), secs(1));
+  }
+  if (patience > 0) {
+    fmt::print(
+        "\nat the stop (--patience {}): mean evaluations, mean and worst fraction of the "
+        "optimum, mean simulated seconds, runs that converged\n",
+        patience);
+    for (const auto& [name, s] : sums) {
+      fmt::print("{:<11} {:>8.0f} {:>7.4f} {:>7.4f} {:>8.0f} s {:>4}/{}\n", name, s.stop_evals,
+                 s.stop_fraction, s.min_stop_fraction, s.stop_seconds, s.converged, s.runs);
+    }
   }
   const auto random = sums.find("random");
   for (const auto& [name, s] : sums) {
@@ -218,6 +257,7 @@ void register_strategy_bench(CLI::App& app) {
     std::string strategies = "random,model", csv = "strategy-bench.csv", plot, plot_script;
     int seeds = 5;
     double max_fraction = 0.25;
+    size_t patience = 0;
     unsigned threads = 16;
     bool json = false, include_incomplete = false;
   };
@@ -239,6 +279,10 @@ void register_strategy_bench(CLI::App& app) {
   sub->add_option("--max-fraction", o->max_fraction,
                   "Each run measures at most this fraction of the candidates")
       ->check(CLI::Range(0.0001, 1.0))
+      ->capture_default_str();
+  sub->add_option("--patience", o->patience,
+                  "Stop each run after this many measurements in a row without a 0.5 % gain, as "
+                  "`tune --patience` does, and report where the runs stopped (0: never)")
       ->capture_default_str();
   sub->add_option("--threads", o->threads,
                   "Compile threads of the simulated clock (the recording machine's cores)")
@@ -290,7 +334,7 @@ void register_strategy_bench(CLI::App& app) {
       for (const auto& s : strategies) {
         for (int seed = 1; seed <= o->seeds; ++seed) {
           runs.push_back(replay_one(rec, candidates, history, s, static_cast<std::uint64_t>(seed),
-                                    o->max_fraction, o->threads));
+                                    o->max_fraction, o->patience, o->threads));
           std::fprintf(stderr, "\r%s %s seed %d   ", s.c_str(), runs.back().problem.c_str(), seed);
         }
       }
@@ -303,7 +347,7 @@ void register_strategy_bench(CLI::App& app) {
     if (o->json) {
       std::puts(json_of(sums).dump(2).c_str());
     } else {
-      print(sums);
+      print(sums, o->patience);
       fmt::print("per run: {}\n", o->csv);
     }
     if (!o->plot.empty()) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -138,6 +139,8 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
                       {"strategy", t.strategy},
                       {"measured", r.measured},
                       {"budget_hit", r.budget_hit},
+                      {"stopped", r.stopped},
+                      {"patience", t.patience},
                       {"evaluator", r.evaluator},
                       {"evaluator_s", r.evaluator_s},
                       {"statuses", r.status_counts},
@@ -175,8 +178,16 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
     fmt::print("{}: {} of recorded compile and measure time\n", r.worker.why,
                duration(r.evaluator_s));
   }
-  if (r.budget_hit) {
+  if (r.stopped == "max_evals") {
     fmt::print("stopped at --max-evals {}: candidates are left; run again to go on\n", t.max_evals);
+  } else if (r.stopped == "budget") {
+    fmt::print("stopped at the budget ({}): candidates are left; run again to go on\n",
+               duration(t.budget_s));
+  } else if (r.stopped == "converged") {
+    fmt::print(
+        "converged: the last {} measurements brought no gain of 0.5 % (--patience {}); {} "
+        "candidates not measured\n",
+        r.since_gain, t.patience, t.candidates.size() - r.measured - r.resumed);
   }
   if (!kernel_vec_loads(t.problem)) {
     fmt::print(
@@ -266,8 +277,6 @@ double parse_duration(const std::string& text) {
   return total;
 }
 
-constexpr double kDefaultBudgetS = 300;  // the default tune's: minutes, not tens of minutes
-
 // Seconds per binary compiled and per candidate measured: the mean of the shipped recordings of
 // this architecture, else a guess (basis says which).
 struct CostBasis {
@@ -301,7 +310,7 @@ CostBasis cost_basis(const std::string& arch) {
 // budget, and the cost of compiling and measuring them (cost_basis).
 nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch, const CostBasis& cost,
                        const std::string& strategy, double budget_s, size_t max_evals,
-                       unsigned jobs) {
+                       size_t patience, unsigned jobs) {
   const bool has_tma = arch == "sm_90" || arch == "sm_90a";
   nlohmann::json spaces = nlohmann::json::array();
   std::set<std::string> seen;
@@ -337,6 +346,7 @@ nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch, const 
           {"strategy", strategy},
           {"budget_s", budget_s},
           {"max_evals", max_evals},
+          {"patience", patience},
           {"estimate",
            {{"compile_all_s", compile_s},
             {"measure_all_s", measure_s},
@@ -363,10 +373,11 @@ void print_dry_run(const nlohmann::json& j) {
                                         : "");
   fmt::print("  binaries: {} (split-K variants share one)\n", j.at("binaries").get<size_t>());
   const double budget = j.at("budget_s");
-  const size_t max_evals = j.at("max_evals");
-  fmt::print("  strategy {}, budget {}, max-evals {}\n", j.at("strategy").get<std::string>(),
-             budget > 0 ? duration(budget) : "none",
-             max_evals ? std::to_string(max_evals) : "none");
+  const size_t max_evals = j.at("max_evals"), patience = j.at("patience");
+  fmt::print("  strategy {}, budget {}, max-evals {}, patience {}\n",
+             j.at("strategy").get<std::string>(), budget > 0 ? duration(budget) : "none",
+             max_evals ? std::to_string(max_evals) : "none",
+             patience ? std::to_string(patience) : "none");
   const auto& e = j.at("estimate");
   fmt::print("  every candidate would take about {} compiling on {} cores and {} measuring ({})\n",
              duration(e.at("compile_all_s")), e.at("cores").get<unsigned>(),
@@ -386,6 +397,7 @@ void register_tune(CLI::App& app) {
     bool retune = false, json = false, dry_run = false;
     std::string strategy = "model";
     std::size_t max_evals = 0;
+    std::optional<std::size_t> patience;
     std::vector<std::string> replay, history;
   };
   auto o = std::make_shared<Opts>();
@@ -395,8 +407,9 @@ void register_tune(CLI::App& app) {
       "verified and timed against cuBLAS FP32 in the same run, every trial is stored as it\n"
       "finishes (an interrupted or budgeted tune resumes where it stopped), and the fastest are\n"
       "re-timed beside cuBLAS and verified on edge shapes. By default every kernel family's\n"
-      "candidates (--space auto) are searched by the model strategy for at most 5 minutes\n"
-      "(--budget 5m); --strategy exhaustive measures every one.");
+      "candidates (--space auto) are searched by the model strategy until 200 measurements in\n"
+      "a row bring no gain (--patience 200), for at most 5 minutes (--budget 5m);\n"
+      "--strategy exhaustive measures every one.");
   add_gpu_option(*sub, o->gpu);
   auto* shape_opt = sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")
                         ->capture_default_str();
@@ -463,6 +476,10 @@ void register_tune(CLI::App& app) {
                   "Measure at most this many candidates in this run (0: no limit); a later run "
                   "resumes with the rest")
       ->capture_default_str();
+  sub->add_option("--patience", o->patience,
+                  "Stop searching once this many measurements in a row brought no new best at "
+                  "least 0.5 % faster (0: never); the budget still applies. Default: 200 with "
+                  "--strategy model or anneal, 0 with exhaustive or random");
   sub->add_option("--history", o->history,
                   "What the model strategy learns from besides this GPU's trials in the database: "
                   "dataset files (default: the datasets shipped with sgemm-tune); the tuned "
@@ -487,8 +504,10 @@ void register_tune(CLI::App& app) {
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir);
     const std::uint64_t seed = o->seed ? o->seed : std::random_device{}();
     make_strategy(o->strategy);  // an unknown strategy is bad input, before anything starts
-    const double budget_s = o->budget.empty() ? (o->strategy == "exhaustive" ? 0 : kDefaultBudgetS)
-                                              : parse_duration(o->budget);
+    const double budget_s = o->budget.empty()
+                                ? (o->strategy == "exhaustive" ? 0 : gpu::kDefaultBudgetS)
+                                : parse_duration(o->budget);
+    const size_t patience = o->patience.value_or(gpu::default_patience(o->strategy));
     if (!o->arch.empty() && !o->dry_run)
       throw InputError("--arch is for --dry-run (a tune uses the GPU's own)");
 
@@ -507,7 +526,7 @@ void register_tune(CLI::App& app) {
       nlohmann::json all = nlohmann::json::array();
       const auto cost = cost_basis(arch);
       for (const auto& p : plan) {
-        all.push_back(dry_run(p, arch, cost, o->strategy, budget_s, o->max_evals,
+        all.push_back(dry_run(p, arch, cost, o->strategy, budget_s, o->max_evals, patience,
                               static_cast<unsigned>(o->jobs)));
         if (!o->json) print_dry_run(all.back());
       }
@@ -568,6 +587,7 @@ void register_tune(CLI::App& app) {
       t.strategy = o->strategy;
       t.max_evals = o->max_evals;
       t.budget_s = budget_s;
+      t.patience = patience;
       if (o->strategy == "model") {
         const auto& fp = replay_fp ? *replay_fp : on_gpu->info().fingerprint;
         t.history = history.trials_for(fp, dynamic_cast<const db::SqliteStore*>(db.get()));

@@ -326,7 +326,10 @@ class Session {
     size_t asked = 0;
     const auto tg0 = Clock::now();
     const double ev0 = ev_.elapsed_s();
-    bool out_of_time = false;
+    bool out_of_time = false, converged = false;
+    // The best at the last gain of at least min_gain: what a new trial must beat to count.
+    double gain_ref = best_ms_;
+    size_t since_gain = 0;
     while (true) {
       // The budget is the evaluator's clock (a replay's: the recorded seconds), from this tune's
       // start; what is compiled ahead but not yet measured when it runs out is dropped.
@@ -348,13 +351,32 @@ class Session {
       Trial t = measure(o_, o_.candidates[i], comp, ev_, &store_, best_ms_, o_.cut_after,
                         rep_.cublas_screen.median_ms);
       if (faster(t, best_ms_)) best_ms_ = t.time.median_ms, best_name_ = t.config_name;
+      if (faster(t, gain_ref * (1 - o_.min_gain))) {
+        gain_ref = t.time.median_ms;
+        since_gain = 0;
+      } else {
+        ++since_gain;
+      }
       strategy->tell(i, t);
       trials_[i] = std::move(t);
       ++rep_.measured;
       report(tg0, limit);
+      if (o_.patience > 0 && since_gain >= o_.patience) {
+        converged = true;
+        break;
+      }
     }
-    rep_.budget_hit =
-        out_of_time || (o_.max_evals > 0 && asked >= limit && !strategy->ask(1).empty());
+    rep_.since_gain = static_cast<int>(since_gain);
+    const bool evals_hit = o_.max_evals > 0 && asked >= limit && !strategy->ask(1).empty();
+    rep_.budget_hit = out_of_time || evals_hit;
+    rep_.stopped = converged     ? "converged"
+                   : out_of_time ? "budget"
+                   : evals_hit   ? "max_evals"
+                                 : "exhausted";
+    if (converged) {
+      spdlog::info("converged: {} measurements in a row without a {:.1f} % gain (--patience {})",
+                   since_gain, 100 * o_.min_gain, o_.patience);
+    }
     rep_.compile_wall_s = builds.wall_s();
   }
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nvrtc_compiler.hpp"
@@ -19,6 +20,16 @@
 
 namespace sgt::gpu {
 
+// The default tune's limits: a search that learns (model, anneal) stops after kDefaultPatience
+// measurements without a gain (strategy-bench over the H200 datasets: 0.9999 of the optimum on
+// average at about 300 evaluations, docs/experiments/2026-12-01-default-tune.md), and at
+// kDefaultBudgetS seconds at the latest. Exhaustive and random measure every candidate.
+inline constexpr double kDefaultBudgetS = 300;
+inline constexpr size_t kDefaultPatience = 200;
+inline size_t default_patience(std::string_view strategy) {
+  return strategy == "model" || strategy == "anneal" ? kDefaultPatience : 0;
+}
+
 struct TuneOptions {
   Problem problem;
   std::vector<WarpTileConfig> candidates;  // survivors of the space for this problem
@@ -27,6 +38,11 @@ struct TuneOptions {
   // Seconds of the evaluator's clock (a replay's: recorded seconds) the screening may take, from
   // its start, compiling included; 0: no limit. Finalists and edge checks follow it.
   double budget_s = 0;
+  // Convergence: stop once this many measurements in a row brought no new best that is at least
+  // min_gain faster than the best at the last improvement; 0: never (measure until the strategy,
+  // the budget or max_evals ends it).
+  size_t patience = 0;
+  double min_gain = 0.005;
   // Trials of other problems on this GPU model, for strategies that learn (model).
   std::vector<Trial> history;
   int top_k = 5;
@@ -65,8 +81,12 @@ struct TuneReport {
   int resumed = 0, cut_early = 0, worker_restarts = 0;
   int measured = 0;         // candidates this session measured (screening)
   bool budget_hit = false;  // stopped by max_evals or budget_s before the strategy ran out
-  std::string evaluator;    // "worker" or "replay"
-  double evaluator_s = 0;   // the evaluator's own clock (a replay: recorded seconds)
+  // Why the screening ended: "exhausted" (the strategy had nothing left), "budget", "max_evals"
+  // or "converged" (patience measurements without a gain).
+  std::string stopped = "exhausted";
+  int since_gain = 0;      // measurements since the last gain, when the screening ended
+  std::string evaluator;   // "worker" or "replay"
+  double evaluator_s = 0;  // the evaluator's own clock (a replay: recorded seconds)
   size_t compiled = 0, cache_hits = 0;
   double compile_wall_s = 0, wall_s = 0;
 };
