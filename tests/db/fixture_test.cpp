@@ -1,0 +1,74 @@
+// A database this release wrote on the H200 (the default tune of 1000x1000x1000 NN, 2026-12-01,
+// schema 3) keeps serving: it opens, its winner is served as exact and current (not stale: the
+// kernels it was measured with are the ones this build compiles), every trial survives a writer's
+// open, and export puts the winner in the table. When the kernels change on purpose, the winner
+// turns stale here, which is the point: the figures measured with it no longer hold.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "store.hpp"
+#include "test_support.hpp"
+
+namespace sgt::db {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kWinner = "wt_64x64x32_w32x32_wn1_t8x4_n128_mb2_s4_p4_g8_o1_m1";
+
+fs::path fixture() {
+  return fs::path(SGT_TEST_SOURCE_DIR) / "tests" / "db" / "fixtures" /
+         "h200-1000x1000x1000-NN-schema3.db";
+}
+
+TEST(ReleaseFixture, AnH200DatabaseOfThisReleaseServesItsWinnerAsCurrent) {
+  test::TempDir dir;
+  const auto db = dir.path() / "tuning.db";
+  fs::copy_file(fixture(), db);  // the checked-in file is never opened for writing
+  const auto dbarg = " --db " + test::sh_quote(db);
+
+  const auto info = test::run_cli("db info --json" + dbarg, false);
+  ASSERT_EQ(info.exit_code, 0) << info.out;
+  const auto ij = nlohmann::json::parse(info.out);
+  EXPECT_EQ(ij.at("schema_version"), 3);
+  EXPECT_EQ(ij.at("rows").at("trials"), 224);
+
+  auto query = [&] {
+    const auto q = test::run_cli(
+        "query --gpu 'NVIDIA H200' --shape 1000x1000x1000 --layout NN --json" + dbarg, false);
+    EXPECT_EQ(q.exit_code, 0) << q.out;
+    return nlohmann::json::parse(q.out);
+  };
+  const auto q = query();
+  EXPECT_EQ(q.at("source"), "exact");
+  EXPECT_EQ(q.at("config_name"), kWinner);
+  EXPECT_FALSE(q.at("winner").at("stale").get<bool>());
+  EXPECT_EQ(q.at("stale_skipped").at("kernel_hash"), 0);
+  EXPECT_EQ(q.at("winner").at("edge_check_summary").at("passed"), 24);
+  EXPECT_GT(q.at("winner").at("pct_of_cublas").get<double>(), 110.0);
+
+  // A writer's open (migrating, if this build's schema is newer) keeps every trial and the winner.
+  {
+    auto rw = SqliteStore::open(db, OpenMode::read_write);
+    EXPECT_EQ(rw.trials().size(), 224u);
+    EXPECT_EQ(rw.info().schema_version, SqliteStore::schema_version());
+  }
+  EXPECT_EQ(query().at("config_name"), kWinner);
+
+  const auto table = dir.path() / "table.hpp";
+  const auto ex = test::run_cli("export --format cpp -o " + test::sh_quote(table) + dbarg);
+  ASSERT_EQ(ex.exit_code, 0) << ex.out;
+  std::ifstream in(table);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto row = text.find("{1000, 1000, 1000, \"NN\"");
+  ASSERT_NE(row, std::string::npos) << text.substr(0, 2000);
+  EXPECT_NE(text.find(kWinner, row), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sgt::db
