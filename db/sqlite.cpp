@@ -2,6 +2,7 @@
 // the statement, where in our code it happened, and what SQLite said.
 #include "sqlite.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -98,13 +99,33 @@ std::string one_line(std::string_view sql) {
 
 }  // namespace
 
+namespace {
+
+// file: URI of a path, every byte outside the unreserved set percent-encoded (so '?', '#' and '%'
+// in a file name stay part of it).
+std::string file_uri(const std::filesystem::path& p, std::string_view query) {
+  std::string out = "file:";
+  for (const unsigned char ch : std::filesystem::absolute(p).string()) {
+    if (std::isalnum(ch) || ch == '/' || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+      out += static_cast<char>(ch);
+    } else {
+      out += fmt::format("%{:02X}", ch);
+    }
+  }
+  return out + "?" + std::string(query);
+}
+
+}  // namespace
+
 Connection::Connection(const std::filesystem::path& path, int flags, int busy_timeout_ms,
-                       std::source_location loc)
+                       std::string_view uri_query, std::source_location loc)
     : path_(path), busy_timeout_ms_(busy_timeout_ms) {
   // On failure the handle still exists (it carries the message); check() reads it, then the
   // handle is freed here because a throwing constructor runs no destructor.
   try {
-    check(sqlite3_open_v2(path.c_str(), &db_, flags, nullptr), "sqlite3_open_v2", {}, loc);
+    const std::string name = uri_query.empty() ? path.string() : file_uri(path, uri_query);
+    if (!uri_query.empty()) flags |= SQLITE_OPEN_URI;
+    check(sqlite3_open_v2(name.c_str(), &db_, flags, nullptr), "sqlite3_open_v2", {}, loc);
     SGT_SQLITE_CHECK(*this, sqlite3_extended_result_codes(db_, 1));
     SGT_SQLITE_CHECK(*this, sqlite3_busy_timeout(db_, busy_timeout_ms));
   } catch (...) {

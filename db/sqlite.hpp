@@ -16,7 +16,9 @@ namespace sgt::db {
 class Connection {
  public:
   // flags: SQLITE_OPEN_* (the caller decides read-only or read-write and whether to create).
+  // uri_query, when given, opens the file as a URI with these parameters (e.g. "immutable=1").
   Connection(const std::filesystem::path& path, int flags, int busy_timeout_ms,
+             std::string_view uri_query = {},
              std::source_location loc = std::source_location::current());
   ~Connection();
   Connection(const Connection&) = delete;

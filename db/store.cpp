@@ -159,8 +159,9 @@ std::string describe_gpus(const std::vector<GpuRecord>& gpus) {
 // ---------------------------------------------------------------------------------------------
 // Impl: rows
 
-StoreImpl::StoreImpl(const std::filesystem::path& path, int flags, int busy_timeout_ms, OpenMode m)
-    : conn(path, flags, busy_timeout_ms), mode(m) {}
+StoreImpl::StoreImpl(const std::filesystem::path& path, int flags, int busy_timeout_ms, OpenMode m,
+                     std::string_view uri_query)
+    : conn(path, flags, busy_timeout_ms, uri_query), mode(m) {}
 
 void StoreImpl::prepare_sql() {
   config_present = config_columns_present(conn);
@@ -455,6 +456,7 @@ int SqliteStore::schema_version() {
 SqliteStore SqliteStore::open(const std::filesystem::path& path, OpenMode mode,
                               int busy_timeout_ms) {
   int flags = 0;
+  std::string uri_query;
   if (mode == OpenMode::read_only) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) {
@@ -464,6 +466,13 @@ SqliteStore SqliteStore::open(const std::filesystem::path& path, OpenMode mode,
                       path.string()));
     }
     flags = SQLITE_OPEN_READONLY;
+    // A WAL database that no process has open has no -wal file: its main file is the whole
+    // database. Read as immutable, SQLite then needs no -shm or -wal beside it, so a read-only
+    // command works on a read-only filesystem and leaves nothing behind. With a -wal present (a
+    // tune is writing, or one was killed), the normal read path sees its committed pages.
+    std::filesystem::path wal = path;
+    wal += "-wal";
+    if (!std::filesystem::exists(wal, ec)) uri_query = "mode=ro&immutable=1";
   } else {
     if (path.has_parent_path()) {
       std::error_code ec;
@@ -475,7 +484,7 @@ SqliteStore SqliteStore::open(const std::filesystem::path& path, OpenMode mode,
     }
     flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
   }
-  auto impl = std::make_unique<StoreImpl>(path, flags, busy_timeout_ms, mode);
+  auto impl = std::make_unique<StoreImpl>(path, flags, busy_timeout_ms, mode, uri_query);
   auto& conn = impl->conn;
   // Only reads until the file is known to be ours, not newer, and undamaged: a refused file must
   // keep every byte, so even the switch to WAL waits.

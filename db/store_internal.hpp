@@ -27,7 +27,8 @@ nlohmann::json read_json_file(const std::filesystem::path& file, std::string_vie
 StoreDump parse_export(const nlohmann::json& j, std::string_view origin);
 
 struct StoreImpl {
-  StoreImpl(const std::filesystem::path& path, int flags, int busy_timeout_ms, OpenMode mode);
+  StoreImpl(const std::filesystem::path& path, int flags, int busy_timeout_ms, OpenMode mode,
+            std::string_view uri_query = {});
 
   Connection conn;
   OpenMode mode;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -68,6 +69,56 @@ TEST(ReleaseFixture, AnH200DatabaseOfThisReleaseServesItsWinnerAsCurrent) {
   const auto row = text.find("{1000, 1000, 1000, \"NN\"");
   ASSERT_NE(row, std::string::npos) << text.substr(0, 2000);
   EXPECT_NE(text.find(kWinner, row), std::string::npos);
+}
+
+bool wal_or_shm_beside(const fs::path& db) {
+  return fs::exists(db.string() + "-wal") || fs::exists(db.string() + "-shm");
+}
+
+// Read-only commands read a database that no process has open without creating its -wal and -shm
+// files (they would stay behind: a reader cannot remove them), and so also on a read-only
+// filesystem; a merge source likewise.
+TEST(ReadOnlyOpen, ReadOnlyCommandsLeaveNothingBesideTheDatabase) {
+  test::TempDir dir;
+  const auto db = dir.path() / "tuning.db";
+  fs::copy_file(fixture(), db);
+  const auto dbarg = " --db " + test::sh_quote(db);
+  for (const std::string& cmd : std::vector<std::string>{
+           "db info", "list", "query --gpu 'NVIDIA H200' --shape 1000x1000x1000",
+           "export --format cpp -o " + test::sh_quote(dir.path() / "t.hpp"),
+           "db export --json " + test::sh_quote(dir.path() / "t.json")}) {
+    const auto r = test::run_cli(cmd + dbarg);
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.out;
+    EXPECT_FALSE(wal_or_shm_beside(db)) << cmd;
+  }
+  const auto other = dir.path() / "other.db";
+  const auto m = test::run_cli("db merge " + test::sh_quote(db) + " --db " + test::sh_quote(other));
+  EXPECT_EQ(m.exit_code, 0) << m.out;
+  EXPECT_FALSE(wal_or_shm_beside(db)) << "merge source";
+}
+
+TEST(ReadOnlyOpen, ReadOnlyCommandsWorkOnAReadOnlyFilesystem) {
+  test::TempDir dir;
+  const auto src = dir.path() / "src", mnt = dir.path() / "mnt";
+  fs::create_directories(src);
+  fs::create_directories(mnt);
+  fs::copy_file(fixture(), src / "tuning.db");
+  // A private mount namespace with a read-only bind mount: root cannot write there either.
+  const std::string ro_mount = "unshare -m sh -c \"mount --bind " + test::sh_quote(src) + " " +
+                               test::sh_quote(mnt) + " && mount -o remount,bind,ro " +
+                               test::sh_quote(mnt) + " && ";
+  const auto probe =
+      test::run_shell(ro_mount + "! touch " + test::sh_quote(mnt / "probe") + " 2>/dev/null\"");
+  if (probe.exit_code != 0) GTEST_SKIP() << "cannot make a read-only mount here: " << probe.out;
+  const auto db = test::sh_quote(mnt / "tuning.db");
+  for (const std::string& cmd : std::vector<std::string>{
+           "db info --db " + db, "list --db " + db,
+           "query --gpu 'NVIDIA H200' --shape 1000x1000x1000 --db " + db,
+           "db export --json " + test::sh_quote(dir.path() / "x.json") + " --db " + db}) {
+    const auto r =
+        test::run_shell(ro_mount + test::sh_quote(test::cli_path()) + " " + cmd + " >/dev/null\"");
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.out;
+  }
 }
 
 }  // namespace
