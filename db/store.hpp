@@ -20,8 +20,6 @@ namespace sgt::db {
 
 // Defined in store_internal.hpp; opaque outside db/.
 struct StoreImpl;
-struct StoreDump;
-
 // Served when nothing is tuned for the GPU (or no tuned shape exists): the seed config, kernel 8 of
 // the warp-tiling SGEMM tutorial. It is valid on every supported GPU; it is not tuned for any.
 inline constexpr std::string_view kDefaultConfigName = "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1";
@@ -161,6 +159,16 @@ void to_json(nlohmann::json& j, const IngestResult& r);
 void to_json(nlohmann::json& j, const DbInfo& i);
 
 // One connection; use a SqliteStore from one thread at a time (processes may share the file).
+// Every GPU and trial of a database, or of an export file.
+struct StoreDump {
+  std::vector<GpuRecord> gpus;
+  std::vector<StoredTrial> trials;
+};
+
+// Reads and validates an export file (plain or gzip) without opening any database: the whole
+// dump, or sgt::InputError naming the file, the trial and its first bad field.
+StoreDump read_export_file(const std::filesystem::path& file);
+
 class SqliteStore final : public TrialStore {
  public:
   // The newest schema version this binary knows.
@@ -227,6 +235,8 @@ class SqliteStore final : public TrialStore {
   // transaction. Trials already present are skipped, so importing twice changes nothing.
   IngestResult import_json(const std::filesystem::path& file);
   IngestResult import_json(const nlohmann::json& j, std::string_view origin);
+  // Adds a dump read by read_export_file(), as import_json does.
+  IngestResult import_dump(const StoreDump& d);
   // Adds every trial of another tuning database (opened read-only), skipping those already
   // present. A GPU's fingerprint is taken from the other database when it was seen there later.
   IngestResult merge(const std::filesystem::path& other_db);

@@ -14,11 +14,6 @@
 
 namespace sgt::db {
 
-struct StoreDump {
-  std::vector<GpuRecord> gpus;
-  std::vector<StoredTrial> trials;
-};
-
 // The export format (`db export --json`) of a dump, and back: parse_export validates every entry
 // and throws InputError naming `origin` and the first bad one.
 nlohmann::json export_dump_json(const StoreDump& d, int schema_version);

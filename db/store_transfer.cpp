@@ -1,13 +1,18 @@
 // Moving trials between databases (JSON export/import, merge) and keeping the file healthy
 // (vacuum, info, integrity check). Import and merge share one ingest path.
+#include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
+#include <regex>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "config.hpp"
 #include "file_util.hpp"
+#include "problem.hpp"
 #include "schema.hpp"
 #include "store.hpp"
 #include "store_internal.hpp"
@@ -50,6 +55,88 @@ void nulls_to_nan(nlohmann::json& trial) {
   for (const char* k : kReals) {
     if (auto v = trial.find(k); v != trial.end() && v->is_null()) *v = nan;
   }
+}
+
+// What a tune could have written, field by field: the first field that no tune writes, named with
+// why, or nothing. `tj` is the trial's JSON (its number types), `t` the trial read from it.
+std::optional<std::string> invalid_trial_field(const nlohmann::json& tj, const Trial& t) {
+  auto integer = [&](const nlohmann::json& j, const char* key) {
+    const auto it = j.find(key);
+    return it == j.end() || it->is_number_integer();
+  };
+  for (const char* key : {"registers", "spill_bytes", "stack_bytes", "shared_bytes", "seed"}) {
+    if (!integer(tj, key)) return fmt::format("{} {} is not an integer", key, tj.at(key).dump());
+  }
+  if (!integer(tj.at("time"), "repetitions")) {
+    return fmt::format("time.repetitions {} is not an integer",
+                       tj.at("time").at("repetitions").dump());
+  }
+  for (const char* key : {"M", "N", "K"}) {
+    if (!integer(tj.at("problem"), key)) {
+      return fmt::format("problem.{} {} is not an integer", key, tj.at("problem").at(key).dump());
+    }
+  }
+  if (!is_layout(t.problem.layout)) {
+    return fmt::format("problem.layout '{}' is not one of NN, NT, TN, TT", t.problem.layout);
+  }
+  if (t.problem.dtype != "f32") {
+    return fmt::format("problem.dtype '{}' is not f32", t.problem.dtype);
+  }
+  // Times and rates: never negative or infinite; NaN only where nothing was timed.
+  auto bad_real = [](double v) { return !std::isnan(v) && (v < 0 || std::isinf(v)); };
+  const std::pair<const char*, double> reals[] = {{"time.median_ms", t.time.median_ms},
+                                                  {"time.min_ms", t.time.min_ms},
+                                                  {"time.max_ms", t.time.max_ms},
+                                                  {"time.spread", t.time.spread},
+                                                  {"gflops", t.gflops},
+                                                  {"cublas_median_ms", t.cublas_median_ms},
+                                                  {"compile_s", t.compile_s},
+                                                  {"measure_s", t.measure_s}};
+  for (const auto& [key, v] : reals) {
+    if (bad_real(v)) return fmt::format("{} {} is negative or infinite", key, v);
+  }
+  // verify_error: a relative error, or -1 for a trial that was never verified.
+  if (t.verify_error != -1 && bad_real(t.verify_error)) {
+    return fmt::format("verify_error {} is neither an error (0 or more) nor -1 (not verified)",
+                       t.verify_error);
+  }
+  if (t.status == TrialStatus::ok && !(t.time.median_ms > 0)) {
+    return fmt::format("status ok with time.median_ms {}: an ok trial was timed", t.time.median_ms);
+  }
+  const std::pair<const char*, long long> counts[] = {{"registers", t.registers},
+                                                      {"spill_bytes", t.spill_bytes},
+                                                      {"stack_bytes", t.stack_bytes},
+                                                      {"shared_bytes", t.shared_bytes},
+                                                      {"time.repetitions", t.time.repetitions}};
+  for (const auto& [key, v] : counts) {
+    if (v < 0) return fmt::format("{} {} is negative", key, v);
+  }
+  if (t.registers > 255) return fmt::format("registers {} is above 255 per thread", t.registers);
+  static const std::regex utc(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z)");
+  if (!std::regex_match(t.timestamp, utc)) {
+    return fmt::format("timestamp '{}' is not a UTC time like 2026-12-01T12:00:00Z", t.timestamp);
+  }
+  // The config: every rule the index simulation proves (a tune never measures a config that breaks
+  // one), and the shape rules of its problem.
+  for (const auto& v : check(t.config)) {
+    for (const auto& r : rules()) {
+      if (r.name == v.rule && r.structural) {
+        return fmt::format("config {} breaks rule {}: {}", t.config_name, v.rule, v.reason);
+      }
+    }
+  }
+  for (const auto& v : check_shape(t.config, t.problem)) {
+    return fmt::format("config {} breaks shape rule {} for {} {}: {}", t.config_name, v.rule,
+                       t.problem.shape(), t.problem.layout, v.reason);
+  }
+  for (std::size_t k = 0; k < t.edge_checks.size(); ++k) {
+    const auto& e = t.edge_checks[k];
+    if (!is_layout(e.problem.layout) || e.problem.dtype != "f32") {
+      return fmt::format("edge check {} ('{}') has layout '{}' and dtype '{}'", k, e.label,
+                         e.problem.layout, e.problem.dtype);
+    }
+  }
+  return std::nullopt;
 }
 
 long long file_size_or_zero(const std::filesystem::path& p) {
@@ -154,6 +241,7 @@ StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
   const auto& trials = j["trials"];
   for (size_t i = 0; i < trials.size(); ++i) {
     StoredTrial st;
+    std::optional<std::string> invalid;
     try {
       const auto& e = trials[i];
       st.gpu = identity_from_json(e.at("gpu"));
@@ -162,6 +250,7 @@ StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
       auto trial = e.at("trial");
       nulls_to_nan(trial);
       trial.get_to(st.trial);
+      invalid = invalid_trial_field(trial, st.trial);
     } catch (const std::exception& e) {
       throw bad(fmt::format("trial {}: {}", i, e.what()));
     }
@@ -176,6 +265,7 @@ StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
     if (t.problem.M < 1 || t.problem.N < 1 || t.problem.K < 1) {
       throw bad(fmt::format("trial {}: problem {} has a size below 1", i, t.problem.shape()));
     }
+    if (invalid) throw bad(fmt::format("trial {} ({}): {}", i, t.config_name, *invalid));
     for (std::size_t k = 0; k < t.edge_checks.size(); ++k) {
       const auto& e = t.edge_checks[k];
       if (e.problem.M < 0 || e.problem.N < 0 || e.problem.K < 0) {
@@ -186,6 +276,15 @@ StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
     d.trials.push_back(std::move(st));
   }
   return d;
+}
+
+StoreDump read_export_file(const std::filesystem::path& file) {
+  return parse_export(read_json_file(file, "import file"), file.string());
+}
+
+IngestResult SqliteStore::import_dump(const StoreDump& d) {
+  impl_->require_writable("import");
+  return ingest(d);
 }
 
 IngestResult SqliteStore::import_json(const nlohmann::json& j, std::string_view origin) {

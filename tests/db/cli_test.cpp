@@ -40,6 +40,45 @@ class CliTest : public ::testing::Test {
   Problem big_ = shape(4096, 4096, 4096), small_ = shape(1024, 1024, 1024);
 };
 
+// A GPU name with terminal escape sequences (a shared database may hold anything) is printed
+// escaped by every human-readable output, and in error messages too.
+TEST(CliEscaping, ControlCharactersFromTheDatabaseNeverReachTheTerminalRaw) {
+  TempDir dir;
+  const auto path = dir.path() / "evil.db";
+  {
+    auto s = SqliteStore::open(path, OpenMode::read_write);
+    auto gpu = test::h200();
+    gpu.name = "Evil\x1b[2J\x1b]0;pwned\x07GPU";
+    const auto p = shape(512, 512, 512);
+    s.begin(gpu, p);
+    s.record(make_trial(p, 0, 0.5));
+  }
+  const std::string dbarg = " --db " + q(path);
+  for (const std::string cmd : {"list", "query --gpu evil --shape 512x512x512",
+                                "query --gpu nosuchgpu --shape 512x512x512"}) {
+    const auto r = run_cli(cmd + dbarg);
+    EXPECT_FALSE(contains(r.out, "\x1b")) << cmd;
+    EXPECT_FALSE(contains(r.out, "\x07")) << cmd;
+    EXPECT_TRUE(contains(r.out, "Evil")) << cmd << ": " << r.out;
+  }
+}
+
+// A bad import file is refused before any database is opened: exit 2, the first bad field
+// named, and no database file created.
+TEST_F(CliTest, ABadImportNamesTheFieldAndCreatesNothing) {
+  const auto file = dir_.path() / "export.json";
+  ASSERT_EQ(cli("db export --json " + q(file)).exit_code, 0);
+  auto j = nlohmann::json::parse(test::read_bytes(file));
+  j["trials"][1]["trial"]["problem"]["layout"] = "XY";
+  test::write_bytes(file, j.dump());
+  const auto fresh = dir_.path() / "fresh.db";
+  const auto r = run_cli("db import " + q(file) + " --db " + q(fresh));
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "trial 1")) << r.out;
+  EXPECT_TRUE(contains(r.out, "layout 'XY'")) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(fresh));
+}
+
 TEST_F(CliTest, QueryExactWinnerExitsZero) {
   const auto r = cli("query --gpu 'nvidia h200' --shape 4096x4096x4096");
   EXPECT_EQ(r.exit_code, 0) << r.out;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "db_test_util.hpp"
 #include "error.hpp"
@@ -311,6 +312,53 @@ TEST(Transfer, BadImportsImportNothing) {
   EXPECT_THROW(b.import_json(text_file), InputError);
   EXPECT_THROW(b.import_json(dir.path() / "missing.json"), InputError);
   EXPECT_EQ(content(b), before);
+}
+
+// An import holds what a tune could have written, checked with the tune's own rules; the first
+// field that no tune writes refuses the whole file, named, and nothing is imported.
+TEST(Transfer, ImportValidatesEveryFieldAsATuneWould) {
+  TempDir dir;
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  fill(a);
+  const auto good = a.export_json();
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  const auto before = content(b);
+  auto expect_refused = [&](const nlohmann::json& j, const std::string& needle) {
+    try {
+      b.import_json(j, "bad.json");
+      ADD_FAILURE() << "imported " << needle;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("nothing was imported"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(content(b), before);
+  };
+  auto with = [&](const std::function<void(nlohmann::json&)>& edit) {
+    auto j = good;
+    edit(j["trials"][0]["trial"]);
+    return j;
+  };
+  // A config that breaks a rule (WNITER 3 does not divide the warp tile), stored as ok, with its
+  // own matching name: it would be served as an exact winner.
+  const auto broken = *from_name("wt_128x128x8_w64x64_wn3_t8x8_n128_mb1");
+  expect_refused(with([&](nlohmann::json& t) {
+                   t["config"] = broken;
+                   t["config_name"] = to_name(broken);
+                 }),
+                 "breaks rule");
+  expect_refused(with([](nlohmann::json& t) { t["problem"]["layout"] = "XY"; }), "layout 'XY'");
+  expect_refused(with([](nlohmann::json& t) { t["problem"]["dtype"] = "zz"; }), "dtype 'zz'");
+  expect_refused(with([](nlohmann::json& t) { t["time"]["median_ms"] = -1.0; }),
+                 "time.median_ms -1");
+  expect_refused(with([](nlohmann::json& t) { t["registers"] = 12.5; }), "registers 12.5");
+  expect_refused(with([](nlohmann::json& t) { t["registers"] = 4096; }), "registers 4096");
+  expect_refused(with([](nlohmann::json& t) { t["timestamp"] = "yesterday"; }),
+                 "timestamp 'yesterday'");
+  expect_refused(with([](nlohmann::json& t) { t["spill_bytes"] = -8; }), "spill_bytes -8");
+  expect_refused(with([](nlohmann::json& t) { t["time"]["median_ms"] = nullptr; }),
+                 "status ok with time.median_ms");
+  // The unchanged export still imports whole.
+  EXPECT_EQ(b.import_json(good, "good.json").trials_added, 5);
 }
 
 TEST(Transfer, VacuumKeepsEveryTrial) {

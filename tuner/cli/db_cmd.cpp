@@ -101,8 +101,11 @@ void register_db(CLI::App& app) {
       if (!std::filesystem::is_regular_file(o->file, ec)) {
         throw InputError(fmt::format("cannot read import file '{}'", o->file));
       }
+      // The whole file is read and checked before the database is opened: a bad file leaves no
+      // trace, not even a new empty database.
+      const auto dump = db::read_export_file(o->file);
       auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
-      print_ingest("imported", o->file, store.import_json(o->file), path, o->json);
+      print_ingest("imported", o->file, store.import_dump(dump), path, o->json);
     });
   }
   {

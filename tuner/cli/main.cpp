@@ -8,6 +8,7 @@
 
 #include "commands.hpp"
 #include "error.hpp"
+#include "file_util.hpp"
 
 int main(int argc, char** argv) {
   // Logs go to stderr; stdout carries only results (tables, JSON).
@@ -48,10 +49,11 @@ int main(int argc, char** argv) {
     // --help and --version exit 0; every other parse error is bad input, exit code 2.
     return app.exit(e) == 0 ? 0 : 2;
   } catch (const sgt::InputError& e) {
-    std::fprintf(stderr, "sgemm-tune: error: %s\n", e.what());
+    // Messages quote files, databases and arguments: nothing in them reaches the terminal raw.
+    std::fprintf(stderr, "sgemm-tune: error: %s\n", sgt::terminal_safe_lines(e.what()).c_str());
     return 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "sgemm-tune: error: %s\n", e.what());
+    std::fprintf(stderr, "sgemm-tune: error: %s\n", sgt::terminal_safe_lines(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -9,6 +9,7 @@
 
 #include "commands.hpp"
 #include "error.hpp"
+#include "file_util.hpp"
 #include "store.hpp"
 #include "worker_client.hpp"
 
@@ -145,26 +146,29 @@ void register_query(CLI::App& app) {
       if (r.gpu.name.empty()) j.erase("gpu");  // no GPU was resolved
       std::puts(j.dump(2).c_str());
     } else {
-      fmt::print("{}\n", r.config_name);
+      // Every text from the database is escaped: a shared file may hold anything.
+      const auto safe = [](std::string_view t) { return terminal_safe(t); };
+      fmt::print("{}\n", safe(r.config_name));
       const auto* w = r.winner ? &*r.winner : nullptr;
       switch (r.source) {
         case db::Source::exact:
           fmt::print("  exact winner for {} on {}, best of {} ok trial{}{}\n",
-                     problem_text(problem), r.gpu.label(), w->ok_trials,
+                     problem_text(problem), safe(r.gpu.label()), w->ok_trials,
                      w->ok_trials == 1 ? "" : "s", w->stale ? " (STALE trial, --allow-stale)" : "");
           break;
         case db::Source::nearest:
           fmt::print(
               "  nothing tuned for {} on {}: winner of the nearest tuned shape {} "
               "(distance {:.3f}){}\n",
-              problem_text(problem), r.gpu.label(), r.served.shape(), r.distance,
+              problem_text(problem), safe(r.gpu.label()), r.served.shape(), r.distance,
               w->stale ? " (STALE trial, --allow-stale)" : "");
           break;
         case db::Source::default_config:
           fmt::print(
               "  default config: nothing tuned for {}{}; this is the seed kernel-8 config, "
               "not tuned for any GPU\n",
-              problem_text(problem), note.empty() ? " on " + r.gpu.label() : " (" + note + ")");
+              problem_text(problem),
+              safe(note.empty() ? " on " + r.gpu.label() : " (" + note + ")"));
           break;
       }
       if (w) {
@@ -174,14 +178,14 @@ void register_query(CLI::App& app) {
         if (w->pct_of_cublas() > 0) {
           fmt::print(", {:.1f}% of cuBLAS ({:.4f} ms)", w->pct_of_cublas(), t.cublas_median_ms);
         }
-        fmt::print("; measured {} by sgemm-tune {}\n", t.timestamp, t.tuner_version);
-        fmt::print("  {}\n", edge_check_summary(t.edge_checks));
+        fmt::print("; measured {} by sgemm-tune {}\n", safe(t.timestamp), safe(t.tuner_version));
+        fmt::print("  {}\n", safe(edge_check_summary(t.edge_checks)));
       }
       if (r.stale_skipped.total > 0) {
         std::fprintf(stderr, "note: %s\n", stale_text(r.stale_skipped).c_str());
       }
       for (const auto& v : r.shape_violations) {
-        std::fprintf(stderr, "warning: %s does not fit %s: %s\n", r.config_name.c_str(),
+        std::fprintf(stderr, "warning: %s does not fit %s: %s\n", safe(r.config_name).c_str(),
                      problem.shape().c_str(), v.reason.c_str());
       }
     }

@@ -68,6 +68,37 @@ std::string terminal_safe(std::string_view text) {
   return out;
 }
 
+std::string terminal_safe_lines(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  const auto escape = [&](unsigned char b) { out += fmt::format("\\x{:02x}", b); };
+  for (size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    if (b == '\n' || b == '\t' || (b >= 0x20 && b < 0x7f)) {
+      out += text[i++];
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, then continuation bytes 10xxxxxx.
+    const size_t len = b >= 0xc2 && b < 0xe0   ? 2
+                       : b >= 0xe0 && b < 0xf0 ? 3
+                       : b >= 0xf0 && b < 0xf5 ? 4
+                                               : 0;
+    bool ok = len > 0 && i + len <= text.size();
+    for (size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(text[i + k]) & 0xc0) == 0x80;
+    // U+0080..U+009F (C1 controls, e.g. CSI) are encoded as C2 80..C2 9F.
+    if (ok && len == 2 && b == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) ok = false;
+    if (!ok) {
+      escape(b);
+      ++i;
+      continue;
+    }
+    out.append(text.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
 bool is_gzip(std::string_view bytes) {
   return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
          static_cast<unsigned char>(bytes[1]) == 0x8b;

@@ -22,6 +22,9 @@ std::optional<std::string> read_file(const std::filesystem::path& path);
 // Text from a file or database made safe for a terminal: control characters and bytes outside
 // printable ASCII become \xNN, so nothing stored can move the cursor or change the colours.
 std::string terminal_safe(std::string_view text);
+// The same for messages of several lines: newlines and tabs stay, and so does well-formed UTF-8
+// (but for C1 control characters); every other control byte or broken sequence becomes \xNN.
+std::string terminal_safe_lines(std::string_view text);
 
 // gzip (RFC 1952, through zlib): datasets and exports ending in ".gz" are stored so.
 bool is_gzip(std::string_view bytes);
