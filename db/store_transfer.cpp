@@ -326,6 +326,10 @@ IngestResult SqliteStore::merge(const std::filesystem::path& other_db) {
   if (!std::filesystem::exists(other_db, ec)) {
     throw InputError(fmt::format("no database to merge at '{}'", other_db.string()));
   }
+  if (std::filesystem::is_directory(other_db, ec)) {
+    throw InputError(
+        fmt::format("'{}' is a directory, not a tuning database to merge", other_db.string()));
+  }
   if (std::filesystem::equivalent(other_db, path(), ec)) {
     throw InputError(fmt::format("cannot merge '{}' into itself", other_db.string()));
   }

@@ -79,6 +79,17 @@ TEST_F(CliTest, ABadImportNamesTheFieldAndCreatesNothing) {
   EXPECT_FALSE(std::filesystem::exists(fresh));
 }
 
+// db info keeps a space between every table name and its count, however long the name; a
+// directory given as a merge source is called a directory (not an I/O error).
+TEST_F(CliTest, DbInfoSeparatesNamesAndCountsAndMergeRefusesADirectory) {
+  const auto r = cli("db info");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "kernel_templates 1 rows")) << r.out;
+  const auto m = cli("db merge " + q(dir_.path()));
+  EXPECT_EQ(m.exit_code, 2) << m.out;
+  EXPECT_TRUE(contains(m.out, "is a directory")) << m.out;
+}
+
 TEST_F(CliTest, QueryExactWinnerExitsZero) {
   const auto r = cli("query --gpu 'nvidia h200' --shape 4096x4096x4096");
   EXPECT_EQ(r.exit_code, 0) << r.out;

@@ -49,7 +49,8 @@ void register_check(CLI::App& app) {
   sub->add_option("config", o->config,
                   "Canonical name (wt_128x64x16_w64x32_wn2_t4x4_n128_mb1) or a JSON object")
       ->required();
-  sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK");
+  sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK")
+      ->check(shape_validator());
   sub->add_option("--space", o->space,
                   "Space whose limits (shared memory, accumulator budget, ...) apply")
       ->capture_default_str();

@@ -2,9 +2,29 @@
 // file and only calls the library.
 #pragma once
 
+#include <exception>
+#include <string>
+
 #include <CLI/CLI.hpp>
 
+#include "problem.hpp"
+
 namespace sgt::cli {
+
+// --shape checked as it is parsed: "MxNxK" with sizes of at least 1, else parse_shape's message
+// (bad input, exit 2), so an empty or malformed shape never reaches a command.
+inline CLI::Validator shape_validator() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          (void)parse_shape(text);
+          return {};
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      },
+      "MxNxK");
+}
 
 void register_space(CLI::App& app);
 void register_check(CLI::App& app);

@@ -185,7 +185,7 @@ void register_db(CLI::App& app) {
         fmt::print("journal mode    {}\n", info.journal_mode);
         fmt::print("size            {} bytes (+ {} bytes of WAL)\n", info.file_bytes,
                    info.wal_bytes);
-        for (const auto& [table, n] : info.rows) fmt::print("{:<16}{} rows\n", table, n);
+        for (const auto& [table, n] : info.rows) fmt::print("{:<15} {} rows\n", table, n);
         if (info.integrity) fmt::print("integrity       {}\n", *info.integrity);
       }
       if (info.integrity && *info.integrity != "ok") {

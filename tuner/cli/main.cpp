@@ -40,6 +40,21 @@ int main(int argc, char** argv) {
   sgt::cli::register_dataset(app);
   sgt::cli::register_strategy_bench(app);
 
+  // A first word that is neither an option nor a command: name it (CLI11 would only say that a
+  // command is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      known = known || sub->check_name(argv[1]);
+      if (!sub->get_group().empty()) names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "sgemm-tune: error: unknown command '%s'; the commands are: %s\n",
+                   sgt::terminal_safe(argv[1]).c_str(), names.c_str());
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError& e) {

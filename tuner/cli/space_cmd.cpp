@@ -25,7 +25,8 @@ void register_space(CLI::App& app) {
          "Search space: a JSON file, a built-in name, spaces joined by '+' (default+tma), or "
          "auto (every built-in space)")
       ->capture_default_str();
-  sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK");
+  sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK")
+      ->check(shape_validator());
   sub->add_flag("--explain", o->explain, "Per-rule rejection counts with a sample reject per rule");
   sub->add_flag("--list", o->list, "List the canonical names of the survivors");
   sub->add_flag("--simulate", o->simulate,

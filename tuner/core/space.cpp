@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <set>
 
@@ -104,8 +105,15 @@ class ConstraintSet {
 }  // namespace
 
 long long SearchSpace::combinations() const {
+  // Saturates instead of overflowing: a product past kMaxSpaceCombinations is refused anyway.
   long long n = 1;
-  for (const auto& v : values) n *= static_cast<long long>(v.size());
+  for (const auto& v : values) {
+    const auto k = static_cast<long long>(v.size());
+    if (k != 0 && n > std::numeric_limits<long long>::max() / k) {
+      return std::numeric_limits<long long>::max();
+    }
+    n *= k;
+  }
   return n;
 }
 
@@ -208,12 +216,33 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
       s.limits.*(f->member) = v.get<int>();
     }
   }
+  // Enumeration walks the whole product (constraints are judged per combination), so a space far
+  // larger than any tune could search would run for hours: refused here, with the product named.
+  if (s.combinations() > kMaxSpaceCombinations) {
+    std::string factors;
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      if (s.values[i].size() < 2) continue;
+      factors += fmt::format("{}{} {}", factors.empty() ? "" : " x ", kConfigFields[i].name,
+                             s.values[i].size());
+    }
+    throw err(fmt::format(
+        "the value lists span {} combinations ({}), more than the {} one space may enumerate; "
+        "shorten the lists, or split the space into several joined with '+'",
+        s.combinations() == std::numeric_limits<long long>::max()
+            ? std::string("over 9.2e18")
+            : std::to_string(s.combinations()),
+        factors, kMaxSpaceCombinations));
+  }
   return s;
 }
 
 SearchSpace load_space(std::string_view path_or_name) {
   const std::string arg(path_or_name);
   std::string text, origin;
+  std::error_code ec;
+  if (std::filesystem::is_directory(arg, ec)) {
+    throw InputError(fmt::format("search space '{}' is a directory, not a space file", arg));
+  }
   if (auto file = read_file(arg)) {
     text = std::move(*file);
     origin = arg;

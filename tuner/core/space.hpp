@@ -24,8 +24,12 @@ struct SearchSpace {
   std::vector<std::string> constraints;
   Limits limits;
 
-  long long combinations() const;
+  long long combinations() const;  // the product of the value lists' sizes (saturating)
 };
+
+// The largest product of value lists a space may have: enumerating it takes seconds (about two
+// million combinations a second), the built-in spaces are at most 36,864.
+inline constexpr long long kMaxSpaceCombinations = 20'000'000;
 
 // Names of the spaces compiled into the binary ("default", "quick", ...).
 std::vector<std::string> builtin_space_names();

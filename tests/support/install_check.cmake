@@ -1,0 +1,32 @@
+# Run by the Install test (tests/install.cmake): cmake -DBUILD_DIR= -DPREFIX= -DREADELF= -P this.
+file(REMOVE_RECURSE ${PREFIX})
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX} --strip
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "cmake --install --strip failed (${rc})")
+endif()
+set(bin ${PREFIX}/bin/sgemm-tune)
+execute_process(COMMAND ${READELF} -S ${bin} OUTPUT_VARIABLE sections RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "readelf -S ${bin} failed")
+endif()
+if(sections MATCHES "\\.debug_")
+  message(FATAL_ERROR "the installed ${bin} still has debug sections")
+endif()
+execute_process(COMMAND ${bin} --version OUTPUT_VARIABLE version RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR NOT version MATCHES "^sgemm-tune ")
+  message(FATAL_ERROR "the installed binary does not run: ${rc} ${version}")
+endif()
+file(GLOB datasets ${PREFIX}/share/sgemm-tune/datasets/*/*.json.gz)
+list(LENGTH datasets n)
+if(n LESS 1 OR NOT EXISTS ${PREFIX}/share/sgemm-tune/plot_bench.py)
+  message(FATAL_ERROR "datasets (${n}) or plot scripts missing under ${PREFIX}/share/sgemm-tune")
+endif()
+# The installed binary reads its installed datasets: a replay dry run lists the shipped history.
+execute_process(COMMAND ${bin} strategy-bench --strategies random --seeds 1 --max-fraction 0.002
+                        --csv ${PREFIX}/sb.csv
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "strategy-bench from the install failed: ${out} ${err}")
+endif()
+file(REMOVE_RECURSE ${PREFIX})
