@@ -37,7 +37,7 @@ WarpTileConfig parse_config(const std::string& text) {
 
 void register_check(CLI::App& app) {
   struct Opts {
-    std::string config, shape, space = "default";
+    std::string config, shape, space = "default", arch;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -54,13 +54,18 @@ void register_check(CLI::App& app) {
   sub->add_option("--space", o->space,
                   "Space whose limits (shared memory, accumulator budget, ...) apply")
       ->capture_default_str();
+  sub->add_option("--arch", o->arch,
+                  "Check against this GPU architecture's limits, e.g. sm_86 or 8.9 (default: the "
+                  "space's, Hopper's otherwise)");
   sub->add_flag("--json", o->json, "Machine-readable output on stdout");
   sub->callback([o] {
     const auto c = parse_config(o->config);
     const auto space = load_space(o->space);
-    auto violations = check(c, space.limits);
+    const auto limits =
+        o->arch.empty() ? space.limits : limits_on(parse_arch(o->arch), space.limits);
+    auto violations = check(c, limits);
     if (!o->shape.empty()) {
-      const auto sv = check_shape(c, parse_shape(o->shape));
+      const auto sv = check_shape(c, parse_shape(o->shape), limits);
       violations.insert(violations.end(), sv.begin(), sv.end());
     }
     const auto sim = simulate_config(c);

@@ -6,6 +6,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
@@ -98,11 +99,21 @@ void register_compile(CLI::App& app) {
       problem->layout = parse_layout(o->layout);
     }
     SpaceEnumeration space;
+    const ArchInfo& arch = parse_arch(o->arch);
     if (o->configs.empty()) {
-      space = enumerate_spaces(o->space, problem);
+      space = enumerate_spaces(o->space, problem, &arch);
     } else {
       space.name = o->configs;
-      space.enumeration.survivors = read_config_list(o->configs);
+      // A listed config the architecture cannot run is refused by its rule, not compiled.
+      for (const auto& c : read_config_list(o->configs)) {
+        const auto v = check(c, hardware_limits(arch));
+        if (v.empty()) {
+          space.enumeration.survivors.push_back(c);
+        } else {
+          spdlog::warn("{}: not for {}: rule {}: {}", to_name(c), arch.name(), v.front().rule,
+                       v.front().reason);
+        }
+      }
     }
     const bool vec =
         o->loads == "auto" ? !problem || kernel_vec_loads(*problem) : o->loads == "float4";

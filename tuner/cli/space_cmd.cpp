@@ -15,7 +15,7 @@ namespace sgt::cli {
 void register_space(CLI::App& app) {
   struct Opts {
     std::string space = "auto";
-    std::string shape;
+    std::string shape, arch;
     bool explain = false, list = false, json = false, simulate = false;
   };
   auto o = std::make_shared<Opts>();
@@ -27,6 +27,10 @@ void register_space(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK")
       ->check(shape_validator());
+  sub->add_option("--arch", o->arch,
+                  "Prune for this GPU architecture's limits, e.g. sm_86 (RTX 30) or 8.9 (RTX 40): "
+                  "threads and blocks per SM, shared memory per block, whether the TMA kernel "
+                  "exists there (default: the limits the space states, Hopper's otherwise)");
   sub->add_flag("--explain", o->explain, "Per-rule rejection counts with a sample reject per rule");
   sub->add_flag("--list", o->list, "List the canonical names of the survivors");
   sub->add_flag("--simulate", o->simulate,
@@ -38,7 +42,8 @@ void register_space(CLI::App& app) {
     std::optional<Problem> problem;
     if (!o->shape.empty()) problem = parse_shape(o->shape);
     const auto t0 = std::chrono::steady_clock::now();
-    const auto space = enumerate_spaces(o->space, problem);
+    const ArchInfo* arch = o->arch.empty() ? nullptr : &parse_arch(o->arch);
+    const auto space = enumerate_spaces(o->space, problem, arch);
     const auto& e = space.enumeration;
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

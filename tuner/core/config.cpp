@@ -74,6 +74,10 @@ const std::vector<RuleInfo> kRules = {
      "with TMA = 1, (NUM_THREADS+128)*MIN_BLOCKS > 264, so that the launch bounds cap the "
      "registers setmaxnreg moves, and the launch leaves at least the producer's 40",
      false},
+    {"tma_architecture",
+     "TMA = 1 only on an architecture its kernel is implemented for (sm_90): elsewhere its image "
+     "would only trap",
+     false},
     {"max_threads_per_block",
      "NUM_THREADS (plus the producer warpgroup with TMA = 1) within the device's block limit",
      false},
@@ -86,6 +90,7 @@ const std::vector<RuleInfo> kRules = {
      "MIN_BLOCKS*NUM_THREADS (each block with its producer warpgroup with TMA = 1) within the "
      "threads one SM holds",
      false},
+    {"resident_blocks", "MIN_BLOCKS within the blocks one SM holds", false},
     {"register_cap", "the register cap implied by MIN_BLOCKS holds accumulators and fragments",
      false},
 };
@@ -299,6 +304,11 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
                        tl.THREADS, c.MIN_BLOCKS, tl.LAUNCH_REGS, sgt_kernel::kTmaProducerRegs));
     }
   }
+  if (tma && !limits.tma_kernel) {
+    fail("tma_architecture",
+         "TMA = 1: the warp-specialised TMA kernel is implemented for sm_90 only; on this "
+         "architecture its image would only trap");
+  }
   const int block_threads = tma ? tl.THREADS : c.NUM_THREADS;
 
   if (block_threads > limits.max_threads_per_block) {
@@ -334,6 +344,10 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
     fail("resident_threads", fmt::format("MIN_BLOCKS*{} = {} exceeds {} threads per SM",
                                          tma ? "(NUM_THREADS+128)" : "NUM_THREADS", resident,
                                          limits.max_threads_per_sm));
+  }
+  if (c.MIN_BLOCKS > limits.max_blocks_per_sm) {
+    fail("resident_blocks", fmt::format("MIN_BLOCKS {} exceeds the {} blocks one SM holds",
+                                        c.MIN_BLOCKS, limits.max_blocks_per_sm));
   }
 
   if (tma) {

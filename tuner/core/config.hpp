@@ -83,6 +83,9 @@ struct Limits {
   int registers_per_sm = 65536;
   int max_registers_per_thread = 255;
   int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
+  // The TMA kernel family has an implementation for the target (sm_90 only; arch.hpp).
+  bool tma_kernel = true;
 };
 
 struct RuleViolation {

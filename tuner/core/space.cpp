@@ -36,6 +36,7 @@ constexpr LimitField kLimitFields[] = {
     {"registers_per_sm", &Limits::registers_per_sm},
     {"max_registers_per_thread", &Limits::max_registers_per_thread},
     {"max_threads_per_sm", &Limits::max_threads_per_sm},
+    {"max_blocks_per_sm", &Limits::max_blocks_per_sm},
 };
 
 // A value that breaks a rule whatever the other parameters are is a mistake in the space file,
@@ -375,12 +376,14 @@ Enumeration merge_enumerations(const std::vector<std::pair<std::string, Enumerat
   return out;
 }
 
-SpaceEnumeration enumerate_spaces(std::string_view arg, const std::optional<Problem>& problem) {
+SpaceEnumeration enumerate_spaces(std::string_view arg, const std::optional<Problem>& problem,
+                                  const ArchInfo* arch) {
   const auto names = split_space_union(arg);
   std::vector<std::pair<std::string, Enumeration>> parts;
   SpaceEnumeration out;
   for (const auto& part : names) {
-    const auto space = load_space(part);
+    auto space = load_space(part);
+    if (arch) space.limits = limits_on(*arch, space.limits);
     parts.emplace_back(space.name, enumerate(space, problem));
     out.name += (out.name.empty() ? "" : "+") + space.name;
     out.origin += (out.origin.empty() ? "" : "+") + space.origin;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "arch.hpp"
 #include "config.hpp"
 #include "problem.hpp"
 
@@ -75,6 +76,8 @@ struct SpaceEnumeration {
   std::string name, origin;
   Enumeration enumeration;
 };
-SpaceEnumeration enumerate_spaces(std::string_view arg, const std::optional<Problem>& problem = {});
+// With `arch`, every part's limits are those of that architecture (limits_on).
+SpaceEnumeration enumerate_spaces(std::string_view arg, const std::optional<Problem>& problem = {},
+                                  const ArchInfo* arch = nullptr);
 
 }  // namespace sgt

@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "arch.hpp"
 #include "error.hpp"
 #include "kernel_source.hpp"
 #include "nvrtc_compiler.hpp"
@@ -271,14 +272,30 @@ class Session {
   }
 
  private:
-  // TMA = 1 configs run only where their sm_90a binary does: a space joined with `tma` tunes the
-  // rest elsewhere instead of recording every TMA config as a failure.
+  // A candidate this GPU cannot hold (more threads or blocks per SM than it has, more shared memory
+  // per block, a TMA config off sm_90) is not measured: a space written for an H200 tunes what
+  // fits elsewhere instead of recording every misfit as a failure.
   void drop_unsupported(const GpuFingerprint& fp) {
-    if (fp.cc_major == 9) return;
-    const auto n = std::erase_if(o_.candidates, [](const WarpTileConfig& c) { return c.TMA == 1; });
-    if (n > 0)
-      spdlog::info("skipping {} TMA = 1 configs: their kernel needs sm_90 (this GPU is sm_{}{})", n,
-                   fp.cc_major, fp.cc_minor);
+    const ArchInfo* arch = find_arch(fp.cc_major, fp.cc_minor);
+    std::map<std::string, size_t> why;
+    const auto n = std::erase_if(o_.candidates, [&](const WarpTileConfig& c) {
+      if (!arch) {
+        // Not in the table: only what is certain, that the TMA kernel is sm_90's alone.
+        if (c.TMA == 1 && fp.cc_major != 9) return ++why["tma_architecture"], true;
+        return false;
+      }
+      const auto v = check(c, hardware_limits(*arch));
+      if (v.empty()) return false;
+      ++why[v.front().rule];
+      return true;
+    });
+    if (n > 0) {
+      std::string rules;
+      for (const auto& [rule, k] : why)
+        rules += fmt::format("{}{} {}", rules.empty() ? "" : ", ", rule, k);
+      spdlog::info("skipping {} candidates this GPU (sm_{}{}) cannot run: {}", n, fp.cc_major,
+                   fp.cc_minor, rules);
+    }
   }
 
   // What the store already holds for this GPU, problem and kernel source is kept as it is.
