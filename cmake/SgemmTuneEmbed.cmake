@@ -92,7 +92,26 @@ function(sgemm_tune_add_library name)
   if(ARG_CUDA_ARCHITECTURES)
     set_property(TARGET ${name} PROPERTY CUDA_ARCHITECTURES ${ARG_CUDA_ARCHITECTURES})
   endif()
-  # TMA = 1 configs run only from an sm_90a image: give 90a among the architectures to serve them.
+  # TMA = 1 winners (most of an H100/H200 table) run only from an sm_90a image: where 9.0 is a
+  # target without 90a, the sm_90a image is added beside it, or those winners would be dropped
+  # silently and their shapes served by slower kernels. The plain 9.0 image stays (its PTX is what
+  # newer GPUs compile at load time).
+  get_target_property(archs ${name} CUDA_ARCHITECTURES)
+  set(has90 FALSE)
+  set(has90a FALSE)
+  foreach(arch IN LISTS archs)
+    if(arch MATCHES "^90(-real|-virtual)?$")
+      set(has90 TRUE)
+    elseif(arch MATCHES "^90a(-real|-virtual)?$")
+      set(has90a TRUE)
+    endif()
+  endforeach()
+  if(has90 AND NOT has90a)
+    list(APPEND archs 90a-real)
+    set_property(TARGET ${name} PROPERTY CUDA_ARCHITECTURES ${archs})
+    message(STATUS "sgemm_tuned ${name}: adding CUDA architecture 90a-real beside 90, which the "
+                   "table's TMA winners need on H100/H200")
+  endif()
   include(${dispatch_dir}/src/sgemm_tuned_arch.cmake)
   sgemm_tuned_define_sm90a(${name})
 endfunction()

@@ -24,6 +24,19 @@ if(CMAKE_SCRIPT_MODE_FILE)
   run("building examples/embed" ${CMAKE_COMMAND} -E env SOURCE_DATE_EPOCH=${EPOCH}
       ${CMAKE_COMMAND} --build ${build} -j 2)
 
+  # Configured for 90 alone, the library is compiled for sm_90a too (the TMA winners' image).
+  file(GLOB_RECURSE build_rules ${build}/build.ninja ${build}/*flags.make)
+  set(sm90a_seen FALSE)
+  foreach(f IN LISTS build_rules)
+    file(READ ${f} text)
+    if(text MATCHES "SGT_TUNED_SM90A=1" AND text MATCHES "sm_90a")
+      set(sm90a_seen TRUE)
+    endif()
+  endforeach()
+  if(NOT sm90a_seen)
+    message(FATAL_ERROR "examples/embed configured with CUDA architectures 90 has no sm_90a image")
+  endif()
+
   # The installed sgemm-tune, run by the example's build, exported what this build's one did.
   set(generated ${build}/embed_example_sgemm_tuned_table/sgemm_tuned_table.hpp)
   file(READ ${generated} got)

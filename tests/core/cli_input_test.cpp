@@ -77,5 +77,29 @@ TEST(CliInput, AnAstronomicallyLargeSpaceIsRefusedUpFront) {
   }
 }
 
+// The logging options work before and after the command; -v and -q together are bad input.
+TEST(CliInput, LoggingOptionsWorkAfterTheCommandToo) {
+  for (const std::string cmd : {"-q space --space quick", "space --space quick -q",
+                                "space --space quick --log-level warn", "space -v --space quick"}) {
+    EXPECT_EQ(run_cli(cmd).exit_code, 0) << cmd;
+  }
+  // A replayed tune logs its progress at info level: -q after the command silences it.
+  test::TempDir dir;
+  const std::string replay =
+      "tune --replay " +
+      test::sh_quote(std::filesystem::path(SGT_TEST_SOURCE_DIR) / "datasets" / "h200" /
+                     "1024x1024x1024-NN.json.gz") +
+      " --shape 1024x1024x1024 --space quick --strategy random --max-evals 3 --top 1 --db " +
+      test::sh_quote(dir.path() / "r.db");
+  const auto loud = run_cli(replay);
+  const auto quiet = run_cli(replay + " --retune -q");
+  ASSERT_EQ(loud.exit_code, 0) << loud.out;
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.out;
+  EXPECT_TRUE(contains(loud.out, "[info]")) << loud.out;
+  EXPECT_FALSE(contains(quiet.out, "[info]")) << quiet.out;
+  const auto both = run_cli("space --space quick -v -q");
+  EXPECT_EQ(both.exit_code, 2) << both.out;
+}
+
 }  // namespace
 }  // namespace sgt

@@ -54,6 +54,20 @@ TEST(CliSpace, JsonListMatchesTheLibrary) {
   }
 }
 
+// --list alone keeps stdout to the names (the summary goes to stderr), so it pipes into
+// `compile --configs`.
+TEST(CliSpace, ListAloneWritesOnlyNamesToStdout) {
+  const auto r = run_cli("space --space quick --list", false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::istringstream in(r.out);
+  size_t names = 0;
+  for (std::string line; std::getline(in, line);) {
+    EXPECT_TRUE(from_name(line).has_value()) << "not a name on stdout: " << line;
+    ++names;
+  }
+  EXPECT_EQ(names, enumerate(load_space("quick")).survivors.size());
+}
+
 TEST(CliSpace, QuickListPrintsOneNamePerSurvivor) {
   const auto r = run_cli("space --space quick --list");
   ASSERT_EQ(r.exit_code, 0) << r.out;

@@ -23,9 +23,17 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("sgemm-tune ") + SGT_VERSION);
   app.require_subcommand(1);
   std::string level = "info";
+  bool verbose = false, quiet = false;
   app.add_option("--log-level", level, "trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  app.parse_complete_callback([&] { spdlog::set_level(spdlog::level::from_str(level)); });
+  app.add_flag("-v,--verbose", verbose, "Log debug messages too (--log-level debug)");
+  app.add_flag("-q,--quiet", quiet, "Log warnings and errors only (--log-level warn)");
+  // The logging options are accepted after the subcommand too (sgemm-tune tune -q ...).
+  app.fallthrough();
+  app.parse_complete_callback([&] {
+    if (verbose && quiet) throw CLI::ValidationError("-v and -q", "give one of them, not both");
+    spdlog::set_level(spdlog::level::from_str(verbose ? "debug" : quiet ? "warn" : level));
+  });
 
   sgt::cli::register_space(app);
   sgt::cli::register_check(app);

@@ -95,10 +95,14 @@ void register_space(CLI::App& app) {
       return;
     }
 
-    fmt::print("space {} ({}): {} combinations, {} survivors, {} rejected ({:.3f} s){}\n",
+    // With --list alone, stdout is the names, one per line (for `compile --configs`, scripts); the
+    // summary line goes to stderr.
+    const bool names_only = o->list && !o->explain && !o->simulate;
+    fmt::print(names_only ? stderr : stdout,
+               "space {} ({}): {} combinations, {} survivors, {} rejected ({:.3f} s){}{}\n",
                space.name, space.origin, e.total, e.survivors.size(),
                e.total - static_cast<long long>(e.survivors.size()), secs,
-               problem ? " for shape " + problem->shape() : "");
+               problem ? " for shape " + problem->shape() : "", arch ? " on " + arch->name() : "");
     if (o->explain) {
       fmt::print("\n{:<24} {:>10} {:>10}  {}\n", "rule", "violations", "first", "sample reject");
       for (const auto& r : e.rejections) {
