@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Draws the CSV of `sgemm-tune bench` as a bar chart of the tuned/cuBLAS speed ratio per shape.
+"""Draws the CSV of `sgemm-tune bench` (or of `tune --shapes --csv`: the same columns) as a bar
+chart of the tuned/cuBLAS speed ratio per shape.
 
 Usage: plot_bench.py RESULTS.csv OUT.png|OUT.svg
 

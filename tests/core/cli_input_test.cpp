@@ -77,6 +77,31 @@ TEST(CliInput, AnAstronomicallyLargeSpaceIsRefusedUpFront) {
   }
 }
 
+// The layout reaches the shape rules of space and check: a TMA config's stages differ by layout
+// (NT stages both operands), so NT keeps fewer TMA survivors at the same shape; --layout without
+// --shape is bad input.
+TEST(CliInput, LayoutIsAppliedBySpaceAndCheck) {
+  auto survivors = [](const std::string& layout) {
+    const auto r =
+        run_cli("space --space tma --shape 4096x4096x4096 --layout " + layout + " --json", false);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("layout"), layout);
+    return j.at("survivors").get<int>();
+  };
+  const int nn = survivors("NN"), nt = survivors("NT");
+  EXPECT_GT(nn, 0);
+  EXPECT_LT(nt, nn);
+  EXPECT_EQ(run_cli("space --space tma --layout NT").exit_code, 2);
+  EXPECT_EQ(
+      run_cli("check wt_128x64x16_w64x32_wn2_t4x4_n128_mb1 --shape 64x64x64 --layout XY").exit_code,
+      2);
+  const auto ok =
+      run_cli("check wt_128x64x16_w64x32_wn2_t4x4_n128_mb1 --shape 64x64x64 --layout TT");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_TRUE(contains(ok.out, "fits 64x64x64 TT")) << ok.out;
+}
+
 // The logging options work before and after the command; -v and -q together are bad input.
 TEST(CliInput, LoggingOptionsWorkAfterTheCommandToo) {
   for (const std::string cmd : {"-q space --space quick", "space --space quick -q",

@@ -133,6 +133,50 @@ TEST(ReplayCli, TheDefaultTuneStopsWhenItConverges) {
   EXPECT_NE(again.out.find("converged: the last 20 measurements"), std::string::npos) << again.out;
 }
 
+// tune --shapes --csv speaks bench's vocabulary (ratio, status, gpu, date at the end of each row),
+// so tools/plot_bench.py draws it as it draws bench's CSV.
+TEST(TuneCli, TheSuiteCsvHasBenchsColumnsAndPlots) {
+  test::TempDir dir;
+  const auto suite = dir.path() / "suite.json";
+  std::ofstream(suite) << R"({"shapes": [{"shape": "512x2048x512", "layout": "NT"},
+                                         {"shape": "1000x1000x1000", "layout": "NN"}]})";
+  const auto csv = dir.path() / "tune.csv";
+  const auto r = test::run_cli(
+      "tune --shapes " + test::sh_quote(suite) + " --replay " + shipped("512x2048x512-NT") +
+          " --replay " + shipped("1000x1000x1000-NN") +
+          " --space tma-small --strategy random --max-evals 20 --top 1 --seed 9 --json --csv " +
+          test::sh_quote(csv) + " --db " + test::sh_quote(dir.path() / "t.db"),
+      false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j.at("geomean_ratio").get<double>(), 0.5);
+  EXPECT_EQ(j.at("summary").at(0).at("ratio"), j.at("summary").at(0).at("ratio_to_cublas"));
+  std::ifstream in(csv);
+  std::string header, row;
+  std::getline(in, header);
+  EXPECT_NE(header.find(",ratio,status,gpu,date"), std::string::npos) << header;
+  int rows = 0;
+  while (std::getline(in, row)) {
+    EXPECT_NE(row.find(",ok,NVIDIA H200,"), std::string::npos) << row;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2);
+  std::string py;
+  for (const char* c : {"python3", "/usr/bin/python3"}) {
+    if (py.empty() &&
+        test::run_shell(std::string(c) + " -c 'import matplotlib' 2>/dev/null").exit_code == 0)
+      py = c;
+  }
+  if (py.empty()) GTEST_SKIP() << "no python3 with matplotlib";
+  const auto png = dir.path() / "tune.png";
+  const auto plot = test::run_shell(
+      py + " " +
+      test::sh_quote(std::filesystem::path(SGT_TEST_SOURCE_DIR) / "tools" / "plot_bench.py") + " " +
+      test::sh_quote(csv) + " " + test::sh_quote(png));
+  EXPECT_EQ(plot.exit_code, 0) << plot.out;
+  EXPECT_TRUE(std::filesystem::exists(png));
+}
+
 // A new user's first look, with no GPU: the default candidate set has both kernel families.
 TEST(TuneCli, DryRunShowsTheAutoSetWithTheTmaFamilyStrategyAndBudget) {
   const auto r = test::run_cli("tune --dry-run --arch sm_90 --shape 3000x3000x3000 --json", false);

@@ -37,7 +37,7 @@ WarpTileConfig parse_config(const std::string& text) {
 
 void register_check(CLI::App& app) {
   struct Opts {
-    std::string config, shape, space = "default", arch;
+    std::string config, shape, space = "default", arch, layout;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -49,8 +49,12 @@ void register_check(CLI::App& app) {
   sub->add_option("config", o->config,
                   "Canonical name (wt_128x64x16_w64x32_wn2_t4x4_n128_mb1) or a JSON object")
       ->required();
-  sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK")
-      ->check(shape_validator());
+  auto* shape_opt =
+      sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK")
+          ->check(shape_validator());
+  sub->add_option("--layout", o->layout,
+                  "With --shape: the problem's operand layout, NN (default), NT, TN or TT")
+      ->needs(shape_opt);
   sub->add_option("--space", o->space,
                   "Space whose limits (shared memory, accumulator budget, ...) apply")
       ->capture_default_str();
@@ -65,7 +69,9 @@ void register_check(CLI::App& app) {
         o->arch.empty() ? space.limits : limits_on(parse_arch(o->arch), space.limits);
     auto violations = check(c, limits);
     if (!o->shape.empty()) {
-      const auto sv = check_shape(c, parse_shape(o->shape), limits);
+      auto problem = parse_shape(o->shape);
+      if (!o->layout.empty()) problem.layout = parse_layout(o->layout);
+      const auto sv = check_shape(c, problem, limits);
       violations.insert(violations.end(), sv.begin(), sv.end());
     }
     const auto sim = simulate_config(c);
@@ -127,7 +133,9 @@ void register_check(CLI::App& app) {
       }
       if (violations.empty()) {
         fmt::print("  valid: passes every rule{}\n",
-                   o->shape.empty() ? "" : " and fits " + o->shape);
+                   o->shape.empty()
+                       ? ""
+                       : " and fits " + o->shape + (o->layout.empty() ? "" : " " + o->layout));
       }
       for (const auto& v : violations) fmt::print("  rule {}: {}\n", v.rule, v.reason);
       if (sim.ok()) {

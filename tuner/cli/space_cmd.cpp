@@ -15,7 +15,7 @@ namespace sgt::cli {
 void register_space(CLI::App& app) {
   struct Opts {
     std::string space = "auto";
-    std::string shape, arch;
+    std::string shape, arch, layout;
     bool explain = false, list = false, json = false, simulate = false;
   };
   auto o = std::make_shared<Opts>();
@@ -25,8 +25,13 @@ void register_space(CLI::App& app) {
          "Search space: a JSON file, a built-in name, spaces joined by '+' (default+tma), or "
          "auto (every built-in space)")
       ->capture_default_str();
-  sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK")
-      ->check(shape_validator());
+  auto* shape_opt =
+      sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK")
+          ->check(shape_validator());
+  sub->add_option("--layout", o->layout,
+                  "With --shape: the problem's operand layout, NN (default), NT, TN or TT (the TMA "
+                  "configs' stages and copies depend on it)")
+      ->needs(shape_opt);
   sub->add_option("--arch", o->arch,
                   "Prune for this GPU architecture's limits, e.g. sm_86 (RTX 30) or 8.9 (RTX 40): "
                   "threads and blocks per SM, shared memory per block, whether the TMA kernel "
@@ -40,7 +45,10 @@ void register_space(CLI::App& app) {
   sub->add_flag("--json", o->json, "Machine-readable output on stdout");
   sub->callback([o] {
     std::optional<Problem> problem;
-    if (!o->shape.empty()) problem = parse_shape(o->shape);
+    if (!o->shape.empty()) {
+      problem = parse_shape(o->shape);
+      if (!o->layout.empty()) problem->layout = parse_layout(o->layout);
+    }
     const auto t0 = std::chrono::steady_clock::now();
     const ArchInfo* arch = o->arch.empty() ? nullptr : &parse_arch(o->arch);
     const auto space = enumerate_spaces(o->space, problem, arch);
@@ -67,7 +75,7 @@ void register_space(CLI::App& app) {
                           {"survivors", e.survivors.size()},
                           {"rejected", e.total - static_cast<long long>(e.survivors.size())},
                           {"seconds", secs}};
-      if (problem) j["shape"] = problem->shape();
+      if (problem) j["shape"] = problem->shape(), j["layout"] = problem->layout;
       if (o->explain) {
         auto& rj = j["rules"] = nlohmann::json::array();
         for (const auto& r : e.rejections) {
@@ -102,7 +110,8 @@ void register_space(CLI::App& app) {
                "space {} ({}): {} combinations, {} survivors, {} rejected ({:.3f} s){}{}\n",
                space.name, space.origin, e.total, e.survivors.size(),
                e.total - static_cast<long long>(e.survivors.size()), secs,
-               problem ? " for shape " + problem->shape() : "", arch ? " on " + arch->name() : "");
+               problem ? " for shape " + problem->shape() + " " + problem->layout : "",
+               arch ? " on " + arch->name() : "");
     if (o->explain) {
       fmt::print("\n{:<24} {:>10} {:>10}  {}\n", "rule", "violations", "first", "sample reject");
       for (const auto& r : e.rejections) {

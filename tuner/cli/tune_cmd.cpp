@@ -71,12 +71,26 @@ struct ShapeSummary {
   std::string winner;
   double median_ms = 0, cublas_ms = 0, ratio = 0, gflops = 0, wall_s = 0;
   std::vector<EdgeCheck> edge_checks;  // the winner's, when the tune verified it on edge shapes
+  std::string status = "no_config";    // ok (a winner), no_winner (none passed) or no_config
+  std::string gpu, date;               // the GPU's name, and when the tune ended (UTC)
 };
+
+// A CSV field: quoted when it holds a comma, a quote or a line break (a GPU name could).
+std::string csv_field(const std::string& v) {
+  if (v.find_first_of(",\"\r\n") == std::string::npos) return v;
+  std::string out = "\"";
+  for (char ch : v) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
 
 ShapeSummary summarize(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
   ShapeSummary s{t.problem, "", 0, r.cublas_final.median_ms, 0, 0, r.wall_s, {}};
+  s.status = "no_winner";
+  s.gpu = r.worker.fingerprint.name;
+  s.date = utc_timestamp();
   if (!r.finalists.empty() && r.finalists.front().trial.status == TrialStatus::ok) {
     const auto& f = r.finalists.front();
+    s.status = "ok";
     s.winner = f.trial.config_name;
     s.median_ms = f.trial.time.median_ms;
     s.ratio = f.ratio_to_cublas;
@@ -96,16 +110,14 @@ double geomean_ratio(const std::vector<ShapeSummary>& all) {
 }
 
 nlohmann::json summary_json(const ShapeSummary& s) {
-  return {{"shape", s.problem.shape()},
-          {"layout", s.problem.layout},
-          {"winner", s.winner},
-          {"median_ms", s.median_ms},
-          {"cublas_ms", s.cublas_ms},
-          {"ratio_to_cublas", s.ratio},
-          {"gflops", s.gflops},
-          {"wall_s", s.wall_s},
-          {"edge_check_summary", edge_check_tally_json(s.edge_checks)},
-          {"edge_checks", s.edge_checks}};
+  return {
+      {"shape", s.problem.shape()},  {"layout", s.problem.layout},
+      {"winner", s.winner},          {"median_ms", s.median_ms},
+      {"cublas_ms", s.cublas_ms},    {"ratio", s.ratio},
+      {"ratio_to_cublas", s.ratio},  // the name before `ratio`, kept for scripts
+      {"status", s.status},          {"gflops", s.gflops},
+      {"wall_s", s.wall_s},          {"edge_check_summary", edge_check_tally_json(s.edge_checks)},
+      {"edge_checks", s.edge_checks}};
 }
 
 // "23/23" (passed/run), "-" when the winner has no edge checks.
@@ -117,12 +129,17 @@ std::string edge_tally(const std::vector<EdgeCheck>& checks) {
 void write_summary_csv(const std::string& path, const std::vector<ShapeSummary>& all) {
   std::string csv =
       "shape,M,N,K,layout,winner,median_ms,cublas_ms,ratio_to_cublas,gflops,wall_s,"
-      "edge_checks_passed,edge_checks_total\n";
+      "edge_checks_passed,edge_checks_total,ratio,status,gpu,date\n";
+  // `ratio` (cuBLAS time / tuned time, bench's name for it) and status, gpu, date come last, so
+  // columns read by position before they existed keep their place; tools/plot_bench.py draws
+  // this CSV as it draws bench's.
   for (const auto& s : all) {
-    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.1f},{},{}\n",
+    const std::string ratio = s.ratio > 0 ? fmt::format("{:.6f}", s.ratio) : "";
+    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.1f},{},{},{},{},{},{}\n",
                        s.problem.shape(), s.problem.M, s.problem.N, s.problem.K, s.problem.layout,
                        s.winner, s.median_ms, s.cublas_ms, s.ratio, s.gflops, s.wall_s,
-                       edge_checks_passed(s.edge_checks), s.edge_checks.size());
+                       edge_checks_passed(s.edge_checks), s.edge_checks.size(), ratio, s.status,
+                       csv_field(s.gpu), s.date);
   }
   write_file_atomically(path, csv);
 }
@@ -156,7 +173,8 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
                       {"cublas_final", r.cublas_final}};
   auto& fj = j["finalists"] = nlohmann::json::array();
   for (const auto& f : r.finalists) {
-    fj.push_back({{"trial", f.trial}, {"ratio_to_cublas", f.ratio_to_cublas}});
+    fj.push_back(
+        {{"trial", f.trial}, {"ratio", f.ratio_to_cublas}, {"ratio_to_cublas", f.ratio_to_cublas}});
   }
   // The winner's verification on edge shapes (its list is also in finalists[0].trial).
   j["winner_edge_checks"] = r.finalists.empty()
@@ -618,7 +636,8 @@ void register_tune(CLI::App& app) {
       } else {
         nlohmann::json j = {{"runs", runs}, {"summary", nlohmann::json::array()}};
         for (const auto& s : summaries) j["summary"].push_back(summary_json(s));
-        j["geomean_ratio_to_cublas"] = geomean;
+        j["geomean_ratio"] = geomean;
+        j["geomean_ratio_to_cublas"] = geomean;  // the name before `geomean_ratio`
         std::puts(j.dump(2).c_str());
       }
       return;
