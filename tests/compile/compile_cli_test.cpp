@@ -2,6 +2,8 @@
 // second run compiles nothing.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 #include "space.hpp"
@@ -32,7 +34,13 @@ TEST(CompileCli, ShardsPartitionTheSpaceAndShareTheCache) {
     }
   }
 
-  // The whole space afterwards: everything comes from the cache.
+  // The whole space afterwards: everything comes from the cache, with the progress line tune
+  // draws (off a terminal: a log line at the end with the count).
+  const auto logged = test::run_cli("compile --space quick " + cache);
+  ASSERT_EQ(logged.exit_code, 0) << logged.out;
+  EXPECT_NE(logged.out.find(fmt::format("{}/{} configs, {} ok", survivors, survivors, survivors)),
+            std::string::npos)
+      << logged.out;
   const auto all = compile_json(cache);
   EXPECT_EQ(all.at("configs").get<size_t>(), survivors);
   EXPECT_EQ(all.at("compiled").get<size_t>(), 0u);

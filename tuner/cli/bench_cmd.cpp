@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "progress.hpp"
 #include "commands.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
@@ -63,11 +64,6 @@ void check_output_path(const std::string& opt, const std::string& path) {
     throw InputError(
         fmt::format("{} '{}': the directory '{}' does not exist", opt, path, dir.string()));
   }
-}
-
-std::string duration(double s) {
-  if (s < 60) return fmt::format("{:.0f}s", s);
-  return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
 }
 
 void print_table(const std::vector<gpu::BenchRow>& rows, const gpu::BenchSummary& s,

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "error.hpp"
 #include "nvrtc_compiler.hpp"
+#include "progress.hpp"
 #include "file_util.hpp"
 #include "space.hpp"
 #include "tune_store.hpp"
@@ -133,8 +134,21 @@ void register_compile(CLI::App& app) {
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir),
         gpu::CompileOptions{o->arch, o->nvrtc_options});
     const auto t0 = std::chrono::steady_clock::now();
-    const auto results =
-        compiler.compile_all(configs, static_cast<unsigned>(o->jobs), {}, o->layout, vec);
+    ProgressLine progress;
+    size_t done = 0, ok = 0;
+    const auto results = compiler.compile_all(
+        configs, static_cast<unsigned>(o->jobs),
+        [&](const gpu::Compiled& r) {
+          ++done;
+          ok += r.status == TrialStatus::ok;
+          const double elapsed =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          const double eta =
+              elapsed / static_cast<double>(done) * static_cast<double>(configs.size() - done);
+          const auto note = fmt::format("{} ok, {} not", ok, done - ok);
+          progress(done, configs.size(), elapsed, eta, "configs", note, note);
+        },
+        o->layout, vec);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 

@@ -27,6 +27,7 @@
 #include "strategy.hpp"
 #include "tune.hpp"
 #include "tune_store.hpp"
+#include "progress.hpp"
 #include "recordings.hpp"
 #include "worker.hpp"
 
@@ -34,35 +35,17 @@ namespace sgt::cli {
 
 namespace {
 
-std::string duration(double s) {
-  if (s < 60) return fmt::format("{:.0f}s", s);
-  return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-}
-
-// A progress bar on a terminal, plain periodic lines otherwise (logs, CI, pipes).
+// tune's view of the search: candidates done, the best so far.
 class ProgressView {
  public:
-  ProgressView() : tty_(isatty(STDERR_FILENO) != 0) {}
   void operator()(const gpu::TuneProgress& p) {
-    const auto now = std::chrono::steady_clock::now();
-    if (tty_) {
-      constexpr int kWidth = 30;
-      const int fill = p.total ? static_cast<int>(kWidth * p.done / p.total) : kWidth;
-      std::fprintf(stderr, "\r[%s%s] %zu/%zu  best %.3f ms  elapsed %s  ETA %s   ",
-                   std::string(fill, '#').c_str(), std::string(kWidth - fill, '.').c_str(), p.done,
-                   p.total, p.best_ms, duration(p.elapsed_s).c_str(), duration(p.eta_s).c_str());
-      if (p.done == p.total) std::fputc('\n', stderr);
-      std::fflush(stderr);
-    } else if (p.done == p.total || now - last_ > std::chrono::seconds(10)) {
-      spdlog::info("{}/{} candidates, best {:.3f} ms ({}), elapsed {}, ETA {}", p.done, p.total,
-                   p.best_ms, p.best_name, duration(p.elapsed_s), duration(p.eta_s));
-      last_ = now;
-    }
+    line_(p.done, p.total, p.elapsed_s, p.eta_s, "candidates",
+          fmt::format("best {:.3f} ms", p.best_ms),
+          fmt::format("best {:.3f} ms ({})", p.best_ms, p.best_name));
   }
 
  private:
-  bool tty_;
-  std::chrono::steady_clock::time_point last_{};
+  ProgressLine line_;
 };
 
 // One line of the multi-shape summary; an empty winner means no config served the shape.
