@@ -27,6 +27,18 @@ std::vector<std::pair<std::string, long long>> rows(const SqliteStore& s) {
   return s.info().rows;
 }
 
+// Importing `j` into `s` throws InputError whose message holds `needle` and `also`.
+void expect_import_refused(SqliteStore& s, const nlohmann::json& j, const std::string& needle,
+                           const std::string& also) {
+  try {
+    s.import_json(j, "bad.json");
+    ADD_FAILURE() << "imported " << needle;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(also), std::string::npos) << e.what();
+  }
+}
+
 void fill(SqliteStore& s) {
   const auto big = shape(4096, 4096, 4096), odd = shape(4093, 1021, 257);
   s.begin(test::h200(), big);
@@ -281,13 +293,7 @@ TEST(Transfer, BadImportsImportNothing) {
   const auto before = content(b);
 
   auto expect_refused = [&](const nlohmann::json& j, const std::string& needle) {
-    try {
-      b.import_json(j, "bad.json");
-      ADD_FAILURE() << "imported " << needle;
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
-    }
+    expect_import_refused(b, j, needle, "bad.json");
     EXPECT_EQ(content(b), before);
   };
   expect_refused(nlohmann::json::array(), "not an sgemm-tune export");
@@ -324,13 +330,7 @@ TEST(Transfer, ImportValidatesEveryFieldAsATuneWould) {
   auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
   const auto before = content(b);
   auto expect_refused = [&](const nlohmann::json& j, const std::string& needle) {
-    try {
-      b.import_json(j, "bad.json");
-      ADD_FAILURE() << "imported " << needle;
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("nothing was imported"), std::string::npos) << e.what();
-    }
+    expect_import_refused(b, j, needle, "nothing was imported");
     EXPECT_EQ(content(b), before);
   };
   auto with = [&](const std::function<void(nlohmann::json&)>& edit) {

@@ -60,18 +60,18 @@ void register_list(CLI::App& app) {
       return;
     }
 
-    // Every text from the database is escaped: a shared file may hold anything.
-    const auto safe = [](std::string_view t) { return terminal_safe(t); };
-    fmt::print("tuning database {}\n\nGPUs ({})\n", safe(path.string()), gpus.size());
+    // Every text from the database is escaped (terminal_safe): a shared file may hold anything.
+    fmt::print("tuning database {}\n\nGPUs ({})\n", terminal_safe(path.string()), gpus.size());
     if (!gpus.empty()) {
       fmt::print("  {:<34} {:>7} {:>7} {:>6} {:>8}  {}\n", "gpu (--gpu key)", "driver", "runtime",
                  "nvrtc", "trials", "last seen");
     }
     for (const auto& g : gpus) {
       const auto& f = g.fingerprint;
-      fmt::print("  {:<34} {:>7} {:>7} {:>6} {:>8}  {}\n", safe(g.identity().key()),
+      fmt::print("  {:<34} {:>7} {:>7} {:>6} {:>8}  {}\n", terminal_safe(g.identity().key()),
                  cuda_version(f.driver_version), cuda_version(f.runtime_version),
-                 fmt::format("{}.{}", f.nvrtc_major, f.nvrtc_minor), g.trials, safe(g.last_seen));
+                 fmt::format("{}.{}", f.nvrtc_major, f.nvrtc_minor), g.trials,
+                 terminal_safe(g.last_seen));
     }
 
     fmt::print("\nShapes ({})\n", shapes.size());
@@ -80,8 +80,8 @@ void register_list(CLI::App& app) {
                  "gpus");
     }
     for (const auto& s : shapes) {
-      fmt::print("  {:<22} {:<6} {:<5} {:>8} {:>5}\n", s.problem.shape(), safe(s.problem.layout),
-                 safe(s.problem.dtype), s.trials, s.gpus);
+      fmt::print("  {:<22} {:<6} {:<5} {:>8} {:>5}\n", s.problem.shape(),
+                 terminal_safe(s.problem.layout), terminal_safe(s.problem.dtype), s.trials, s.gpus);
     }
 
     fmt::print("\nWinners ({}{})\n", winners.size(),
@@ -98,11 +98,12 @@ void register_list(CLI::App& app) {
           t.edge_checks.empty()
               ? std::string("-")
               : fmt::format("{}/{}", edge_checks_passed(t.edge_checks), t.edge_checks.size());
-      fmt::print(
-          "  {:<24} {:<18} {:<40} {:>10.4f} {:>9.0f} {:>9} {:>6} {:>7}{}\n", safe(w.best.gpu.name),
-          safe(fmt::format("{} {}", t.problem.shape(), t.problem.layout)), safe(t.config_name),
-          t.time.median_ms, t.gflops, pct > 0 ? fmt::format("{:.1f}", pct) : "-", w.ok_trials, edge,
-          w.stale ? "  STALE" : "");
+      fmt::print("  {:<24} {:<18} {:<40} {:>10.4f} {:>9.0f} {:>9} {:>6} {:>7}{}\n",
+                 terminal_safe(w.best.gpu.name),
+                 terminal_safe(fmt::format("{} {}", t.problem.shape(), t.problem.layout)),
+                 terminal_safe(t.config_name), t.time.median_ms, t.gflops,
+                 pct > 0 ? fmt::format("{:.1f}", pct) : "-", w.ok_trials, edge,
+                 w.stale ? "  STALE" : "");
     }
     std::size_t failing = 0;
     for (const auto& w : winners) {

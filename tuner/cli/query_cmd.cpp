@@ -146,21 +146,20 @@ void register_query(CLI::App& app) {
       if (r.gpu.name.empty()) j.erase("gpu");  // no GPU was resolved
       std::puts(j.dump(2).c_str());
     } else {
-      // Every text from the database is escaped: a shared file may hold anything.
-      const auto safe = [](std::string_view t) { return terminal_safe(t); };
-      fmt::print("{}\n", safe(r.config_name));
+      // Every text from the database is escaped (terminal_safe): a shared file may hold anything.
+      fmt::print("{}\n", terminal_safe(r.config_name));
       const auto* w = r.winner ? &*r.winner : nullptr;
       switch (r.source) {
         case db::Source::exact:
           fmt::print("  exact winner for {} on {}, best of {} ok trial{}{}\n",
-                     problem_text(problem), safe(r.gpu.label()), w->ok_trials,
+                     problem_text(problem), terminal_safe(r.gpu.label()), w->ok_trials,
                      w->ok_trials == 1 ? "" : "s", w->stale ? " (STALE trial, --allow-stale)" : "");
           break;
         case db::Source::nearest:
           fmt::print(
               "  nothing tuned for {} on {}: winner of the nearest tuned shape {} "
               "(distance {:.3f}){}\n",
-              problem_text(problem), safe(r.gpu.label()), r.served.shape(), r.distance,
+              problem_text(problem), terminal_safe(r.gpu.label()), r.served.shape(), r.distance,
               w->stale ? " (STALE trial, --allow-stale)" : "");
           break;
         case db::Source::default_config:
@@ -168,7 +167,7 @@ void register_query(CLI::App& app) {
               "  default config: nothing tuned for {}{}; this is the seed kernel-8 config, "
               "not tuned for any GPU\n",
               problem_text(problem),
-              safe(note.empty() ? " on " + r.gpu.label() : " (" + note + ")"));
+              terminal_safe(note.empty() ? " on " + r.gpu.label() : " (" + note + ")"));
           break;
       }
       if (w) {
@@ -178,15 +177,17 @@ void register_query(CLI::App& app) {
         if (w->pct_of_cublas() > 0) {
           fmt::print(", {:.1f}% of cuBLAS ({:.4f} ms)", w->pct_of_cublas(), t.cublas_median_ms);
         }
-        fmt::print("; measured {} by sgemm-tune {}\n", safe(t.timestamp), safe(t.tuner_version));
-        fmt::print("  {}\n", safe(edge_check_summary(t.edge_checks)));
+        fmt::print("; measured {} by sgemm-tune {}\n", terminal_safe(t.timestamp),
+                   terminal_safe(t.tuner_version));
+        fmt::print("  {}\n", terminal_safe(edge_check_summary(t.edge_checks)));
       }
       if (r.stale_skipped.total > 0) {
         std::fprintf(stderr, "note: %s\n", stale_text(r.stale_skipped).c_str());
       }
       for (const auto& v : r.shape_violations) {
-        std::fprintf(stderr, "warning: %s does not fit %s: %s\n", safe(r.config_name).c_str(),
-                     problem.shape().c_str(), v.reason.c_str());
+        std::fprintf(stderr, "warning: %s does not fit %s: %s\n",
+                     terminal_safe(r.config_name).c_str(), problem.shape().c_str(),
+                     v.reason.c_str());
       }
     }
     std::fflush(stdout);

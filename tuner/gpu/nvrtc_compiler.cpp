@@ -290,13 +290,14 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
   r.layout = std::string(layout);
   r.vec_loads = vec;
 
-  // The TMA kernel's instructions (setmaxnreg, tensor copies) exist from sm_90 on, and setmaxnreg
-  // only in the architecture-specific target (sm_90a).
-  if (c.TMA == 1 && arch_number_ < 90) {
+  // The TMA kernel's body (tensor copies, setmaxnreg) exists for sm_90a only: for any other
+  // target NVRTC would compile the trapping stub and ptxas report a few registers, an "ok" for a
+  // kernel that does nothing.
+  if (c.TMA == 1 && arch_number_ != 90) {
     r.status = TrialStatus::compile_failed;
     r.reason = fmt::format(
-        "TMA = 1 needs sm_90 or later (tensor copies, setmaxnreg); this "
-        "compile targets {}",
+        "rule tma_architecture: the TMA kernel is implemented for sm_90 only, not {} (its image "
+        "there would only trap)",
         opts_.arch);
     return fresh;
   }
@@ -504,20 +505,6 @@ std::pair<std::string_view, bool> KernelCompiler::instance(const WarpTileConfig&
 
 Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layout, bool vec) {
   std::tie(layout, vec) = instance(c, layout, vec);
-  if (c.TMA == 1 && arch_number_ != 90) {
-    // The TMA kernel's body exists for sm_90a only: elsewhere NVRTC would compile the trapping
-    // stub and ptxas report a few registers, an "ok" for a kernel that does nothing.
-    Compiled r;
-    r.config_name = to_name(c);
-    r.layout = std::string(layout);
-    r.vec_loads = vec;
-    r.status = TrialStatus::compile_failed;
-    r.reason = fmt::format(
-        "rule tma_architecture: the TMA kernel is implemented for sm_90 only, not {} (its image "
-        "there would only trap)",
-        opts_.arch);
-    return r;
-  }
   const std::string key = cache_key(c, layout, vec);
   const KeyLock lock(cache_dir_ / (key + ".lock"));
   Compiled cached;
