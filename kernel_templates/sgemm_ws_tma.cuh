@@ -57,6 +57,14 @@ __device__ __forceinline__ void mbar_arrive_expect(unsigned long long* bar, unsi
                "r"(bytes)
                : "memory");
 }
+// Orders this thread's earlier generic-proxy accesses of shared memory (ld/st) before later
+// async-proxy ones (the tensor copies). A stage read with loads and then released on an mbarrier
+// is rewritten by the producer's next copy into it, a write-after-read across proxies that the
+// mbarrier's release and acquire alone do not order: without this fence that copy can land
+// before a load still in flight has read the old slice.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
 // Copies the box at (c0 inner, c1 outer) of `map` to dst; its bytes complete on `bar`.
 __device__ __forceinline__ void tma_copy_2d(float* dst, const TmaMap* map, int c0, int c1,
                                             unsigned long long* bar) {
@@ -188,6 +196,7 @@ __global__ void __launch_bounds__(NUM_THREADS + sgt_kernel::kTmaProducerThreads,
           tma_transpose<BM, BK>(stage_a + s * L.STAGE_A_FLOATS, As + s * L.AS_STRIDE, g.AS_LD, p);
         if constexpr (L.STAGED_B)
           tma_transpose<BN, BK>(stage_b + s * L.STAGE_B_FLOATS, Bs + s * L.BS_STRIDE, g.BS_LD, p);
+        fence_proxy_async_shared();  // the next copy into this staging box follows the arrivals
         mbar_arrive(&full[s]);
       }
     }
@@ -236,6 +245,7 @@ __global__ void __launch_bounds__(NUM_THREADS + sgt_kernel::kTmaProducerThreads,
         acc[f.i * kCols + f.j] += regM[f.i] * regN[f.j];
       }
     }
+    fence_proxy_async_shared();  // the producer's next copy into stage s follows the arrival
     mbar_arrive(&empty[s]);
   }
 

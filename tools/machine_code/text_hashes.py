@@ -16,6 +16,10 @@ figure still holds without a GPU to re-measure it.
       compiled twice more first: ptxas does not always give the same .text under load).
   text_hashes.py widen --bin SGEMM_TUNE --manifest MANIFEST.json --names LIST [--repeat 3]
       on the recorded tree only: adds the other outcomes ptxas gives for the listed configs.
+  text_hashes.py rerecord --bin SGEMM_TUNE --manifest MANIFEST.json --names LIST [--jobs N]
+      after a kernel change made on purpose: compiles the listed configs (a check's DIFFERS
+      lines) and replaces their entries, alternatives dropped; every other entry stays as
+      recorded, so a check still proves that nothing else changed.
 """
 import argparse
 import csv
@@ -165,12 +169,7 @@ def widen(args):
     recorded from: an outcome of today's sources is then an outcome of the recorded ones."""
     with open(args.manifest) as f:
         m = json.load(f)
-    wanted = {}
-    with open(args.names) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 2:
-                wanted.setdefault(parts[0], []).append(parts[1].rstrip(":"))
+    wanted = read_names(args.names)
     added = 0
     for key, names in wanted.items():
         for _ in range(args.repeat):
@@ -187,6 +186,44 @@ def widen(args):
         json.dump(m, f, indent=1, sort_keys=True)
         f.write("\n")
     print("widen: %d alternative outcomes added" % added)
+    return 0
+
+
+def read_names(path):
+    """{instance: [config names]} from lines 'INSTANCE NAME[:] ...' (a check's DIFFERS lines,
+    with or without the DIFFERS word)."""
+    wanted = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if parts and parts[0] == "DIFFERS":
+                parts = parts[1:]
+            if len(parts) >= 2:
+                wanted.setdefault(parts[0], []).append(parts[1].rstrip(":"))
+    return wanted
+
+
+def rerecord(args):
+    with open(args.manifest) as f:
+        m = json.load(f)
+    cache = tempfile.mkdtemp(prefix="sgt-text-")
+    replaced = 0
+    for key, names in read_names(args.names).items():
+        if key not in m["instances"]:
+            print("%s: no such instance in %s" % (key, args.manifest), file=sys.stderr)
+            return 2
+        missing = [n for n in names if n not in m["instances"][key]]
+        if missing:
+            print("%s: not in the manifest: %s" % (key, " ".join(missing)), file=sys.stderr)
+            return 2
+        _, got = compile_group(args.bin, key, names, cache, args.jobs)
+        for name in names:
+            m["instances"][key][name] = got[name]
+            replaced += 1
+    with open(args.manifest, "w") as f:
+        json.dump(m, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print("rerecord: %d entries replaced" % replaced)
     return 0
 
 
@@ -264,8 +301,14 @@ def main():
     w.add_argument("--manifest", required=True)
     w.add_argument("--names", required=True, help="lines 'INSTANCE NAME' (a check's DIFFERS lines)")
     w.add_argument("--repeat", type=int, default=3)
+    r = sub.add_parser("rerecord")
+    r.add_argument("--bin", required=True)
+    r.add_argument("--manifest", required=True)
+    r.add_argument("--names", required=True, help="lines 'INSTANCE NAME' (a check's DIFFERS lines)")
+    r.add_argument("--jobs", type=int, default=0)
     args = p.parse_args()
-    return {"sample": sample, "record": record, "check": check, "widen": widen}[args.cmd](args)
+    return {"sample": sample, "record": record, "check": check, "widen": widen,
+            "rerecord": rerecord}[args.cmd](args)
 
 
 if __name__ == "__main__":
