@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "dependent_launch.h"
+#include "launch_plan.h"
 #include "select.hpp"
 #include "sgemm_warptile.cuh"
 #include "sgemm_ws_tma.cuh"
@@ -103,36 +103,13 @@ const Instances kKernels[] = {SGT_TUNED_CONFIGS(SGT_TUNED_KERNEL) Instances{}};
 int layout_index(bool trans_a, bool trans_b) {
   return (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
 }
-int layout_index(const detail::Call& c) {
-  return layout_index(c.trans_a, c.trans_b);
-}
-
-// PACK configs: copies the operands that need it into k-major panels in stream-ordered memory
-// (*panels, for the caller to free after the tile kernel) with one sgemm_pack launch, and points
-// A, lda, B, ldb at what the TN float4 instance reads.
-cudaError_t pack(const detail::Call& call, const float*& A, int& lda, const float*& B, int& ldb,
-                 float** panels, cudaStream_t stream) {
-  auto plan = sgt_kernel::plan_pack(call.trans_a, call.trans_b, call.M, call.N, call.K, A,
-                                    call.A % 16 == 0, lda, B, call.B % 16 == 0, ldb);
-  if (plan.floats == 0) return cudaSuccess;
-  if (const cudaError_t e =
-          cudaMallocAsync(reinterpret_cast<void**>(panels),
-                          static_cast<size_t>(plan.floats) * sizeof(float), stream);
-      e != cudaSuccess)
-    return e;
-  sgt_kernel::bind_pack(plan, *panels, A, lda, B, ldb);
-  int K = call.K;
-  void* args[] = {&K, &plan.a, &plan.b};
-  return cudaLaunchKernel(reinterpret_cast<const void*>(&sgemm_pack<0>),
-                          dim3(static_cast<unsigned>(plan.grid_x), plan.grid_y, 2),
-                          dim3(sgt_kernel::kPackThreads), args, 0, stream);
-}
 
 struct DeviceState {
   detail::DeviceIdentity id;
   std::vector<std::string> unusable;  // per config: empty when this build can launch it here
   std::mutex cublas_mutex;            // guards the handle: its stream is shared state
   cublasHandle_t cublas = nullptr;
+  cudaMemPool_t pool = nullptr;  // the tuned calls' workspace and panels (make_call_pool)
 };
 
 #if SGT_TUNED_TMA_TOOLKIT
@@ -236,6 +213,7 @@ cudaError_t probe(int dev, DeviceState& s) {
   cudaDeviceProp p{};
   if (const cudaError_t e = cudaGetDeviceProperties(&p, dev); e != cudaSuccess) return e;
   s.id = {p.name, p.major, p.minor, p.multiProcessorCount};
+  if (const cudaError_t e = sgt_kernel::make_call_pool(dev, &s.pool); e != cudaSuccess) return e;
   s.unusable.assign(table::kConfigCount, std::string());
   for (int i = 0; i < table::kConfigCount; ++i) {
     if (table::kConfigs[i].TMA == 1) {
@@ -329,46 +307,15 @@ cudaError_t run_cublas(DeviceState& s, bool trans_a, bool trans_b, int M, int N,
   return to_cuda_error(st);
 }
 
-// Split-K: C = alpha * (the sum of the splits' partial products in `work`) + beta * C, by the
-// reduction kernel, launched dependent on the tile kernel just before it.
-cudaError_t reduce_splits(int splits, int M, int N, float alpha, const float* work, float beta,
-                          float* C, int ldc, bool overlap, cudaStream_t stream) {
-  const float* partial = work;
-  void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
-  const long long total = static_cast<long long>(M) * N;
-  const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 4096));
-  return sgt_kernel::launch_dependent(overlap,
-                                      reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>),
-                                      dim3(blocks), dim3(256), rargs, stream);
-}
-
-// What every tuned call runs around its tile kernel, in stream order. The split-K workspace comes
-// first, in stream-ordered memory (no state shared between streams), so that the pack, tile and
-// reduction kernels follow each other directly, as programmatic dependent launch needs. Then the
-// panels of a PACK config (A, lda, B, ldb then name them), the tile kernel
-// `tile(A, lda, B, ldb, work, packed)`, the split-K reduction, and the frees.
-template <class Tile>
-cudaError_t run_tiles(const table::Config& cfg, const detail::Call& call,
-                      const sgt_kernel::LaunchDims& d, float alpha, const float* A, const float* B,
-                      float beta, float* C, bool overlap, cudaStream_t stream, Tile&& tile) {
-  int lda = call.lda, ldb = call.ldb;
-  float* work = nullptr;
-  float* panels = nullptr;
-  cudaError_t e = cudaSuccess;
-  if (d.workspace_floats > 0) {
-    e = cudaMallocAsync(reinterpret_cast<void**>(&work),
-                        static_cast<size_t>(d.workspace_floats) * sizeof(float), stream);
-  }
-  if (e == cudaSuccess && cfg.PACK && call.K > 0) e = pack(call, A, lda, B, ldb, &panels, stream);
-  if (e == cudaSuccess) e = tile(A, lda, B, ldb, work, panels != nullptr);
-  if (work && e == cudaSuccess)
-    e = reduce_splits(d.grid_z, call.M, call.N, alpha, work, beta, C, call.ldc, overlap, stream);
-  for (float* p : {panels, work}) {
-    if (!p) continue;
-    const cudaError_t f = cudaFreeAsync(p, stream);
-    if (e == cudaSuccess) e = f;
-  }
-  return e;
+// The call's launches (launch_plan.h, which the tuner's worker runs too): its config's tile,
+// packing and split-K, on this device.
+sgt_kernel::CallPlan plan(const table::Config& cfg, const detail::Call& call,
+                          const detail::DeviceIdentity& dev) {
+  return sgt_kernel::plan_call({cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K, cfg.PACK != 0, cfg.TMA == 1},
+                               call.M, call.N, call.K, call.trans_a, call.trans_b,
+                               reinterpret_cast<const float*>(call.A), call.A % 16 == 0, call.lda,
+                               reinterpret_cast<const float*>(call.B), call.B % 16 == 0, call.ldb,
+                               dev.sm_count, dev.cc_major >= 9);
 }
 
 #if SGT_TUNED_TMA_TOOLKIT
@@ -391,74 +338,63 @@ cudaError_t to_cuda_error(CUresult r) {
 #endif
 
 // A TMA = 1 config: tensor maps of A and B for its geometry, then sgemm_ws_tma with the producer
-// warpgroup and its dynamic shared memory (limits set by probe_tma), split-K as for the other
-// kernel. choose() only picks it where probe_tma and misfit found nothing against it.
-cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call, float alpha,
-                       const float* A, const float* B, float beta, float* C, bool overlap,
-                       cudaStream_t stream) {
+// warpgroup and its dynamic shared memory (limits set by probe_tma). choose() only picks it where
+// probe_tma and misfit found nothing against it.
+cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call,
+                       const DeviceState& dev, float alpha, const float* A, const float* B,
+                       float beta, float* C, cudaStream_t stream) {
 #if SGT_TUNED_TMA_TOOLKIT
   const auto& cfg = table::kConfigs[choice.config];
-  // With PACK the kernel is the TN instance on the panels (see pack above).
-  const bool ta = detail::tma_runs_trans_a(cfg, call), tb = detail::tma_runs_trans_b(cfg, call);
-  const int layout = layout_index(ta, tb);
+  const auto p = plan(cfg, call, dev.id);
+  const int layout = layout_index(p.trans_a, p.trans_b);
   const auto t = tma_layout(cfg, layout);
-  const auto d =
-      sgt_kernel::launch_dims(call.M, call.N, call.K, cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K);
-  // With PACK the panels come first; the tile kernel follows in the stream (a plain launch).
-  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool) {
-    int M = call.M, N = call.N, K = call.K, ldc = call.ldc, k_chunk = d.k_chunk;
+  const void* kernel = reinterpret_cast<const void*>(kKernels[choice.config].tma[layout]);
+  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work) {
     // With K = 0 the kernel copies nothing: its maps stay zero, and the operands need nothing.
     sgt_kernel::TmaMaps maps{};
-    if (K > 0) {
+    if (call.K > 0) {
       // misfit() refuses such operands first; the maps must never be encoded from them.
       if (!sgt_kernel::tma_operand(a, lda) || !sgt_kernel::tma_operand(b, ldb))
         return cudaErrorInvalidValue;
-      if (const CUresult r =
-              sgt_kernel::tma_encode_maps(maps, geometry(cfg), ta, tb, M, N, K, a, lda, b, ldb);
+      if (const CUresult r = sgt_kernel::tma_encode_maps(maps, geometry(cfg), p.trans_a, p.trans_b,
+                                                         call.M, call.N, call.K, a, lda, b, ldb);
           r != CUDA_SUCCESS)
         return to_cuda_error(r);
     }
-    void* args[] = {&M, &N, &K, &alpha, &maps.a, &maps.b, &beta, &C, &ldc, &k_chunk, &work};
-    // A plain launch: nothing of this call runs before it. (No dependent launch here: that helper
-    // takes no dynamic shared memory.)
-    const dim3 grid(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z));
-    return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[choice.config].tma[layout]),
-                            grid, dim3(static_cast<unsigned>(t.THREADS)), args,
-                            static_cast<size_t>(t.SMEM_BYTES), stream);
+    return sgt_kernel::launch_ws_tma(kernel, p, static_cast<unsigned>(t.THREADS),
+                                     static_cast<size_t>(t.SMEM_BYTES), maps.a, maps.b, call.M,
+                                     call.N, call.K, alpha, beta, C, call.ldc, work, stream);
   };
-  return run_tiles(cfg, call, d, alpha, A, B, beta, C, overlap, stream, tile);
+  return sgt_kernel::run_call(p, reinterpret_cast<const void*>(&sgemm_pack<0>),
+                              reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M,
+                              call.N, call.K, alpha, A, call.lda, B, call.ldb, beta, C, call.ldc,
+                              dev.pool, stream, tile);
 #else
-  (void)choice, (void)call, (void)alpha, (void)A, (void)B, (void)beta, (void)C, (void)overlap,
+  (void)choice, (void)call, (void)dev, (void)alpha, (void)A, (void)B, (void)beta, (void)C,
       (void)stream;
   return cudaErrorNotSupported;  // never chosen: probe_tma refuses every TMA = 1 config
 #endif
 }
 
-// overlap: the device takes programmatic dependent launches (sm_90+, see launch_dependent).
-cudaError_t launch(const detail::Choice& choice, const detail::Call& call, float alpha,
-                   const float* A, const float* B, float beta, float* C, bool overlap,
+cudaError_t launch(const detail::Choice& choice, const detail::Call& call, const DeviceState& dev,
+                   float alpha, const float* A, const float* B, float beta, float* C,
                    cudaStream_t stream) {
   const auto& cfg = table::kConfigs[choice.config];
-  if (cfg.TMA == 1) return launch_tma(choice, call, alpha, A, B, beta, C, overlap, stream);
-  // A PACK config runs its TN float4 instance on panels (see pack below).
-  const bool packed = cfg.PACK != 0;
+  if (cfg.TMA == 1) return launch_tma(choice, call, dev, alpha, A, B, beta, C, stream);
+  const auto p = plan(cfg, call, dev.id);
+  // A PACK config runs its TN float4 instance (on panels where the operands need them).
   const auto& instances =
-      choice.vec || packed ? kKernels[choice.config].vec : kKernels[choice.config].scalar;
-  const Kernel kernel = instances[packed ? layout_index(true, false) : layout_index(call)];
-  const auto d =
-      sgt_kernel::launch_dims(call.M, call.N, call.K, cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K);
-  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool panels) {
-    int M = call.M, N = call.N, K = call.K, ldc = call.ldc, k_chunk = d.k_chunk;
-    void* args[] = {&M, &N, &K, &alpha, &a, &lda, &b, &ldb, &beta, &C, &ldc, &k_chunk, &work};
-    // After a pack a dependent launch (sm_90+). A launch call returns this launch's own error,
-    // where <<<>>> would leave it to a later cudaGetLastError() that may return an earlier,
-    // unrelated one instead.
-    const dim3 grid(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z));
-    const dim3 block(static_cast<unsigned>(cfg.NUM_THREADS));
-    return sgt_kernel::launch_dependent(panels && overlap, reinterpret_cast<const void*>(kernel),
-                                        grid, block, args, stream);
+      choice.vec || cfg.PACK ? kKernels[choice.config].vec : kKernels[choice.config].scalar;
+  const void* kernel = reinterpret_cast<const void*>(instances[layout_index(p.trans_a, p.trans_b)]);
+  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work) {
+    return sgt_kernel::launch_warptile(kernel, p, static_cast<unsigned>(cfg.NUM_THREADS), call.M,
+                                       call.N, call.K, alpha, a, lda, b, ldb, beta, C, call.ldc,
+                                       work, stream);
   };
-  return run_tiles(cfg, call, d, alpha, A, B, beta, C, overlap, stream, tile);
+  return sgt_kernel::run_call(p, reinterpret_cast<const void*>(&sgemm_pack<0>),
+                              reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M,
+                              call.N, call.K, alpha, A, call.lda, B, call.ldb, beta, C, call.ldc,
+                              dev.pool, stream, tile);
 }
 
 detail::Call make_call(Op op_a, Op op_b, int M, int N, int K, int lda, int ldb, int ldc,
@@ -488,7 +424,7 @@ cudaError_t sgemm(Op op_a, Op op_b, int M, int N, int K, float alpha, const floa
   const auto c = detail::choose(s->id, call, [s](int i) { return s->unusable[i]; });
   switch (c.path) {
     case detail::Path::kernel:
-      return launch(c, call, alpha, A, B, beta, C, s->id.cc_major >= 9, stream);
+      return launch(c, call, *s, alpha, A, B, beta, C, stream);
     case detail::Path::cublas:
       return run_cublas(*s, call.trans_a, call.trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C,
                         ldc, stream);
@@ -503,6 +439,12 @@ cudaError_t sgemm(Op op_a, Op op_b, int M, int N, int K, float alpha, const floa
 cudaError_t sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                   int ldb, float beta, float* C, int ldc, cudaStream_t stream) {
   return sgemm(Op::N, Op::N, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, stream);
+}
+
+cudaError_t release_memory() {
+  DeviceState* s = nullptr;
+  if (const cudaError_t e = current_device(&s); e != cudaSuccess) return e;
+  return cudaMemPoolTrimTo(s->pool, 0);
 }
 
 std::string explain(Op op_a, Op op_b, int M, int N, int K, int lda, int ldb, int ldc, const void* A,

@@ -22,7 +22,7 @@
 
 #include "bench.hpp"
 #include "check.hpp"
-#include "dependent_launch.h"
+#include "launch_plan.h"
 #include "tma_maps.h"
 #include "sha256.hpp"
 #include "warptile_geometry.h"
@@ -116,7 +116,7 @@ struct Instance {
   long long lda = 0, ldb = 0, ldc = 0;
   int offset = 0;
   float alpha = 1, beta = 0;
-  std::unique_ptr<DeviceBuffer<float>> a, b, c, c0, ref, work, panels;
+  std::unique_ptr<DeviceBuffer<float>> a, b, c, c0, ref;
   // TMA configs: the operands' tensor maps, and what they were encoded for.
   std::unique_ptr<sgt_kernel::TmaMaps> maps;
   std::tuple<const float*, const float*, int, int, long long, long long, long long, int, int, int,
@@ -375,28 +375,6 @@ class Worker {
                                           tile.smem_bytes));
   }
 
-  // PACK configs: packs the operands of `in` that need it into panels (sgemm_pack, one launch for
-  // both) and points A, B, lda, ldb at what the tile kernel, the TN float4 instance, reads; true
-  // when it launched.
-  bool pack_operands(const Loaded& l, Instance& in, const float*& A, int& lda, const float*& B,
-                     int& ldb, cudaStream_t st) {
-    const auto aligned = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    int K = static_cast<int>(in.p.K);
-    auto plan =
-        sgt_kernel::plan_pack(in.trans_a(), in.trans_b(), static_cast<int>(in.p.M),
-                              static_cast<int>(in.p.N), K, A, aligned(A), lda, B, aligned(B), ldb);
-    if (plan.floats == 0) return false;
-    if (plan.grid_x > 0x7fffffffLL) throw Error("grid too large to pack this problem");
-    if (!in.panels || in.panels->count < static_cast<size_t>(plan.floats))
-      in.panels = std::make_unique<DeviceBuffer<float>>(static_cast<size_t>(plan.floats));
-    sgt_kernel::bind_pack(plan, in.panels->ptr, A, lda, B, ldb);
-    void* args[] = {&K, &plan.a, &plan.b};
-    SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(l.pack),
-                                    dim3(static_cast<unsigned>(plan.grid_x), plan.grid_y, 2),
-                                    dim3(sgt_kernel::kPackThreads), args, 0, st));
-    return true;
-  }
-
   // TMA configs: the tensor maps of an instance's operands, encoded once per instance and tile.
   // Operands a tensor copy cannot read are a failed launch, never a silent fallback: the tuner
   // only gives a TMA config problems and edge cases its kernel takes.
@@ -425,68 +403,50 @@ class Worker {
     return *in.maps;
   }
 
-  // Launches the candidate on an instance (from whatever C holds): the packing kernel for PACK
-  // configs, the tile grid with its k-splits, then the split-K reduction when there are splits.
+  // Launches the candidate on an instance (from whatever C holds): the launch plan that
+  // sgemm_tuned runs too (launch_plan.h), with the pack, reduction and tile kernels of its cubin.
   void launch(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in,
               cudaStream_t st) {
-    const auto d =
-        sgt_kernel::launch_dims(in.p.M, in.p.N, in.p.K, tile.BM, tile.BN, tile.BK, tile.split_k);
-    if (in.p.M == 0 || in.p.N == 0) return;  // nothing to compute, nothing to write
-    if (d.grid_x > 0x7fffffffLL) throw Error("grid too large for this problem");
-    float* work = nullptr;
-    if (d.workspace_floats > 0) {
-      if (!l.reduce) throw Error("split-K launch without a reduction kernel");
-      if (!in.work || in.work->count < static_cast<size_t>(d.workspace_floats))
-        in.work = std::make_unique<DeviceBuffer<float>>(static_cast<size_t>(d.workspace_floats));
-      work = in.work->ptr;
-    }
+    const auto aligned = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
     int M = static_cast<int>(in.p.M), N = static_cast<int>(in.p.N), K = static_cast<int>(in.p.K);
-    int lda = static_cast<int>(in.lda), ldb = static_cast<int>(in.ldb),
-        ldc = static_cast<int>(in.ldc);
-    float alpha = in.alpha, beta = in.beta;
+    const int lda = static_cast<int>(in.lda), ldb = static_cast<int>(in.ldb),
+              ldc = static_cast<int>(in.ldc);
     const float* A = in.A();
     const float* B = in.B();
     float* C = in.C();
-    const bool packed = l.pack && K > 0 && pack_operands(l, in, A, lda, B, ldb, st);
-    int k_chunk = d.k_chunk;
+    const auto plan = sgt_kernel::plan_call(
+        {tile.BM, tile.BN, tile.BK, tile.split_k, l.pack != nullptr, tile.tma != 0}, M, N, K,
+        in.trans_a(), in.trans_b(), A, aligned(A), lda, B, aligned(B), ldb, fp_.sm_count,
+        fp_.cc_major >= 9);
+    if (plan.too_large) throw Error("grid too large for this problem");
+    if (plan.reduce_blocks > 0 && !l.reduce)
+      throw Error("split-K launch without a reduction kernel");
     const void* kernel = reinterpret_cast<const void*>(l.kernel);
-    const dim3 grid(static_cast<unsigned>(d.grid_x), 1, d.grid_z);
-    // After a pack, and for the reduction after the tile kernel, a dependent launch (sm_90+).
-    const bool overlap = fp_.cc_major >= 9;
-    if (tile.tma) {
-      // With K = 0 the kernel copies nothing: zero maps, and the operands need nothing. A PACK
-      // config's kernel is the TN instance on the panels the pack just wrote (a plain launch:
-      // the stream orders it after the pack).
+    std::string refused;  // why the tile step launched nothing (run_call still frees)
+    const auto tile_step = [&](const float* a, int la, const float* b, int lb, float* work) {
+      if (!tile.tma)
+        return sgt_kernel::launch_warptile(kernel, plan, block, M, N, K, in.alpha, a, la, b, lb,
+                                           in.beta, C, ldc, work, st);
+      // With K = 0 the kernel copies nothing: zero maps, and the operands need nothing.
       static const sgt_kernel::TmaMaps kNoCopies{};
-      const sgt_kernel::TmaMaps& maps =
-          K == 0 ? kNoCopies
-                 : tma_maps(tile, in, l.pack ? true : in.trans_a(), l.pack ? false : in.trans_b(),
-                            A, lda, B, ldb);
-      void* args[] = {&M,
-                      &N,
-                      &K,
-                      &alpha,
-                      const_cast<CUtensorMap*>(&maps.a),
-                      const_cast<CUtensorMap*>(&maps.b),
-                      &beta,
-                      &C,
-                      &ldc,
-                      &k_chunk,
-                      &work};
-      SGT_CUDA_CHECK(cudaLaunchKernel(kernel, grid, dim3(block), args,
-                                      static_cast<size_t>(tile.smem_bytes), st));
-    } else {
-      void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
-      SGT_CUDA_CHECK(
-          sgt_kernel::launch_dependent(packed && overlap, kernel, grid, dim3(block), args, st));
-    }
-    if (d.grid_z > 1) {
-      int splits = d.grid_z;
-      const float* partial = work;
-      void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
-      SGT_CUDA_CHECK(sgt_kernel::launch_dependent(overlap, reinterpret_cast<const void*>(l.reduce),
-                                                  dim3(fp_.sm_count * 4), dim3(256), rargs, st));
-    }
+      const sgt_kernel::TmaMaps* maps = &kNoCopies;
+      if (K > 0) {
+        try {
+          maps = &tma_maps(tile, in, plan.trans_a, plan.trans_b, a, la, b, lb);
+        } catch (const Error& e) {
+          refused = e.what();
+          return cudaErrorInvalidValue;
+        }
+      }
+      return sgt_kernel::launch_ws_tma(kernel, plan, block, static_cast<size_t>(tile.smem_bytes),
+                                       maps->a, maps->b, M, N, K, in.alpha, in.beta, C, ldc, work,
+                                       st);
+    };
+    const cudaError_t e = sgt_kernel::run_call(
+        plan, reinterpret_cast<const void*>(l.pack), reinterpret_cast<const void*>(l.reduce), M, N,
+        K, in.alpha, A, lda, B, ldb, in.beta, C, ldc, call_pool(), st, tile_step);
+    if (!refused.empty()) throw Error(refused);
+    SGT_CUDA_CHECK(e);
   }
 
   // Runs one verification from C0; the relative error.
@@ -645,8 +605,15 @@ class Worker {
     return {{"ok", true}, {"cases", cases}};
   }
 
+  // The pool of the launch plan's workspace and panels, as sgemm_tuned keeps one per device.
+  cudaMemPool_t call_pool() {
+    if (!pool_) SGT_CUDA_CHECK(sgt_kernel::make_call_pool(dev_, &pool_));
+    return pool_;
+  }
+
   int dev_ = 0;
   GpuFingerprint fp_;
+  cudaMemPool_t pool_ = nullptr;  // never destroyed: the process ends with it
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cudaLibrary_t compare_lib_ = nullptr;

@@ -37,7 +37,9 @@ enum class Op { N, T };
 // and B are 16-byte aligned with leading dimensions that are multiples of 4 (or K == 0); otherwise
 // it is passed over like a winner that cannot run, for the next shape's winner, the default or
 // cuBLAS. cuBLAS serves a device not in the table or a build without a kernel image for the device.
-// A split-K config takes its workspace with cudaMallocAsync on `stream`.
+// A split-K config's workspace and a PACK config's panels are stream-ordered allocations on
+// `stream` from a memory pool of the library's own (one per device), which keeps freed memory for
+// the next call; release_memory() returns it.
 //
 // Returns the launch's (or cuBLAS's, as the nearest cudaError_t) status; cudaErrorInvalidValue for
 // negative sizes or too small leading dimensions. Thread-safe; one cuBLAS handle per device is
@@ -49,6 +51,10 @@ cudaError_t sgemm(Op op_a, Op op_b, int M, int N, int K, float alpha, const floa
 // The same with op_a = op_b = N.
 cudaError_t sgemm(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                   int ldb, float beta, float* C, int ldc, cudaStream_t stream = nullptr);
+
+// Returns to the system the memory the current device's pool keeps for split-K workspaces and
+// PACK panels (what calls in flight use stays theirs); later calls allocate it again.
+cudaError_t release_memory();
 
 // What sgemm() would do for this call on the current device, and why: the path (tuned kernel and
 // its config name, or cuBLAS), the tuned shape it came from, what was passed over, which accesses

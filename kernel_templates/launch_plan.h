@@ -1,0 +1,172 @@
+// Host side of one SGEMM call with a tuned config: which kernels are launched, in which order, on
+// which grids, with which memory. The tuner's worker times exactly this sequence and the
+// sgemm_tuned dispatch library runs it, both through plan_call() and run_call(), so that a figure
+// the tuner measured is the figure the library ships. Host code only: NVRTC never compiles this
+// file.
+//
+// The sequence: the split-K workspace and PACK's panels in stream-ordered memory from a pool that
+// keeps its memory between calls (make_call_pool); sgemm_pack; the tile kernel;
+// sgemm_splitk_reduce; the frees. The
+// tile kernel is a dependent launch after a pack (sm_90 and up) except for the TMA kernel, whose
+// launch takes dynamic shared memory; the reduction is a dependent launch after the tile kernel.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include "dependent_launch.h"
+#include "warptile_geometry.h"
+
+namespace sgt_kernel {
+
+// sgemm_splitk_reduce's launch: 256-thread blocks striding over C, four blocks per SM.
+constexpr int kReduceThreads = 256;
+constexpr int kReduceBlocksPerSm = 4;
+
+// What a config contributes to a call's launches.
+struct CallTile {
+  int BM = 0, BN = 0, BK = 0, split_k = 1;
+  bool pack = false;  // PACK = 1: operands packed into panels, the kernel's TN instance reads them
+  bool tma = false;   // TMA = 1: the tile kernel is sgemm_ws_tma
+};
+
+// The launches of one call.
+struct CallPlan {
+  LaunchDims dims{};  // the tile grid and its k splits (workspace_floats > 0: a reduction)
+  PackPlan pack{};    // what sgemm_pack copies (packs: it runs)
+  bool packs = false;
+  bool trans_a = false;  // the layout of the tile kernel's instance: the call's, or TN on panels
+  bool trans_b = false;
+  bool tile_dependent = false;  // the tile kernel is a dependent launch on the pack
+  bool overlap = false;         // dependent launches are programmatic (sm_90 and up)
+  unsigned reduce_blocks = 0;   // sgemm_splitk_reduce's grid; 0: no reduction
+  bool empty = false;           // M or N is 0: nothing to launch
+  bool too_large = false;       // the tile or pack grid exceeds what a launch takes
+};
+
+// a_aligned, b_aligned: the operands' pointers are 16-byte aligned. overlap: the device takes
+// programmatic dependent launches (compute capability 9.0 and up).
+inline CallPlan plan_call(const CallTile& t, int M, int N, int K, bool trans_a, bool trans_b,
+                          const float* A, bool a_aligned, int lda, const float* B, bool b_aligned,
+                          int ldb, int sm_count, bool overlap) {
+  CallPlan p;
+  p.overlap = overlap;
+  p.empty = M == 0 || N == 0;
+  p.dims = launch_dims(M, N, K, t.BM, t.BN, t.BK, t.split_k);
+  p.trans_a = t.pack ? true : trans_a;
+  p.trans_b = t.pack ? false : trans_b;
+  if (t.pack && K > 0) {
+    p.pack = plan_pack(trans_a, trans_b, M, N, K, A, a_aligned, lda, B, b_aligned, ldb);
+    p.packs = p.pack.floats > 0;
+  }
+  p.tile_dependent = p.packs && overlap && !t.tma;
+  if (p.dims.grid_z > 1) p.reduce_blocks = static_cast<unsigned>(sm_count * kReduceBlocksPerSm);
+  p.too_large = p.dims.grid_x > 0x7fffffffLL || (p.packs && p.pack.grid_x > 0x7fffffffLL);
+  return p;
+}
+
+// The memory pool a call's workspace and panels come from: on `device`, keeping what was freed for
+// the next call (no release threshold). From a pool that returns its memory at every
+// synchronization, as the device's default pool does, each call would map its workspace afresh:
+// measured on the H200, up to 1.8x the time of a split-K or PACK call that synchronizes after
+// each call (docs/experiments/2026-12-02-launch-plan.md).
+inline cudaError_t make_call_pool(int device, cudaMemPool_t* pool) {
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  if (const cudaError_t e = cudaMemPoolCreate(pool, &props); e != cudaSuccess) return e;
+  std::uint64_t keep = UINT64_MAX;
+  return cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold, &keep);
+}
+
+// Runs a call's plan in `stream`, its memory from `pool` (make_call_pool): allocates, packs,
+// launches the tile kernel through tile(A, lda, B, ldb, work) (A, lda, B, ldb: the panels where the
+// plan packs), reduces, frees. Returns the first error; what was allocated is freed
+// (stream-ordered) either way.
+template <class Tile>
+cudaError_t run_call(const CallPlan& plan, const void* pack_kernel, const void* reduce_kernel,
+                     int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                     int ldb, float beta, float* C, int ldc, cudaMemPool_t pool,
+                     cudaStream_t stream, Tile&& tile) {
+  if (plan.empty) return cudaSuccess;  // nothing to compute, nothing to write
+  if (plan.too_large) return cudaErrorInvalidConfiguration;
+  float* work = nullptr;
+  float* panels = nullptr;
+  cudaError_t e = cudaSuccess;
+  // The workspace first, so that the pack, tile and reduction kernels follow each other directly,
+  // as a dependent launch needs.
+  if (plan.dims.workspace_floats > 0)
+    e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&work),
+                                static_cast<size_t>(plan.dims.workspace_floats) * sizeof(float),
+                                pool, stream);
+  if (e == cudaSuccess && plan.packs) {
+    e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&panels),
+                                static_cast<size_t>(plan.pack.floats) * sizeof(float), pool,
+                                stream);
+    if (e == cudaSuccess) {
+      PackPlan pk = plan.pack;
+      bind_pack(pk, panels, A, lda, B, ldb);
+      void* args[] = {&K, &pk.a, &pk.b};
+      e = cudaLaunchKernel(pack_kernel, dim3(static_cast<unsigned>(pk.grid_x), pk.grid_y, 2),
+                           dim3(kPackThreads), args, 0, stream);
+    }
+  }
+  if (e == cudaSuccess) e = tile(A, lda, B, ldb, work);
+  if (e == cudaSuccess && plan.reduce_blocks > 0) {
+    int splits = plan.dims.grid_z;
+    const float* partial = work;
+    void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
+    e = launch_dependent(plan.overlap, reduce_kernel, dim3(plan.reduce_blocks),
+                         dim3(kReduceThreads), rargs, stream);
+  }
+  for (float* f : {panels, work}) {
+    if (!f) continue;
+    const cudaError_t r = cudaFreeAsync(f, stream);
+    if (e == cudaSuccess) e = r;
+  }
+  return e;
+}
+
+// The tile kernel of sgemm_warptile, as run_call's tile step: k_chunk and the grid from the plan,
+// `threads` per block. A launch call returns this launch's own error (<<<>>> would leave it to a
+// later cudaGetLastError that may return an earlier, unrelated one).
+inline cudaError_t launch_warptile(const void* kernel, const CallPlan& plan, unsigned threads,
+                                   int M, int N, int K, float alpha, const float* A, int lda,
+                                   const float* B, int ldb, float beta, float* C, int ldc,
+                                   float* work, cudaStream_t stream) {
+  int k_chunk = plan.dims.k_chunk;
+  void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
+  const dim3 grid(static_cast<unsigned>(plan.dims.grid_x), 1,
+                  static_cast<unsigned>(plan.dims.grid_z));
+  return launch_dependent(plan.tile_dependent, kernel, grid, dim3(threads), args, stream);
+}
+
+// The tile kernel of sgemm_ws_tma, as run_call's tile step: the operands as tensor maps (encoded by
+// the caller for the plan's instance layout), `threads` (consumers and the producer warpgroup) and
+// `smem_bytes` of dynamic shared memory. A plain launch: the stream orders it after a pack.
+inline cudaError_t launch_ws_tma(const void* kernel, const CallPlan& plan, unsigned threads,
+                                 size_t smem_bytes, const CUtensorMap& map_a,
+                                 const CUtensorMap& map_b, int M, int N, int K, float alpha,
+                                 float beta, float* C, int ldc, float* work, cudaStream_t stream) {
+  int k_chunk = plan.dims.k_chunk;
+  void* args[] = {&M,
+                  &N,
+                  &K,
+                  &alpha,
+                  const_cast<CUtensorMap*>(&map_a),
+                  const_cast<CUtensorMap*>(&map_b),
+                  &beta,
+                  &C,
+                  &ldc,
+                  &k_chunk,
+                  &work};
+  const dim3 grid(static_cast<unsigned>(plan.dims.grid_x), 1,
+                  static_cast<unsigned>(plan.dims.grid_z));
+  return cudaLaunchKernel(kernel, grid, dim3(threads), args, smem_bytes, stream);
+}
+
+}  // namespace sgt_kernel
