@@ -205,7 +205,8 @@ class SqliteStore final : public TrialStore {
   // --- Reading ---
   std::vector<GpuRecord> gpus() const;
   std::optional<GpuRecord> gpu(const GpuIdentity& id) const;
-  // GPUs whose name equals `name_or_key` ignoring case, or whose key() equals it exactly.
+  // GPUs whose name equals `name_or_key` ignoring case, or whose key() equals it exactly; failing
+  // that, those whose name contains it ignoring case (match_gpu_names).
   std::vector<GpuRecord> find_gpus(std::string_view name_or_key) const;
   std::vector<ShapeRecord> shapes() const;
   // Every trial in insertion order.

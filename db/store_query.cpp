@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "error.hpp"
+#include "gpu_select.hpp"
 #include "store.hpp"
 #include "store_internal.hpp"
 
@@ -98,12 +99,6 @@ void bind_candidates(Stmt& s, const Filter& f, const Reference& ref) {
   bind_opt(s, ":template", f.template_name);
   bind_opt(s, ":layout", f.layout);
   bind_opt(s, ":dtype", f.dtype);
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
 }
 
 // The candidates CTE for this database: a trial is verified when it has edge checks and passed them
@@ -204,13 +199,14 @@ std::optional<GpuRecord> SqliteStore::gpu(const GpuIdentity& id) const {
 }
 
 std::vector<GpuRecord> SqliteStore::find_gpus(std::string_view name_or_key) const {
-  std::vector<GpuRecord> out;
-  const auto wanted = lower(name_or_key);
-  for (auto& g : gpus()) {
-    if (lower(g.fingerprint.name) == wanted || g.identity().key() == name_or_key) {
-      out.push_back(std::move(g));
-    }
+  auto all = gpus();
+  std::vector<std::string> names, keys;
+  for (const auto& g : all) {
+    names.push_back(g.fingerprint.name);
+    keys.push_back(g.identity().key());
   }
+  std::vector<GpuRecord> out;
+  for (const size_t i : match_gpu_names(names, keys, name_or_key)) out.push_back(std::move(all[i]));
   return out;
 }
 

@@ -154,6 +154,41 @@ TEST_F(CliTest, QueryReportsSkippedStaleTrials) {
   EXPECT_TRUE(contains(r.out, "STALE")) << r.out;
 }
 
+// --gpu means the same in every command: a part of a name that names one GPU on record picks it
+// (and the output says which GPU that was), a part shared by several names is refused naming
+// them, and an index or 'auto' means this machine's GPU, which this machine has none of.
+TEST_F(CliTest, GpuByAPartOfItsNameAnIndexOrAuto) {
+  {
+    auto s = SqliteStore::open(db(), OpenMode::read_write);
+    s.begin(test::a100(), big_);
+  }
+  auto r = cli("query --gpu h200 --shape 4096x4096x4096");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "--gpu 'h200' means NVIDIA H200 (sm_90, 132 SMs)")) << r.out;
+  r = cli("query --gpu h200 --shape 4096x4096x4096 --json");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "\"name\": \"NVIDIA H200\"")) << r.out;
+  r = cli("query --gpu nvidia --shape 4096x4096x4096");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--gpu 'nvidia' is part of 2 GPU names")) << r.out;
+  EXPECT_TRUE(contains(r.out, "NVIDIA A100-SXM4-80GB")) << r.out;
+  r = cli("query --gpu 0 --shape 4096x4096x4096");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_TRUE(contains(r.out, "--gpu 0: no such GPU here")) << r.out;
+  for (const std::string bad : {"''", "-1"}) {
+    r = cli("query --gpu " + bad + " --shape 4096x4096x4096");
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
+  }
+  // The commands that run on a GPU take the same texts and refuse the same bad ones, before
+  // looking for a GPU.
+  for (const std::string cmd : {"tune --shape 64x64x64 --gpu -1", "tune --shape 64x64x64 --gpu ''",
+                                "bench --suite /nonexistent.json --gpu -2"}) {
+    r = cli(cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd << ": " << r.out;
+    EXPECT_TRUE(contains(r.out, "--gpu")) << cmd << ": " << r.out;
+  }
+}
+
 TEST_F(CliTest, UnknownAndAmbiguousGpus) {
   auto r = cli("query --gpu 'RTX 9999' --shape 64x64x64");
   EXPECT_EQ(r.exit_code, 2) << r.out;

@@ -3,6 +3,8 @@
 // Every test skips when no CUDA device is present.
 #include <gtest/gtest.h>
 
+#include <cctype>
+
 #include <nvrtc.h>
 
 #include <chrono>
@@ -12,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "error.hpp"
 #include "gpu_support.hpp"
 #include "nvrtc_compiler.hpp"
 #include "tune.hpp"
@@ -169,6 +172,42 @@ const char* kLayouts[] = {"NN", "NT", "TN", "TT"};
 // edge-shape suite: odd and degenerate shapes (1, tile - 3, tile + 1, primes, K % BK != 0, K = 0,
 // M = 0, N = 0, skinny), padded and unaligned leading dimensions, offset pointers, alpha/beta
 // combinations with beta = 0 over NaN, deep K for split-K.
+// --gpu by name: a part of the device's name, in another case, picks that device and says so; a
+// name no device has is refused naming the devices there are.
+TEST(WorkerGpuByName, APartOfTheNamePicksTheDeviceAndNoneIsRefused) {
+  SKIP_WITHOUT_GPU();
+  WorkerClient first(test::cli_path(), -1);
+  const auto& info = first.info();
+  std::string part = info.fingerprint.name;
+  if (part.rfind("NVIDIA ", 0) == 0) part = part.substr(7);  // "H200"
+  for (auto& ch : part) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const auto devices = info.devices.size();
+  bool unique = true;
+  for (const auto& d : info.devices)
+    if (d.at("index").get<int>() != info.device && d.at("name") == info.fingerprint.name)
+      unique = false;
+  if (unique) {
+    WorkerClient named(test::cli_path(), GpuSelector{GpuSelector::Kind::name, -1, part});
+    EXPECT_EQ(named.info().device, info.device);
+    EXPECT_NE(named.info().why.find("named by --gpu '" + part + "'"), std::string::npos)
+        << named.info().why;
+  } else {
+    try {
+      WorkerClient named(test::cli_path(), GpuSelector{GpuSelector::Kind::name, -1, part});
+      ADD_FAILURE() << "a name " << devices << " devices share was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("names several"), std::string::npos) << e.what();
+    }
+  }
+  try {
+    WorkerClient none(test::cli_path(), GpuSelector{GpuSelector::Kind::name, -1, "no-such-gpu-x"});
+    ADD_FAILURE() << "a name no device has was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("names none"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(info.fingerprint.name), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(WorkerTest, EveryConfigAndLayoutPassesTheEdgeSuite) {
   set_problem("256x256x256", 1.0f, 0.0f);
   int cases = 0;

@@ -99,10 +99,10 @@ void print_table(const std::vector<gpu::BenchRow>& rows, const gpu::BenchSummary
 
 void run_bench(const BenchOpts& o) {
   // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
+  const auto gpu_sel = parse_gpu(o.gpu);
   const auto entries = load_suite(o.suite);
   std::vector<Problem> problems;
   for (const auto& e : entries) problems.push_back(e.problem);
-  const int gpu_index = parse_gpu(o.gpu);
   check_output_path("--csv", o.csv);
   fs::path plot_script;
   if (!o.plot.empty()) {
@@ -118,7 +118,7 @@ void run_bench(const BenchOpts& o) {
   const auto cache_dir = o.cache_dir.empty() ? gpu::default_cache_dir() : fs::path(o.cache_dir);
   const std::uint64_t seed = o.seed ? o.seed : std::random_device{}();
 
-  gpu::WorkerClient worker(self_exe(), gpu_index);
+  gpu::WorkerClient worker(self_exe(), gpu_sel);
   const auto& fp = worker.info().fingerprint;
   spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", worker.info().device, fp.name,
                fp.cc_major, fp.cc_minor, fp.sm_count, worker.info().why);

@@ -12,6 +12,7 @@
 #include "error.hpp"
 #include "file_util.hpp"
 #include "space.hpp"
+#include "db_gpu.hpp"
 #include "store.hpp"
 #include "tune_store.hpp"
 
@@ -27,9 +28,10 @@ db::GpuIdentity pick_gpu(const db::SqliteStore& store, const std::string& gpu) {
     throw InputError(fmt::format("'{}' holds {} GPUs; say which with --gpu:{}",
                                  store.path().string(), all.size(), db::describe_gpus(all)));
   }
-  const auto found = store.find_gpus(gpu);
-  if (found.size() == 1) return found.front().identity();
-  throw InputError(fmt::format("--gpu '{}' names {} of the GPUs in '{}':{}", gpu, found.size(),
+  const auto meant = resolve_db_gpus(store, gpu);
+  if (meant.gpus.size() == 1 && store.gpu(meant.gpus.front())) return meant.gpus.front();
+  throw InputError(fmt::format("--gpu '{}' names {} of the GPUs in '{}':{}", gpu,
+                               meant.gpus.size() == 1 ? 0 : meant.gpus.size(),
                                store.path().string(), db::describe_gpus(all)));
 }
 
@@ -122,7 +124,10 @@ void register_dataset(CLI::App& app) {
         "Write the trials of one GPU and problem from a tuning database as a dataset file, and\n"
         "count how many of the space's survivors they cover");
     add_db_option(*sub, o->db);
-    sub->add_option("--gpu", o->gpu, "GPU name or key (default: the database's only GPU)");
+    sub->add_option(
+        "--gpu", o->gpu,
+        "GPU: a name or key as `sgemm-tune list` shows it, a part of a name that names one, 'auto' "
+        "or a device index (this machine's GPU); default: the database's only GPU");
     sub->add_option("--shape", o->shape, "Problem MxNxK")->required();
     sub->add_option("--layout", o->layout, "NN, NT, TN or TT")->capture_default_str();
     sub->add_option("--space", o->space,

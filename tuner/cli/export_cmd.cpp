@@ -6,8 +6,10 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "db_gpu.hpp"
 #include "error.hpp"
 #include "export.hpp"
 #include "file_util.hpp"
@@ -46,13 +48,16 @@ std::vector<db::GpuIdentity> select_gpus(const db::SqliteStore& store,
     return out;
   }
   for (const auto& name : wanted) {
-    const auto matches = store.find_gpus(name);
-    if (matches.empty()) {
-      throw InputError(fmt::format("unknown GPU '{}' in '{}'; known GPUs:{}", name, path.string(),
-                                   db::describe_gpus(all)));
-    }
     // A name shared by several identities (say, a full GPU and a partition) exports them all.
-    for (const auto& g : matches) add(g.identity());
+    const auto meant = resolve_db_gpus(store, name);
+    if (!meant.note.empty()) spdlog::info("{}", terminal_safe(meant.note));
+    for (const auto& id : meant.gpus) {
+      if (!store.gpu(id)) {
+        throw InputError(fmt::format("{}: nothing tuned for it in '{}'; known GPUs:{}", meant.note,
+                                     path.string(), db::describe_gpus(all)));
+      }
+      add(id);
+    }
   }
   return out;
 }
@@ -81,7 +86,8 @@ void register_export(CLI::App& app) {
                   "else ~/.cache/sgemm-tune/tuning.db). Opened read-only, never created");
   sub->add_option("--gpu", o->gpus,
                   "Only these GPUs (repeatable): a name as `sgemm-tune list` shows it "
-                  "(case-insensitive) or its NAME@sm_XY/SMS key. Default: every GPU");
+                  "(case-insensitive), its NAME@sm_XY/SMS key, a part of a name that names one "
+                  "('h200'), 'auto' or a device index (this machine's GPU). Default: every GPU");
   sub->add_flag("--allow-stale", o->allow_stale,
                 "Also export winners measured with another kernel source, driver major or NVRTC "
                 "major (skipped by default)");

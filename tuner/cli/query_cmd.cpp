@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "db_gpu.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
 #include "store.hpp"
@@ -47,8 +48,9 @@ void register_query(CLI::App& app) {
       "nearest tuned shape, else the default config");
   sub->add_option("--gpu", o->gpu,
                   "GPU name as `sgemm-tune list` shows it (case-insensitive), its "
-                  "NAME@sm_XY/SMS key, or 'auto': this machine's GPU (without one: the only GPU in "
-                  "the database)")
+                  "NAME@sm_XY/SMS key, a part of a name that names one ('h200'), a device index "
+                  "(this machine's GPU of that index), or 'auto': this machine's GPU (without one: "
+                  "the only GPU in the database)")
       ->capture_default_str();
   sub->add_option("--shape", o->shape, "Problem size MxNxK, e.g. 4096x4096x4096")->required();
   sub->add_option("--layout", o->layout,
@@ -97,33 +99,17 @@ void register_query(CLI::App& app) {
       std::optional<db::GpuIdentity> gpu;
       if (gpus.empty()) {
         note = fmt::format("nothing tuned in '{}' yet", path.string());
-      } else if (o->gpu == "auto") {
-        // "auto" means the GPU of this machine; without one, the only GPU on record will do.
-        try {
-          gpu::WorkerClient probe(std::filesystem::read_symlink("/proc/self/exe"), -1);
-          gpu = db::GpuIdentity::of(probe.info().fingerprint);
-        } catch (const Error& e) {
-          if (gpus.size() != 1) {
-            throw InputError(fmt::format(
-                "--gpu auto: no usable GPU here ({}), and '{}' holds results for {} GPUs; name "
-                "one with --gpu:{}",
-                e.what(), path.string(), gpus.size(), db::describe_gpus(gpus)));
-          }
-          gpu = gpus.front().identity();
-          note = fmt::format("no usable GPU here; answering for the only GPU on record, {}",
-                             gpu->label());
-        }
       } else {
-        const auto matches = store.find_gpus(o->gpu);
-        if (matches.empty()) {
-          throw InputError(fmt::format("unknown GPU '{}' in '{}'; known GPUs:{}", o->gpu,
-                                       path.string(), db::describe_gpus(gpus)));
-        }
-        if (matches.size() > 1) {
+        auto meant = resolve_db_gpus(store, o->gpu);
+        if (meant.gpus.size() > 1) {
+          std::vector<db::GpuRecord> named;
+          for (const auto& id : meant.gpus)
+            if (auto g = store.gpu(id)) named.push_back(*g);
           throw InputError(fmt::format("several GPUs are named '{}' in '{}'; pass one key:{}",
-                                       o->gpu, path.string(), db::describe_gpus(matches)));
+                                       o->gpu, path.string(), db::describe_gpus(named)));
         }
-        gpu = matches.front().identity();
+        gpu = meant.gpus.front();
+        note = meant.note;
       }
       if (gpu) {
         r = store.query(*gpu, problem, opts);
@@ -180,6 +166,9 @@ void register_query(CLI::App& app) {
         fmt::print("; measured {} by sgemm-tune {}\n", terminal_safe(t.timestamp),
                    terminal_safe(t.tuner_version));
         fmt::print("  {}\n", terminal_safe(edge_check_summary(t.edge_checks)));
+      }
+      if (r.source != db::Source::default_config && !note.empty()) {
+        std::fprintf(stderr, "note: %s\n", terminal_safe(note).c_str());  // which GPU was meant
       }
       if (r.stale_skipped.total > 0) {
         std::fprintf(stderr, "note: %s\n", stale_text(r.stale_skipped).c_str());

@@ -67,7 +67,7 @@ std::string csv_field(const std::string& v) {
 }
 
 ShapeSummary summarize(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
-  ShapeSummary s{t.problem, "", 0, r.cublas_final.median_ms, 0, 0, r.wall_s, {}};
+  ShapeSummary s{t.problem, "", 0, r.cublas_final.median_ms, 0, 0, r.wall_s, {}, "no_config", "", ""};
   s.status = "no_winner";
   s.gpu = r.worker.fingerprint.name;
   s.date = utc_timestamp();
@@ -494,6 +494,7 @@ void register_tune(CLI::App& app) {
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
   sub->callback([o] {
     const std::string layout = parse_layout(o->layout);
+    const GpuSelector gpu_sel = parse_gpu(o->gpu);
     std::vector<SuiteEntry> entries;
     if (!o->shapes.empty()) {
       entries = load_suite(o->shapes, layout);
@@ -542,7 +543,7 @@ void register_tune(CLI::App& app) {
     std::unique_ptr<gpu::WorkerEvaluator> on_gpu;
     if (recordings.empty()) {
       worker = std::make_unique<gpu::WorkerClient>(std::filesystem::read_symlink("/proc/self/exe"),
-                                                   parse_gpu(o->gpu));
+                                                   gpu_sel);
       on_gpu = std::make_unique<gpu::WorkerEvaluator>(*worker, cache_dir, o->nvrtc_options);
     }
     auto db = open_tune_store(o->db);
@@ -574,7 +575,7 @@ void register_tune(CLI::App& app) {
             "space '{}' has no valid config for shape {} (see `sgemm-tune space --space "
             "{} --shape {} --explain`)",
             space_name, problem.shape(), plan[pi].space_arg, problem.shape());
-        summaries.push_back({problem, "", 0, 0, 0, 0, 0, {}});
+        summaries.push_back({problem, "", 0, 0, 0, 0, 0, {}, "no_config", "", ""});
         continue;
       }
       t.top_k = o->top;

@@ -18,7 +18,9 @@ void add_db_option(CLI::App& sub, std::string& db) {
 }
 
 void add_gpu_option(CLI::App& sub, std::string& gpu) {
-  sub.add_option("--gpu", gpu, "'auto' (most SMs x clock) or a device index")
+  sub.add_option("--gpu", gpu,
+                 "Which GPU: 'auto' (most SMs x clock), a device index, or a name (the device's "
+                 "name, case-insensitive, or a part of it that names one device: 'h200')")
       ->capture_default_str();
 }
 
@@ -32,15 +34,8 @@ std::unique_ptr<TrialStore> open_tune_store(const std::string& db) {
   return std::make_unique<db::SqliteStore>(db::SqliteStore::open(path, db::OpenMode::read_write));
 }
 
-int parse_gpu(const std::string& s) {
-  if (s == "auto") return -1;
-  try {
-    size_t used = 0;
-    const int v = std::stoi(s, &used);
-    if (used == s.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw InputError(fmt::format("bad --gpu '{}': expected 'auto' or a device index", s));
+GpuSelector parse_gpu(const std::string& s) {
+  return parse_gpu_selector(s);
 }
 
 std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,

@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "gpu_select.hpp"
 #include "problem.hpp"
 #include "space.hpp"
 #include "trial.hpp"
@@ -19,8 +20,8 @@ void add_gpu_option(CLI::App& sub, std::string& gpu);
 void add_cache_dir_option(CLI::App& sub, std::string& cache_dir);
 std::unique_ptr<TrialStore> open_tune_store(const std::string& db);
 
-// --gpu: "auto" -> -1, else a device index >= 0; InputError naming the text otherwise.
-int parse_gpu(const std::string& s);
+// --gpu (gpu_select.hpp): InputError naming the text when it is empty or a negative index.
+GpuSelector parse_gpu(const std::string& s);
 
 // A suite entry with its search space resolved: the entry's own, else the command's --space.
 struct PlannedShape {

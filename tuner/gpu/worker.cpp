@@ -22,6 +22,7 @@
 
 #include "bench.hpp"
 #include "check.hpp"
+#include "gpu_select.hpp"
 #include "launch_plan.h"
 #include "tma_maps.h"
 #include "sha256.hpp"
@@ -180,8 +181,25 @@ class Worker {
       if (score > best_score) best = d, best_score = score;
     }
     const int want = req.at("gpu").get<int>();
+    const std::string want_name = req.value("gpu_name", std::string());
     std::string why;
-    if (want >= 0) {
+    if (!want_name.empty()) {
+      std::vector<std::string> names;
+      std::string listing;
+      for (const auto& d : devices) {
+        names.push_back(d.at("name").get<std::string>());
+        listing += fmt::format("\n  {}: {}", d.at("index").get<int>(), names.back());
+      }
+      const auto found = match_gpu_names(names, {}, want_name);
+      if (found.size() != 1) {
+        return {{"ok", false},
+                {"error", fmt::format("--gpu '{}' {} of the {} CUDA device(s) here{}{}", want_name,
+                                      found.empty() ? "names none" : "names several", count,
+                                      found.empty() ? "" : " (give a device index)", listing)}};
+      }
+      dev_ = static_cast<int>(found.front());
+      why = fmt::format("named by --gpu '{}'", want_name);
+    } else if (want >= 0) {
       if (want >= count) {
         return {{"ok", false},
                 {"error", fmt::format("--gpu {} does not exist: {} device(s) present (0..{})", want,

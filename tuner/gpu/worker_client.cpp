@@ -29,11 +29,17 @@ constexpr auto kStartTimeout = 120s;
 constexpr auto kProblemTimeout = 300s;
 }  // namespace
 
-WorkerClient::WorkerClient(std::filesystem::path exe, int gpu) : exe_(std::move(exe)), gpu_(gpu) {
+WorkerClient::WorkerClient(std::filesystem::path exe, GpuSelector gpu)
+    : exe_(std::move(exe)), gpu_(std::move(gpu)) {
   // A worker that dies mid-write must not kill the tuner.
   std::signal(SIGPIPE, SIG_IGN);
   start();
 }
+
+WorkerClient::WorkerClient(std::filesystem::path exe, int gpu)
+    : WorkerClient(
+          std::move(exe),
+          gpu < 0 ? GpuSelector{} : GpuSelector{GpuSelector::Kind::index, gpu, std::string()}) {}
 
 WorkerClient::~WorkerClient() {
   stop(false);
@@ -66,8 +72,15 @@ void WorkerClient::start() {
   from_worker_ = out_pipe[0];
   buffer_.clear();
 
-  const json hello =
-      call({{"op", "hello"}, {"protocol", kWorkerProtocol}, {"gpu", gpu_}}, kStartTimeout);
+  json req = {{"op", "hello"}, {"protocol", kWorkerProtocol}, {"gpu", -1}};
+  if (started_) {
+    req["gpu"] = info_.device;  // a replacement keeps the device the first worker chose
+  } else if (gpu_.kind == GpuSelector::Kind::index) {
+    req["gpu"] = gpu_.index;
+  } else if (gpu_.kind == GpuSelector::Kind::name) {
+    req["gpu_name"] = gpu_.name;
+  }
+  const json hello = call(req, kStartTimeout);
   if (!hello.value("ok", false)) {
     const auto msg = hello.value("error", std::string("unknown error"));
     stop(true);
@@ -75,8 +88,9 @@ void WorkerClient::start() {
   }
   info_.fingerprint = hello.at("fingerprint").get<GpuFingerprint>();
   info_.device = hello.at("device");
-  info_.why = hello.at("why");
+  if (!started_) info_.why = hello.at("why");  // a replacement keeps the first worker's reason
   info_.devices = hello.at("devices");
+  started_ = true;
 }
 
 void WorkerClient::stop(bool kill_it) {

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu_select.hpp"
 #include "trial.hpp"
 #include "worker_protocol.hpp"
 
@@ -33,8 +34,11 @@ struct WorkerInfo {
 
 class WorkerClient {
  public:
-  // exe: the sgemm-tune binary (it runs `exe __worker`); gpu: -1 for auto.
-  // Throws sgt::Error when no worker can start or no GPU is usable.
+  // exe: the sgemm-tune binary (it runs `exe __worker`); gpu: which device (--gpu), resolved by
+  // the worker; a replaced worker keeps the device the first one chose.
+  // Throws sgt::Error when no worker can start or no GPU is usable (or none matches `gpu`).
+  WorkerClient(std::filesystem::path exe, GpuSelector gpu);
+  // gpu: a device index, or -1 for auto.
   WorkerClient(std::filesystem::path exe, int gpu);
   ~WorkerClient();
   WorkerClient(const WorkerClient&) = delete;
@@ -69,7 +73,8 @@ class WorkerClient {
   nlohmann::json call(const nlohmann::json& req, std::chrono::milliseconds timeout);
 
   std::filesystem::path exe_;
-  int gpu_;
+  GpuSelector gpu_;
+  bool started_ = false;  // a worker has answered hello: info_.device is the device
   int pid_ = -1;
   int to_worker_ = -1, from_worker_ = -1;
   std::string buffer_;

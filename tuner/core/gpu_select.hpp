@@ -1,0 +1,32 @@
+// --gpu, one vocabulary in every command: 'auto', a device index, or a name. A name matches a GPU
+// whose name equals it (case-insensitive) or whose NAME@sm_XY/SMS key equals it; failing that,
+// one whose name contains it (case-insensitive), so 'h200' means "NVIDIA H200". Commands that run
+// on a GPU resolve it against this machine's devices; commands that read a database, against the
+// GPUs on record (an index or 'auto' meaning this machine's device of that index).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sgt {
+
+struct GpuSelector {
+  enum class Kind { automatic, index, name };
+  Kind kind = Kind::automatic;
+  int index = -1;    // Kind::index
+  std::string name;  // Kind::name
+  // As the user wrote it, for messages: "auto", "1", "h200".
+  std::string text() const;
+};
+
+// InputError for an empty text or a negative index.
+GpuSelector parse_gpu_selector(std::string_view text);
+
+// The positions in `names` (keys[i], where given, is names[i]'s key) that `wanted` means: those
+// equal to it (names case-insensitively, keys exactly), else those whose name contains it
+// (case-insensitively); empty when none does.
+std::vector<size_t> match_gpu_names(const std::vector<std::string>& names,
+                                    const std::vector<std::string>& keys, std::string_view wanted);
+
+}  // namespace sgt
