@@ -119,7 +119,8 @@ TEST(BenchCli, BadOptionsAreBadInput) {
        "nope.py"},
       {" --csv " + q(dir.path() / "no-such-dir" / "x.csv"), "no-such-dir"},
       {" --csv " + q(dir.path()), "is a directory"},
-      {" --gpu first", "--gpu"},
+      {" --gpu -1", "--gpu"},  // a name ("first") is a GPU to look for, a negative index is not
+      {" --gpu ''", "--gpu"},
       {" --space " + q(dir.path() / "nope-space.json"), "nope-space.json"},
   };
   for (const auto& c : cases) {
