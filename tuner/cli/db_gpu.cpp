@@ -7,6 +7,7 @@
 
 #include "error.hpp"
 #include "gpu_select.hpp"
+#include "plot_util.hpp"
 #include "worker_client.hpp"
 
 namespace sgt::cli {
@@ -16,7 +17,7 @@ namespace {
 // This machine's device as a worker picks it; nullopt with the reason when there is none.
 std::optional<db::GpuIdentity> local_gpu(const GpuSelector& sel, std::string* why_not) {
   try {
-    gpu::WorkerClient probe(std::filesystem::read_symlink("/proc/self/exe"), sel);
+    gpu::WorkerClient probe(self_exe(), sel);
     return db::GpuIdentity::of(probe.info().fingerprint);
   } catch (const Error& e) {
     *why_not = e.what();

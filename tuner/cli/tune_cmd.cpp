@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "plot_util.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
 #include "jsonl_store.hpp"
@@ -67,7 +68,8 @@ std::string csv_field(const std::string& v) {
 }
 
 ShapeSummary summarize(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
-  ShapeSummary s{t.problem, "", 0, r.cublas_final.median_ms, 0, 0, r.wall_s, {}, "no_config", "", ""};
+  ShapeSummary s{t.problem,   "", 0, r.cublas_final.median_ms, 0, 0, r.wall_s, {},
+                 "no_config", "", ""};
   s.status = "no_winner";
   s.gpu = r.worker.fingerprint.name;
   s.date = utc_timestamp();
@@ -542,8 +544,7 @@ void register_tune(CLI::App& app) {
     std::unique_ptr<gpu::WorkerClient> worker;
     std::unique_ptr<gpu::WorkerEvaluator> on_gpu;
     if (recordings.empty()) {
-      worker = std::make_unique<gpu::WorkerClient>(std::filesystem::read_symlink("/proc/self/exe"),
-                                                   gpu_sel);
+      worker = std::make_unique<gpu::WorkerClient>(self_exe(), gpu_sel);
       on_gpu = std::make_unique<gpu::WorkerEvaluator>(*worker, cache_dir, o->nvrtc_options);
     }
     auto db = open_tune_store(o->db);
