@@ -48,5 +48,24 @@ TEST(GpuSelect, AWholeNameOrKeyBeatsAPartAndCaseIsIgnored) {
             (std::vector<size_t>{0, 1}));
 }
 
+TEST(GpuSelect, AllOrAListOfIndicesIsASetForATune) {
+  EXPECT_EQ(parse_gpu_set("all").kind, GpuSet::Kind::all);
+  EXPECT_EQ(parse_gpu_set("ALL").kind, GpuSet::Kind::all);
+  const auto l = parse_gpu_set("0,2,3");
+  EXPECT_EQ(l.kind, GpuSet::Kind::list);
+  EXPECT_EQ(l.indices, (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(l.text(), "0,2,3");
+  EXPECT_TRUE(l.several());
+  const auto one = parse_gpu_set("h200");
+  EXPECT_FALSE(one.several());
+  EXPECT_EQ(one.one.kind, GpuSelector::Kind::name);
+  EXPECT_EQ(parse_gpu_set("1").one.index, 1);
+  for (const char* bad : {"0,,1", "0,1,", ",0", "0,-1", "0,h200", "1,1", "0, 1"})
+    EXPECT_THROW(parse_gpu_set(bad), sgt::InputError) << bad;
+  // A command that runs on one GPU says so instead of looking for a GPU named "all".
+  EXPECT_THROW(parse_gpu_selector("all"), sgt::InputError);
+  EXPECT_THROW(parse_gpu_selector("0,1"), sgt::InputError);
+}
+
 }  // namespace
 }  // namespace sgt

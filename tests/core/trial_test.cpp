@@ -190,5 +190,37 @@ TEST(JsonLinesStore, KeepsEdgeChecksAndReadsOldLines) {
   EXPECT_EQ(back->edge_checks[0].problem.layout, "TN");
 }
 
+TEST(Trial, GpusShareATuneOnlyWhenTheirModelClocksAndDriverAgree) {
+  GpuFingerprint a;
+  a.name = "NVIDIA H200";
+  a.uuid = "GPU-a";
+  a.cc_major = 9;
+  a.sm_count = 132;
+  a.sm_clock_khz = 1980000;
+  a.driver_version = 13000;
+  a.memory_bytes = 150LL << 30;
+  GpuFingerprint b = a;
+  b.uuid = "GPU-b";
+  b.memory_bytes = 140LL << 30;  // memory and UUID may differ
+  b.driver_version = 13010;      // so may the driver's minor version
+  b.sm_clock_khz = 1965000;      // and the clock within 2 %
+  EXPECT_EQ(model_difference(a, b), "");
+  GpuFingerprint c = a;
+  c.name = "NVIDIA H100 80GB HBM3";
+  EXPECT_NE(model_difference(a, c).find("H100"), std::string::npos);
+  c = a;
+  c.sm_count = 114;
+  EXPECT_NE(model_difference(a, c).find("132 SMs against 114"), std::string::npos);
+  c = a;
+  c.sm_clock_khz = 1755000;
+  EXPECT_NE(model_difference(a, c).find("SM clock"), std::string::npos);
+  c = a;
+  c.driver_version = 12080;
+  EXPECT_NE(model_difference(a, c).find("driver 13 against 12"), std::string::npos);
+  c = a;
+  c.cc_minor = 1;
+  EXPECT_NE(model_difference(a, c).find("sm_91"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sgt

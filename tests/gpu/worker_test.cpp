@@ -540,5 +540,110 @@ TEST(TuneEndToEnd, QuickSpaceTunesThenResumesFromTheStoreAndCompileCache) {
   EXPECT_EQ(j3.at("compile_cache_hits").get<int>(), candidates);
 }
 
+// Several GPUs in one tune, on whatever this machine has: two worker processes share device 0
+// when there is one GPU (the mechanism is the same: one worker, baseline and cut per lane). The
+// second lane's third candidate is swapped for the faulting kernel: that lane's worker is
+// replaced, the other goes on, and every candidate is stored exactly once.
+class MemoryStore final : public TrialStore {
+ public:
+  void begin(const GpuFingerprint&, const Problem&) override {}
+  std::optional<Trial> finished(const std::string&, const std::string&) override {
+    return std::nullopt;
+  }
+  void record(const Trial& t) override { trials.push_back(t); }
+  std::vector<Trial> trials;
+};
+
+class FaultOnce final : public Evaluator {
+ public:
+  FaultOnce(Evaluator& inner, TrialRequest fault) : inner_(inner), fault_(std::move(fault)) {}
+  const WorkerInfo& info() const override { return inner_.info(); }
+  Compiled build(const WarpTileConfig& c, const Problem& p) override { return inner_.build(c, p); }
+  TimeStats set_problem(const ProblemSetup& s) override { return inner_.set_problem(s); }
+  TimeStats baseline(int r) override { return inner_.baseline(r); }
+  TrialResponse run_trial(const TrialRequest& req, std::chrono::milliseconds t) override {
+    if (++calls_ == 3) {
+      faulted = req.name;
+      return inner_.run_trial(fault_, t);
+    }
+    return inner_.run_trial(req, t);
+  }
+  std::vector<EdgeCheck> verify_cases(const TrialRequest& req, const std::vector<EdgeCheck>& c,
+                                      std::uint64_t seed, std::chrono::milliseconds t) override {
+    return inner_.verify_cases(req, c, seed, t);
+  }
+  int restarts() const override { return inner_.restarts(); }
+  double elapsed_s() const override { return inner_.elapsed_s(); }
+  std::string kind() const override { return inner_.kind(); }
+  std::string faulted;
+
+ private:
+  Evaluator& inner_;
+  TrialRequest fault_;
+  int calls_ = 0;
+};
+
+TEST(SeveralGpus, AFaultOnOneLaneReplacesOnlyItsWorkerAndNothingIsMeasuredTwice) {
+  SKIP_WITHOUT_GPU();
+  test::TempDir tmp;
+  WorkerClient w0(test::cli_path(), 0);
+  const int second = w0.info().devices.size() > 1 ? 1 : 0;
+  WorkerClient w1(test::cli_path(), second);
+  WorkerEvaluator e0(w0, tmp.path() / "cache"), e1(w1, tmp.path() / "cache");
+  const auto fault =
+      compile_test_kernel(std::string("extern \"C\" __global__ void fault") + kSignature +
+                              "{ float* volatile p = (float*)0x10; *p = alpha; }",
+                          "fault", tmp.path(), w0.info().fingerprint.arch());
+  auto freq = request_for(fault, 256, 32);
+  FaultOnce lane1(e1, freq);
+  TuneOptions o;
+  o.problem = parse_shape("512x512x512");
+  for (const char* name : kConfigs) o.candidates.push_back(from_name(name).value());
+  o.top_k = 2;
+  o.seed = 3;
+  o.compile_threads = 2;
+  MemoryStore store;
+  const auto r = run_tune(o, Devices{{&e0, &lane1}, &e0}, store);
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_EQ(r.devices[0].restarts, 0);
+  EXPECT_EQ(r.devices[1].restarts, 1);
+  EXPECT_TRUE(r.devices[1].lost.empty()) << r.devices[1].lost;
+  EXPECT_EQ(r.devices[0].measured + r.devices[1].measured, static_cast<int>(o.candidates.size()));
+  std::set<std::string> seen;
+  for (const auto& t : store.trials) {
+    if (t.strategy.ends_with("/final")) continue;
+    EXPECT_TRUE(seen.insert(t.config_name).second) << t.config_name << " measured twice";
+    if (t.config_name == lane1.faulted) {
+      EXPECT_EQ(t.status, TrialStatus::crashed) << t.reason;
+    } else {
+      EXPECT_EQ(t.status, TrialStatus::ok) << t.config_name << ": " << t.reason;
+    }
+  }
+  EXPECT_EQ(seen.size(), o.candidates.size());
+  ASSERT_FALSE(r.finalists.empty());
+  EXPECT_EQ(r.worker.device, 0);
+  EXPECT_GT(r.finalists.front().ratio_to_cublas, 0);
+}
+
+// `tune --gpu all`: a worker per device of this host, each measuring.
+TEST(SeveralGpus, TuneOnAllDevicesMeasuresEachCandidateOnce) {
+  SKIP_WITHOUT_GPU();
+  test::TempDir tmp;
+  const auto r = test::run_cli(
+      "tune --gpu all --shape 512x512x512 --space quick --strategy "
+      "exhaustive --top 2 --seed 4 --json --db " +
+          test::sh_quote(tmp.path() / "t.db") + " --cache-dir " +
+          test::sh_quote(tmp.path() / "cache"),
+      false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  WorkerClient any(test::cli_path(), -1);
+  EXPECT_EQ(j.at("devices").size(), any.info().devices.size());
+  int sum = 0;
+  for (const auto& d : j.at("devices")) sum += d.at("measured").get<int>();
+  EXPECT_EQ(sum, j.at("measured").get<int>());
+  EXPECT_EQ(j.at("measured"), j.at("candidates"));
+}
+
 }  // namespace
 }  // namespace sgt::gpu

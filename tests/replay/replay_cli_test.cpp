@@ -58,6 +58,51 @@ TEST(ReplayCli, AShapeWithoutARecordingIsBadInputBeforeAnythingIsStored) {
   EXPECT_NE(strategy.out.find("unknown strategy 'annealing'"), std::string::npos) << strategy.out;
 }
 
+// The acceptance: a replay standing for four devices measures every candidate exactly
+// once, stores each once, and picks the winner one device picks.
+TEST(ReplayCli, FourReplayDevicesMeasureEachCandidateOnceAndAgreeWithOne) {
+  test::TempDir dir;
+  auto tune = [&](const std::string& gpus, const std::string& db) {
+    const auto r = test::run_cli("tune --replay " + shipped("512x2048x512-NT") +
+                                     " --shape 512x2048x512 --layout NT --space quick+tma "
+                                     "--strategy exhaustive --top 3 --seed 5 --json --gpu " +
+                                     gpus + " --db " + test::sh_quote(dir.path() / db),
+                                 false);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return nlohmann::json::parse(r.out);
+  };
+  const auto one = tune("0", "one.db");
+  const auto four = tune("0,1,2,3", "four.db");
+  EXPECT_EQ(four.at("measured"), four.at("candidates"));
+  EXPECT_EQ(four.at("measured"), one.at("measured"));
+  ASSERT_EQ(four.at("devices").size(), 4u);
+  int sum = 0;
+  for (const auto& d : four.at("devices")) {
+    EXPECT_GT(d.at("measured").get<int>(), 0) << d;
+    EXPECT_EQ(d.at("lost"), "");
+    sum += d.at("measured").get<int>();
+  }
+  EXPECT_EQ(sum, four.at("measured").get<int>());
+  EXPECT_EQ(four.at("devices").at(3).at("device"), 3);
+  EXPECT_EQ(four.at("finalists").at(0).at("trial").at("config_name"),
+            one.at("finalists").at(0).at("trial").at("config_name"));
+  // Each candidate is stored once (plus the finalists' re-timings), as with one device.
+  const auto count = [&](const std::string& db) {
+    return test::run_cli("db info --json --db " + test::sh_quote(dir.path() / db), false).out;
+  };
+  EXPECT_EQ(nlohmann::json::parse(count("four.db")).at("rows").at("trials"),
+            nlohmann::json::parse(count("one.db")).at("rows").at("trials"));
+  // A replay has no devices to count: 'all' is refused, naming the way to say it.
+  const auto all = test::run_cli("tune --replay " + shipped("512x2048x512-NT") +
+                                 " --shape 512x2048x512 --layout NT --gpu all --db " +
+                                 test::sh_quote(dir.path() / "all.db"));
+  EXPECT_EQ(all.exit_code, 2) << all.out;
+  EXPECT_NE(all.out.find("--gpu 0,1,2,3"), std::string::npos) << all.out;
+  const auto twice = test::run_cli("tune --gpu 0,0 --shape 64x64x64");
+  EXPECT_EQ(twice.exit_code, 2) << twice.out;
+  EXPECT_NE(twice.out.find("device 0 is listed twice"), std::string::npos) << twice.out;
+}
+
 // dataset write counts coverage itself: a database imported from a dataset writes the same
 // dataset back (complete for `auto`), and one narrowed to a subset says what it lacks.
 TEST(DatasetCli, WriteAndInfoRoundTrip) {

@@ -22,6 +22,7 @@
 #include "jsonl_store.hpp"
 #include "dataset.hpp"
 #include "nvrtc_compiler.hpp"
+#include "fleet.hpp"
 #include "replay_evaluator.hpp"
 #include "space.hpp"
 #include "store.hpp"
@@ -129,6 +130,21 @@ void write_summary_csv(const std::string& path, const std::vector<ShapeSummary>&
   write_file_atomically(path, csv);
 }
 
+// Each GPU's part of the screening: its own cuBLAS, what it measured, whether it stayed.
+nlohmann::json devices_json(const gpu::TuneReport& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& d : r.devices) {
+    out.push_back({{"device", d.info.device},
+                   {"name", d.info.fingerprint.name},
+                   {"uuid", d.info.fingerprint.uuid},
+                   {"cublas_screen", d.cublas_screen},
+                   {"measured", d.measured},
+                   {"worker_restarts", d.restarts},
+                   {"lost", d.lost}});
+  }
+  return out;
+}
+
 nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
                         const gpu::TuneReport& r) {
   nlohmann::json j = {{"gpu", r.worker.fingerprint},
@@ -156,6 +172,7 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
                       {"seed", t.seed},
                       {"cublas_screen", r.cublas_screen},
                       {"cublas_final", r.cublas_final}};
+  j["devices"] = devices_json(r);
   auto& fj = j["finalists"] = nlohmann::json::array();
   for (const auto& f : r.finalists) {
     fj.push_back(
@@ -180,6 +197,15 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
   if (r.evaluator == "replay") {
     fmt::print("{}: {} of recorded compile and measure time\n", r.worker.why,
                duration(r.evaluator_s));
+  }
+  if (r.devices.size() > 1) {
+    std::string parts;
+    for (const auto& d : r.devices) {
+      parts += fmt::format("{}GPU {} {}{}", parts.empty() ? "" : ", ", d.info.device, d.measured,
+                           d.lost.empty() ? "" : " (lost: " + terminal_safe(d.lost) + ")");
+    }
+    fmt::print("measured on {} GPUs: {}; finalists re-timed on GPU {}\n", r.devices.size(), parts,
+               r.worker.device);
   }
   if (r.stopped == "max_evals") {
     fmt::print("stopped at --max-evals {}: candidates are left; run again to go on\n", t.max_evals);
@@ -413,7 +439,7 @@ void register_tune(CLI::App& app) {
       "candidates (--space auto) are searched by the model strategy until 200 measurements in\n"
       "a row bring no gain (--patience 200), for at most 5 minutes (--budget 5m);\n"
       "--strategy exhaustive measures every one.");
-  add_gpu_option(*sub, o->gpu);
+  add_gpu_option(*sub, o->gpu, true);
   auto* shape_opt = sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")
                         ->capture_default_str();
   sub->add_option("--layout", o->layout,
@@ -496,7 +522,7 @@ void register_tune(CLI::App& app) {
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
   sub->callback([o] {
     const std::string layout = parse_layout(o->layout);
-    const GpuSelector gpu_sel = parse_gpu(o->gpu);
+    const GpuSet gpu_set = parse_gpu_set(o->gpu);
     std::vector<SuiteEntry> entries;
     if (!o->shapes.empty()) {
       entries = load_suite(o->shapes, layout);
@@ -541,11 +567,10 @@ void register_tune(CLI::App& app) {
     for (const auto& p : plan) {
       if (!recordings.empty()) recording_for(recordings, p.problem);
     }
-    std::unique_ptr<gpu::WorkerClient> worker;
-    std::unique_ptr<gpu::WorkerEvaluator> on_gpu;
+    std::unique_ptr<gpu::WorkerFleet> on_gpus;
     if (recordings.empty()) {
-      worker = std::make_unique<gpu::WorkerClient>(self_exe(), gpu_sel);
-      on_gpu = std::make_unique<gpu::WorkerEvaluator>(*worker, cache_dir, o->nvrtc_options);
+      on_gpus =
+          std::make_unique<gpu::WorkerFleet>(self_exe(), gpu_set, cache_dir, o->nvrtc_options);
     }
     auto db = open_tune_store(o->db);
     std::unique_ptr<JsonLinesStore> results;
@@ -592,19 +617,19 @@ void register_tune(CLI::App& app) {
       t.budget_s = budget_s;
       t.patience = patience;
       if (o->strategy == "model") {
-        const auto& fp = replay_fp ? *replay_fp : on_gpu->info().fingerprint;
+        const auto& fp = replay_fp ? *replay_fp : on_gpus->first().fingerprint;
         t.history = history.trials_for(fp, dynamic_cast<const db::SqliteStore*>(db.get()));
       }
       spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space_name,
                    t.candidates.size(), e.total, t.problem.shape(), t.seed);
 
       ProgressView view;
-      std::optional<gpu::ReplayEvaluator> replay;
+      std::optional<gpu::ReplayFleet> replay;
       if (!recordings.empty()) {
-        replay.emplace(recording_for(recordings, problem), t.compile_threads);
+        replay.emplace(recording_for(recordings, problem), gpu_set, t.compile_threads);
       }
-      gpu::Evaluator& ev = replay ? static_cast<gpu::Evaluator&>(*replay) : *on_gpu;
-      const auto r = gpu::run_tune(t, ev, store, [&](const gpu::TuneProgress& p) { view(p); });
+      const gpu::Devices devices = replay ? replay->devices() : on_gpus->devices();
+      const auto r = gpu::run_tune(t, devices, store, [&](const gpu::TuneProgress& p) { view(p); });
       summaries.push_back(summarize(t, r));
       if (o->json) {
         runs.push_back(run_json(t, space_name, r));

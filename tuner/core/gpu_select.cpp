@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "error.hpp"
 
@@ -37,6 +38,11 @@ GpuSelector parse_gpu_selector(std::string_view text) {
   GpuSelector s;
   if (text.empty()) throw InputError("empty --gpu: expected 'auto', a device index or a GPU name");
   if (lower(text) == "auto") return s;
+  if (lower(text) == "all" || text.find(',') != std::string_view::npos)
+    throw InputError(fmt::format(
+        "--gpu '{}' names several GPUs; this command runs on one (only `tune` takes 'all' or a "
+        "list of device indices)",
+        text));
   const bool digits =
       std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
   if (digits) {
@@ -53,6 +59,47 @@ GpuSelector parse_gpu_selector(std::string_view text) {
     throw InputError(fmt::format("bad --gpu '{}': a device index is 0 or more", text));
   s.kind = GpuSelector::Kind::name;
   s.name = std::string(text);
+  return s;
+}
+
+std::string GpuSet::text() const {
+  switch (kind) {
+    case Kind::one:
+      return one.text();
+    case Kind::all:
+      return "all";
+    case Kind::list:
+      return fmt::format("{}", fmt::join(indices, ","));
+  }
+  return {};
+}
+
+GpuSet parse_gpu_set(std::string_view text) {
+  GpuSet s;
+  if (lower(text) == "all") {
+    s.kind = GpuSet::Kind::all;
+    return s;
+  }
+  if (text.find(',') == std::string_view::npos) {
+    s.one = parse_gpu_selector(text);
+    return s;
+  }
+  s.kind = GpuSet::Kind::list;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, end - start);
+    int v = -1;
+    const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || p != item.data() + item.size() || v < 0)
+      throw InputError(fmt::format(
+          "bad --gpu '{}': '{}' is not a device index (a list holds indices 0, 1, ...: '0,2,3')",
+          text, item));
+    if (std::find(s.indices.begin(), s.indices.end(), v) != s.indices.end())
+      throw InputError(fmt::format("bad --gpu '{}': device {} is listed twice", text, v));
+    s.indices.push_back(v);
+    start = end + 1;
+  }
   return s;
 }
 

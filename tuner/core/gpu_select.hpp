@@ -20,8 +20,22 @@ struct GpuSelector {
   std::string text() const;
 };
 
-// InputError for an empty text or a negative index.
+// InputError for an empty text or a negative index, and for 'all' or a list (those name several
+// GPUs; only a tune runs on several: parse_gpu_set).
 GpuSelector parse_gpu_selector(std::string_view text);
+
+// --gpu of a tune, which may run on several GPUs of this host: 'all', a comma-separated list of
+// device indices ("0,2,3"), or one GPU as parse_gpu_selector reads it.
+struct GpuSet {
+  enum class Kind { one, all, list };
+  Kind kind = Kind::one;
+  GpuSelector one;           // Kind::one
+  std::vector<int> indices;  // Kind::list: distinct, in the order given
+  bool several() const { return kind != Kind::one; }
+  std::string text() const;
+};
+// InputError for an empty entry, a negative or repeated index, or a name inside a list.
+GpuSet parse_gpu_set(std::string_view text);
 
 // The positions in `names` (keys[i], where given, is names[i]'s key) that `wanted` means: those
 // equal to it (names case-insensitively, keys exactly), else those whose name contains it

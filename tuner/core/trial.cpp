@@ -2,6 +2,7 @@
 #include "trial.hpp"
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -41,6 +42,20 @@ std::optional<TrialStatus> status_from_string(std::string_view s) {
 
 std::string GpuFingerprint::arch() const {
   return fmt::format("sm_{}{}", cc_major, cc_minor);
+}
+
+std::string model_difference(const GpuFingerprint& a, const GpuFingerprint& b) {
+  if (a.name != b.name) return fmt::format("model '{}' against '{}'", a.name, b.name);
+  if (a.cc_major != b.cc_major || a.cc_minor != b.cc_minor)
+    return fmt::format("compute capability {} against {}", a.arch(), b.arch());
+  if (a.sm_count != b.sm_count) return fmt::format("{} SMs against {}", a.sm_count, b.sm_count);
+  const double hi = std::max(a.sm_clock_khz, b.sm_clock_khz);
+  if (hi > 0 && std::abs(a.sm_clock_khz - b.sm_clock_khz) > 0.02 * hi)
+    return fmt::format("SM clock {} MHz against {} MHz", a.sm_clock_khz / 1000,
+                       b.sm_clock_khz / 1000);
+  if (a.driver_version / 1000 != b.driver_version / 1000)
+    return fmt::format("driver {} against {}", a.driver_version / 1000, b.driver_version / 1000);
+  return {};
 }
 
 std::string utc_timestamp() {

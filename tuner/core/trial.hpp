@@ -39,6 +39,11 @@ struct GpuFingerprint {
   std::string arch() const;  // "sm_90"
 };
 
+// Why two GPUs cannot share one tune (their trials would not be comparable): a different model,
+// compute capability, SM count, clocks class (SM clocks more than 2 % apart) or driver major;
+// empty when they can. Memory size, UUID and minor versions may differ.
+std::string model_difference(const GpuFingerprint& a, const GpuFingerprint& b);
+
 struct TimeStats {
   double median_ms = 0, min_ms = 0, max_ms = 0;
   double spread = 0;  // (max - min) / median

@@ -46,6 +46,8 @@ class ReplayEvaluator final : public Evaluator {
   std::string kind() const override { return "replay"; }
 
   const Recording& recording() const { return rec_; }
+  // The device index it stands for in a replay on several (reports and messages).
+  void set_device(int index) { info_.device = index; }
   // Candidates answered by run_trial so far (screening and final).
   int evaluations() const;
 

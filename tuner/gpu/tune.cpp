@@ -243,20 +243,52 @@ bool faster(const Trial& t, double best_ms) {
          (best_ms == 0 || t.time.median_ms < best_ms);
 }
 
-// One tune of one problem: resume, screen (strategy, build pool, evaluator, store), finalists.
+// One GPU of the session: its evaluator, its own baseline and best (its cut threshold), and its
+// clock at the start of the screening.
+struct Lane {
+  Evaluator* ev = nullptr;
+  DeviceReport rep;
+  double best_ms = 0;
+  double clock0 = 0;
+  int restarts0 = 0;
+  bool lost() const { return !rep.lost.empty(); }
+  double cublas_ms() const { return rep.cublas_screen.median_ms; }
+};
+
+// One tune of one problem: resume, screen (strategy, build pool, lanes, store), finalists.
 class Session {
  public:
-  Session(const TuneOptions& o, Evaluator& ev, TrialStore& store,
+  Session(const TuneOptions& o, const Devices& d, TrialStore& store,
           const std::function<void(const TuneProgress&)>& progress)
-      : o_(o), ev_(ev), store_(store), progress_(progress), trials_(o.candidates.size()) {}
+      : o_(o),
+        builder_(d.builder ? *d.builder : *d.lanes.at(0)),
+        store_(store),
+        progress_(progress),
+        trials_(o.candidates.size()) {
+    for (Evaluator* ev : d.lanes) {
+      Lane l;
+      l.ev = ev;
+      l.rep.info = ev->info();
+      lanes_.push_back(std::move(l));
+    }
+  }
 
   TuneReport run() {
-    rep_.worker = ev_.info();
-    rep_.evaluator = ev_.kind();
-    const int restarts_before = ev_.restarts();
+    rep_.worker = lanes_[0].ev->info();
+    rep_.evaluator = lanes_[0].ev->kind();
     const auto& fp = rep_.worker.fingerprint;
-    spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", rep_.worker.device, fp.name,
-                 fp.cc_major, fp.cc_minor, fp.sm_count, rep_.worker.why);
+    for (auto& l : lanes_) {
+      const auto& f = l.rep.info.fingerprint;
+      spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", l.rep.info.device, f.name,
+                   f.cc_major, f.cc_minor, f.sm_count, l.rep.info.why);
+      if (const auto diff = model_difference(fp, f); !diff.empty()) {
+        throw Error(fmt::format(
+            "GPU {} cannot share a tune with GPU {}: {}; their times would not compare (tune each "
+            "model on its own, e.g. --gpu {})",
+            l.rep.info.device, rep_.worker.device, diff, l.rep.info.device));
+      }
+      l.restarts0 = l.ev->restarts();
+    }
     drop_unsupported(fp);
     trials_.assign(o_.candidates.size(), std::nullopt);
     store_.begin(fp, o_.problem);
@@ -265,8 +297,13 @@ class Session {
     screen();
     collect();
     finalize();
-    rep_.worker_restarts = ev_.restarts() - restarts_before;
-    rep_.evaluator_s = ev_.elapsed_s();
+    for (auto& l : lanes_) {
+      l.rep.restarts = l.ev->restarts() - l.restarts0;
+      rep_.worker_restarts += l.rep.restarts;
+      rep_.evaluator_s = std::max(rep_.evaluator_s, l.ev->elapsed_s());
+      rep_.devices.push_back(l.rep);
+    }
+    rep_.evaluator_s = std::max(rep_.evaluator_s, builder_.elapsed_s());
     rep_.wall_s = seconds_since(t0_);
     return std::move(rep_);
   }
@@ -316,95 +353,220 @@ class Session {
     }
   }
 
+  // Every GPU sets the problem up and times its own cuBLAS: its trials are cut and compared
+  // against its own baseline.
   void set_problem() {
     ProblemSetup setup;
     setup.problem = o_.problem;
     setup.seed = o_.seed;
     setup.cublas_repetitions = o_.final_repetitions;
-    rep_.cublas_screen = ev_.set_problem(setup);
-    spdlog::info("cuBLAS FP32 {}: median {:.3f} ms ({:.1f} GFLOP/s) over {} repetitions",
-                 o_.problem.shape(), rep_.cublas_screen.median_ms,
-                 o_.problem.flops() / (rep_.cublas_screen.median_ms * 1e6),
-                 rep_.cublas_screen.repetitions);
+    for (auto& l : lanes_) {
+      l.rep.cublas_screen = l.ev->set_problem(setup);
+      l.best_ms = best_ms_;
+      spdlog::info("cuBLAS FP32 {}{}: median {:.3f} ms ({:.1f} GFLOP/s) over {} repetitions",
+                   o_.problem.shape(),
+                   lanes_.size() > 1 ? fmt::format(" on GPU {}", l.rep.info.device) : "",
+                   l.cublas_ms(), o_.problem.flops() / (l.cublas_ms() * 1e6),
+                   l.rep.cublas_screen.repetitions);
+    }
+    rep_.cublas_screen = lanes_[0].rep.cublas_screen;
   }
 
-  // The strategy asks ahead (enough to keep every build thread busy); the evaluator measures in
-  // the order asked, each candidate as soon as its binary is ready.
+  // The session's clock for the budget: the evaluators run side by side, so the furthest along
+  // (a replay's: its recorded seconds; one evaluator alone: compiling and measuring, summed).
+  double clock() const {
+    double c = builder_.elapsed_s() - builder0_;
+    for (const auto& l : lanes_) {
+      if (l.ev != &builder_) c = std::max(c, l.ev->elapsed_s() - l.clock0);
+    }
+    return c;
+  }
+
+  // The strategy asks ahead (enough to keep every build thread busy); the GPUs measure in the
+  // order asked, each candidate as soon as its binary is ready and a GPU is idle.
   void screen() {
-    auto strategy = make_strategy(o_.strategy);
-    strategy->start({o_.candidates, o_.problem, trials_, o_.seed, rep_.worker.fingerprint.sm_count,
-                     o_.history});
+    strategy_ = make_strategy(o_.strategy);
+    strategy_->start({o_.candidates, o_.problem, trials_, o_.seed, rep_.worker.fingerprint.sm_count,
+                      o_.history});
     const unsigned threads =
         o_.compile_threads ? o_.compile_threads : std::max(1u, std::thread::hardware_concurrency());
-    const size_t lookahead = 2 * static_cast<size_t>(threads);
-    const size_t limit = o_.max_evals ? o_.max_evals : o_.candidates.size();
-    BuildQueue builds(ev_, o_.problem, threads);
-    std::deque<size_t> queued;
-    size_t asked = 0;
-    const auto tg0 = Clock::now();
-    const double ev0 = ev_.elapsed_s();
-    bool out_of_time = false, converged = false;
-    // The best at the last gain of at least min_gain: what a new trial must beat to count.
-    double gain_ref = best_ms_;
-    size_t since_gain = 0;
-    while (true) {
-      // The budget is the evaluator's clock (a replay's: the recorded seconds), from this tune's
-      // start; what is compiled ahead but not yet measured when it runs out is dropped.
-      if (o_.budget_s > 0 && ev_.elapsed_s() - ev0 >= o_.budget_s) {
-        out_of_time = true;
-        break;
-      }
-      while (queued.size() < lookahead && asked < limit) {
-        const auto next = strategy->ask(std::min(lookahead - queued.size(), limit - asked));
-        if (next.empty()) break;
-        for (size_t i : next) builds.submit(i, o_.candidates[i]), queued.push_back(i);
-        asked += next.size();
-      }
-      if (queued.empty()) break;
-      const size_t i = queued.front();
-      queued.pop_front();
-      const Compiled comp = builds.take(i);
-      ++(comp.from_cache ? rep_.cache_hits : rep_.compiled);
-      Trial t = measure(o_, o_.candidates[i], comp, ev_, &store_, best_ms_, o_.cut_after,
-                        rep_.cublas_screen.median_ms);
-      if (faster(t, best_ms_)) best_ms_ = t.time.median_ms, best_name_ = t.config_name;
-      if (faster(t, gain_ref * (1 - o_.min_gain))) {
-        gain_ref = t.time.median_ms;
-        since_gain = 0;
-      } else {
-        ++since_gain;
-      }
-      strategy->tell(i, t);
-      trials_[i] = std::move(t);
-      ++rep_.measured;
-      report(tg0, limit);
-      if (o_.patience > 0 && since_gain >= o_.patience) {
-        converged = true;
-        break;
-      }
+    lookahead_ = 2 * static_cast<size_t>(threads) + lanes_.size();
+    limit_ = o_.max_evals ? o_.max_evals : o_.candidates.size();
+    BuildQueue builds(builder_, o_.problem, threads);
+    builds_ = &builds;
+    tg0_ = Clock::now();
+    builder0_ = builder_.elapsed_s();
+    for (auto& l : lanes_) l.clock0 = l.ev->elapsed_s();
+    gain_ref_ = best_ms_;
+    const bool replays = std::all_of(lanes_.begin(), lanes_.end(),
+                                     [](const Lane& l) { return l.ev->kind() == "replay"; });
+    if (replays || lanes_.size() == 1) {
+      screen_in_turn();
+    } else {
+      screen_at_once();
     }
-    rep_.since_gain = static_cast<int>(since_gain);
-    const bool evals_hit = o_.max_evals > 0 && asked >= limit && !strategy->ask(1).empty();
-    rep_.budget_hit = out_of_time || evals_hit;
-    rep_.stopped = converged     ? "converged"
-                   : out_of_time ? "budget"
-                   : evals_hit   ? "max_evals"
-                                 : "exhausted";
-    if (converged) {
+    builds_ = nullptr;
+    rep_.since_gain = static_cast<int>(since_gain_);
+    const bool evals_hit = o_.max_evals > 0 && asked_ >= limit_ && !strategy_->ask(1).empty();
+    rep_.budget_hit = out_of_time_ || evals_hit;
+    rep_.stopped = converged_     ? "converged"
+                   : out_of_time_ ? "budget"
+                   : evals_hit    ? "max_evals"
+                                  : "exhausted";
+    if (converged_) {
       spdlog::info("converged: {} measurements in a row without a {:.1f} % gain (--patience {})",
-                   since_gain, 100 * o_.min_gain, o_.patience);
+                   since_gain_, 100 * o_.min_gain, o_.patience);
     }
     rep_.compile_wall_s = builds.wall_s();
   }
 
-  void report(Clock::time_point tg0, size_t limit) {
+  // One thread; the GPU whose clock is least takes the next candidate (ties: the first in
+  // --gpu order), as it would be the first idle one. Deterministic for replays.
+  void screen_in_turn() {
+    while (true) {
+      Lane* next = nullptr;
+      for (auto& l : lanes_) {
+        if (!l.lost() &&
+            (!next || l.ev->elapsed_s() - l.clock0 < next->ev->elapsed_s() - next->clock0))
+          next = &l;
+      }
+      if (!next) throw_all_lost();
+      const auto i = claim();
+      if (!i) return;
+      step(*next, *i);
+    }
+  }
+
+  // One thread per GPU, each measuring the next candidate whenever it is idle.
+  void screen_at_once() {
+    std::exception_ptr error;
+    std::vector<std::thread> pool;
+    for (auto& l : lanes_) {
+      pool.emplace_back([&, lane = &l] {
+        try {
+          while (!lane->lost()) {
+            std::optional<size_t> i;
+            {
+              std::lock_guard lock(mu_);
+              if (error) return;
+              i = claim();
+            }
+            if (!i) return;
+            step(*lane, *i);
+          }
+        } catch (...) {
+          std::lock_guard lock(mu_);
+          if (!error) error = std::current_exception();
+          stop_ = true;
+        }
+      });
+    }
+    for (auto& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+    // A GPU lost after the others found nothing left to claim handed its candidate back: the GPUs
+    // still there measure what was handed back, one after the other.
+    if (!returned_.empty()) screen_in_turn();
+  }
+
+  [[noreturn]] void throw_all_lost() const {
+    std::string why;
+    for (const auto& l : lanes_)
+      why += fmt::format("{}GPU {}: {}", why.empty() ? "" : "; ", l.rep.info.device, l.rep.lost);
+    throw Error("every GPU of the tune was lost (" + why + ")");
+  }
+
+  // The next candidate to measure (a lost GPU's first, then those the strategy asked for), or
+  // nullopt when the screening is over. The caller holds mu_ when several threads measure.
+  std::optional<size_t> claim() {
+    if (stop_ || converged_) return std::nullopt;
+    // The budget is the evaluators' clock from this tune's start; what is compiled ahead but not
+    // yet measured when it runs out is dropped.
+    if (o_.budget_s > 0 && clock() >= o_.budget_s) {
+      out_of_time_ = true;
+      return std::nullopt;
+    }
+    if (!returned_.empty()) {
+      const size_t i = returned_.front();
+      returned_.pop_front();
+      return i;
+    }
+    while (queued_.size() < lookahead_ && asked_ < limit_) {
+      const auto next = strategy_->ask(std::min(lookahead_ - queued_.size(), limit_ - asked_));
+      if (next.empty()) break;
+      for (size_t i : next) builds_->submit(i, o_.candidates[i]), queued_.push_back(i);
+      asked_ += next.size();
+    }
+    if (queued_.empty()) return std::nullopt;
+    const size_t i = queued_.front();
+    queued_.pop_front();
+    return i;
+  }
+
+  // Measures candidate i on one GPU and records it. A GPU that cannot go on (its worker cannot be
+  // replaced) leaves the tune and hands the candidate, built, to the next idle one; bad input
+  // (a candidate a replay lacks) stops the tune.
+  void step(Lane& lane, size_t i) {
+    Compiled comp;
+    {
+      std::unique_lock lock(held_mu_);
+      if (auto it = held_.find(i); it != held_.end()) {
+        comp = std::move(it->second);
+        held_.erase(it);
+      } else {
+        lock.unlock();
+        comp = builds_->take(i);
+      }
+    }
+    Trial t;
+    try {
+      double best;
+      {
+        std::lock_guard lock(mu_);
+        best = lane.best_ms;
+      }
+      t = measure(o_, o_.candidates[i], comp, *lane.ev, nullptr, best, o_.cut_after,
+                  lane.cublas_ms());
+    } catch (const InputError&) {
+      throw;
+    } catch (const Error& e) {
+      std::lock_guard lock(mu_);
+      lane.rep.lost = e.what();
+      spdlog::warn("GPU {} leaves the tune: {}; {} goes to another GPU", lane.rep.info.device,
+                   e.what(), to_name(o_.candidates[i]));
+      {
+        std::lock_guard hl(held_mu_);
+        held_.emplace(i, std::move(comp));
+      }
+      returned_.push_front(i);
+      return;
+    }
+    std::lock_guard lock(mu_);
+    store_.record(t);
+    ++(comp.from_cache ? rep_.cache_hits : rep_.compiled);
+    ++lane.rep.measured;
+    if (faster(t, lane.best_ms)) lane.best_ms = t.time.median_ms;
+    if (faster(t, best_ms_)) best_ms_ = t.time.median_ms, best_name_ = t.config_name;
+    if (faster(t, gain_ref_ * (1 - o_.min_gain))) {
+      gain_ref_ = t.time.median_ms;
+      since_gain_ = 0;
+    } else {
+      ++since_gain_;
+    }
+    strategy_->tell(i, t);
+    trials_[i] = std::move(t);
+    ++rep_.measured;
+    report();
+    if (o_.patience > 0 && since_gain_ >= o_.patience) converged_ = true;
+  }
+
+  void report() {
     if (!progress_) return;
     TuneProgress p;
-    const size_t todo = std::min(limit, o_.candidates.size() - rep_.resumed);
+    const size_t todo = std::min(limit_, o_.candidates.size() - rep_.resumed);
     p.done = rep_.resumed + rep_.measured;
     p.total = rep_.resumed + todo;
     p.elapsed_s = seconds_since(t0_);
-    const double per = seconds_since(tg0) / static_cast<double>(rep_.measured);
+    const double per = seconds_since(tg0_) / static_cast<double>(rep_.measured);
     p.eta_s = per * static_cast<double>(todo - std::min<size_t>(todo, rep_.measured));
     p.best_ms = best_ms_;
     p.best_name = best_name_;
@@ -421,8 +583,19 @@ class Session {
     }
   }
 
-  // Finalists: the fastest screened candidates, re-timed with more repetitions beside cuBLAS, then
-  // verified on the edge-shape suite in rank order.
+  // The GPU that re-times and verifies the finalists: the first still in the tune.
+  Evaluator& home() {
+    for (auto& l : lanes_) {
+      if (!l.lost()) {
+        rep_.worker = l.rep.info;
+        return *l.ev;
+      }
+    }
+    throw_all_lost();
+  }
+
+  // Finalists: the fastest screened candidates, re-timed with more repetitions beside cuBLAS on one
+  // GPU, then verified on the edge-shape suite in rank order.
   void finalize() {
     std::vector<const Trial*> ranked;
     for (const auto& t : rep_.trials) {
@@ -432,15 +605,16 @@ class Session {
               [](const Trial* a, const Trial* b) { return a->time.median_ms < b->time.median_ms; });
     if (ranked.size() > static_cast<size_t>(o_.top_k)) ranked.resize(o_.top_k);
     if (ranked.empty()) return;
-    rep_.cublas_final = ev_.baseline(o_.final_repetitions);
+    Evaluator& ev = home();
+    rep_.cublas_final = ev.baseline(o_.final_repetitions);
     TuneOptions fo = o_;
     fo.repetitions = o_.final_repetitions;
     fo.strategy = o_.strategy + "/final";
     std::vector<Compiled> comps;
     for (const Trial* screened : ranked) {
-      comps.push_back(ev_.build(screened->config, o_.problem));  // a cache hit
+      comps.push_back(builder_.build(screened->config, o_.problem));  // a cache hit
       // Finalists run every repetition: no cut. Recorded once their verification is known.
-      Trial t = measure(fo, screened->config, comps.back(), ev_, nullptr, 0, 0,
+      Trial t = measure(fo, screened->config, comps.back(), ev, nullptr, 0, 0,
                         rep_.cublas_final.median_ms);
       Finalist f{t, 0};
       if (t.status == TrialStatus::ok && t.time.median_ms > 0) {
@@ -448,7 +622,7 @@ class Session {
       }
       rep_.finalists.push_back(std::move(f));
     }
-    verify_finalists(comps);
+    verify_finalists(ev, comps);
     for (const Finalist& f : rep_.finalists) store_.record(f.trial);
     std::stable_sort(
         rep_.finalists.begin(), rep_.finalists.end(),
@@ -459,7 +633,7 @@ class Session {
   // one passes every case; one that fails keeps its failed cases (stored with its trial) and is
   // marked incorrect, so it can never be served. An evaluator that cannot verify (a replay of a
   // config never verified) leaves the finalist unverified, as the report then says.
-  void verify_finalists(const std::vector<Compiled>& comps) {
+  void verify_finalists(Evaluator& ev, const std::vector<Compiled>& comps) {
     std::vector<size_t> order(rep_.finalists.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -469,7 +643,7 @@ class Session {
       Finalist& f = rep_.finalists[i];
       if (f.trial.status != TrialStatus::ok) continue;
       f.trial.edge_checks =
-          verify_edge_cases(comps[i], f.trial.config, o_.problem, ev_, o_.seed, o_.tolerance);
+          verify_edge_cases(comps[i], f.trial.config, o_.problem, ev, o_.seed, o_.tolerance);
       const auto failed = std::find_if(f.trial.edge_checks.begin(), f.trial.edge_checks.end(),
                                        [](const EdgeCheck& e) { return !e.passed; });
       if (failed == f.trial.edge_checks.end()) break;
@@ -485,7 +659,8 @@ class Session {
   }
 
   TuneOptions o_;
-  Evaluator& ev_;
+  std::vector<Lane> lanes_;
+  Evaluator& builder_;
   TrialStore& store_;
   const std::function<void(const TuneProgress&)>& progress_;
   std::vector<std::optional<Trial>> trials_;
@@ -493,14 +668,35 @@ class Session {
   double best_ms_ = 0;
   std::string best_name_;
   Clock::time_point t0_ = Clock::now();
+
+  // The screening's state, shared by the GPUs (guarded by mu_ when they run at once).
+  std::mutex mu_;
+  std::unique_ptr<SearchStrategy> strategy_;
+  BuildQueue* builds_ = nullptr;
+  std::deque<size_t> queued_;    // asked and submitted for building, not yet claimed
+  std::deque<size_t> returned_;  // claimed by a GPU that left the tune, built (held_)
+  std::mutex held_mu_;
+  std::map<size_t, Compiled> held_;
+  size_t asked_ = 0, lookahead_ = 0, limit_ = 0;
+  double builder0_ = 0;
+  double gain_ref_ = 0;  // the best at the last gain of at least min_gain: what a trial must beat
+  size_t since_gain_ = 0;
+  bool out_of_time_ = false, converged_ = false, stop_ = false;
+  Clock::time_point tg0_{};
 };
 
 }  // namespace
 
 TuneReport run_tune(const TuneOptions& opts, Evaluator& ev, TrialStore& store,
                     const std::function<void(const TuneProgress&)>& progress) {
+  return run_tune(opts, Devices{{&ev}, &ev}, store, progress);
+}
+
+TuneReport run_tune(const TuneOptions& opts, const Devices& devices, TrialStore& store,
+                    const std::function<void(const TuneProgress&)>& progress) {
   make_strategy(opts.strategy);  // an unknown name fails before anything is measured
-  return Session(opts, ev, store, progress).run();
+  if (devices.lanes.empty()) throw Error("a tune needs at least one GPU");
+  return Session(opts, devices, store, progress).run();
 }
 
 }  // namespace sgt::gpu

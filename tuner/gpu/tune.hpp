@@ -71,8 +71,17 @@ struct Finalist {
   double ratio_to_cublas = 0;  // cuBLAS median / this median, same phase
 };
 
+// One GPU's part of a tune on several.
+struct DeviceReport {
+  WorkerInfo info;
+  TimeStats cublas_screen;  // this GPU's own baseline: its trials' ratio and cut are against it
+  int measured = 0;         // screening trials it measured
+  int restarts = 0;         // its worker processes replaced
+  std::string lost;         // why it left the tune (it could not go on); empty when it stayed
+};
+
 struct TuneReport {
-  WorkerInfo worker;
+  WorkerInfo worker;          // the GPU that re-timed and verified the finalists
   TimeStats cublas_screen;    // cuBLAS timed when the problem was set up
   TimeStats cublas_final;     // cuBLAS re-timed beside the finalists
   std::vector<Trial> trials;  // one per candidate (screening), resumed ones included
@@ -89,6 +98,17 @@ struct TuneReport {
   double evaluator_s = 0;  // the evaluator's own clock (a replay: recorded seconds)
   size_t compiled = 0, cache_hits = 0;
   double compile_wall_s = 0, wall_s = 0;
+  std::vector<DeviceReport> devices;  // every GPU that screened, in --gpu order
+};
+
+// The GPUs one tune measures on. Each lane is one GPU's evaluator (its own worker process, cuBLAS
+// baseline and cut threshold); the first that is still there at the end re-times the finalists
+// beside its cuBLAS and verifies them, so the winner's figure is a same-GPU comparison. `builder`
+// compiles for all of them (NVRTC needs no GPU and the binaries are files every worker loads);
+// nullptr: the first lane. The lanes must be one GPU model (model_difference), or the tune refuses.
+struct Devices {
+  std::vector<Evaluator*> lanes;
+  Evaluator* builder = nullptr;
 };
 
 // The worker request that runs a compiled config (the worker derives the grid from its tile and
@@ -106,6 +126,13 @@ std::vector<EdgeCheck> verify_edge_cases(const Compiled& comp, const WarpTileCon
 // Tunes one problem on the evaluator's GPU. Trials are recorded in `store` as they finish, so a
 // killed tune loses nothing it finished, and a resumed one measures nothing twice.
 TuneReport run_tune(const TuneOptions& opts, Evaluator& ev, TrialStore& store,
+                    const std::function<void(const TuneProgress&)>& progress = {});
+// The same on several GPUs: each idle GPU measures the next candidate the strategy asked for, so
+// every candidate is measured once, on one of them. GPUs that are all replays take turns in the
+// order of their clocks (the recorded seconds), so a replay on several is deterministic; real GPUs
+// run at once, one thread each. A GPU whose worker cannot go on leaves the tune (its candidate
+// goes to another); the tune fails only when none is left.
+TuneReport run_tune(const TuneOptions& opts, const Devices& devices, TrialStore& store,
                     const std::function<void(const TuneProgress&)>& progress = {});
 
 }  // namespace sgt::gpu

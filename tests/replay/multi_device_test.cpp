@@ -1,0 +1,260 @@
+// A tune on several GPUs, on the CPU: replay evaluators stand for the devices. Every candidate is
+// measured exactly once, on one of them; the winner is the one a single device finds; a device
+// that is lost mid-tune hands its candidate on; GPUs of different models refuse to share a tune.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include "dataset.hpp"
+#include "error.hpp"
+#include "replay_evaluator.hpp"
+#include "space.hpp"
+#include "test_support.hpp"
+#include "tune.hpp"
+
+namespace sgt {
+namespace {
+
+using gpu::Recording;
+using gpu::ReplayEvaluator;
+
+Recording load(const std::string& name) {
+  const auto file =
+      std::filesystem::path(SGT_TEST_SOURCE_DIR) / "datasets" / "h200" / (name + ".json.gz");
+  auto ds = db::read_dataset(file);
+  Recording r{file.string(), ds.gpu.fingerprint, ds.header.problem, {}};
+  for (auto& st : ds.trials) r.trials.push_back(std::move(st.trial));
+  return r;
+}
+
+std::vector<WarpTileConfig> survivors(const std::string& space, const Problem& p) {
+  std::vector<std::pair<std::string, Enumeration>> parts;
+  for (const auto& name : split_space_union(space)) {
+    parts.emplace_back(name, enumerate(load_space(name), p));
+  }
+  return merge_enumerations(parts).survivors;
+}
+
+class MemoryStore final : public TrialStore {
+ public:
+  void begin(const GpuFingerprint&, const Problem&) override {}
+  std::optional<Trial> finished(const std::string& name, const std::string& hash) override {
+    for (auto it = trials.rbegin(); it != trials.rend(); ++it) {
+      if (it->config_name == name && it->kernel_hash == hash) return *it;
+    }
+    return std::nullopt;
+  }
+  void record(const Trial& t) override { trials.push_back(t); }
+  std::vector<std::string> screened() const {
+    std::vector<std::string> out;
+    for (const auto& t : trials) {
+      if (!t.strategy.ends_with("/final")) out.push_back(t.config_name);
+    }
+    return out;
+  }
+  std::vector<Trial> trials;
+};
+
+// A device in front of a replay: the same answers, but it may be lost after `lose_after`
+// measurements (its worker could not be replaced), and it may claim to be a real GPU, so that the
+// session measures on all devices at once, one thread each.
+class Device final : public gpu::Evaluator {
+ public:
+  Device(const Recording& rec, int index, std::string kind = "replay", int lose_after = -1)
+      : replay_(rec, 2), kind_(std::move(kind)), lose_after_(lose_after) {
+    info_ = replay_.info();
+    info_.device = index;
+    info_.why = fmt::format("device {} of the test", index);
+  }
+  const gpu::WorkerInfo& info() const override { return info_; }
+  gpu::Compiled build(const WarpTileConfig& c, const Problem& p) override {
+    return replay_.build(c, p);
+  }
+  TimeStats set_problem(const gpu::ProblemSetup& s) override { return replay_.set_problem(s); }
+  TimeStats baseline(int reps) override { return replay_.baseline(reps); }
+  gpu::TrialResponse run_trial(const gpu::TrialRequest& req, std::chrono::milliseconds t) override {
+    if (lose_after_ >= 0 && trials_ >= lose_after_)
+      throw Error(fmt::format("GPU worker on device {} could not be restarted", info_.device));
+    ++trials_;
+    return replay_.run_trial(req, t);
+  }
+  std::vector<EdgeCheck> verify_cases(const gpu::TrialRequest& req, const std::vector<EdgeCheck>& c,
+                                      std::uint64_t seed, std::chrono::milliseconds t) override {
+    return replay_.verify_cases(req, c, seed, t);
+  }
+  int restarts() const override { return 0; }
+  double elapsed_s() const override { return replay_.elapsed_s(); }
+  std::string kind() const override { return kind_; }
+  int trials() const { return trials_; }
+
+ private:
+  ReplayEvaluator replay_;
+  gpu::WorkerInfo info_;
+  std::string kind_;
+  int lose_after_;
+  int trials_ = 0;
+};
+
+gpu::TuneOptions options(const Recording& r, std::vector<WarpTileConfig> candidates) {
+  gpu::TuneOptions o;
+  o.problem = r.problem;
+  o.candidates = std::move(candidates);
+  o.top_k = 3;
+  o.seed = 11;
+  o.compile_threads = 2;
+  return o;
+}
+
+struct Run {
+  gpu::TuneReport report;
+  std::vector<std::string> screened;  // in the order stored
+};
+
+Run tune_on(const Recording& rec, const gpu::TuneOptions& o,
+            std::vector<std::unique_ptr<Device>>& devices) {
+  ReplayEvaluator builder(rec, 2);
+  gpu::Devices d;
+  for (auto& dev : devices) d.lanes.push_back(dev.get());
+  d.builder = &builder;
+  MemoryStore store;
+  auto r = gpu::run_tune(o, d, store);
+  return {std::move(r), store.screened()};
+}
+
+std::vector<std::unique_ptr<Device>> devices(const Recording& rec, int n,
+                                             std::string kind = "replay") {
+  std::vector<std::unique_ptr<Device>> out;
+  for (int i = 0; i < n; ++i) out.push_back(std::make_unique<Device>(rec, i, kind));
+  return out;
+}
+
+void expect_each_once(const std::vector<std::string>& screened, size_t candidates) {
+  std::set<std::string> names(screened.begin(), screened.end());
+  EXPECT_EQ(names.size(), screened.size()) << "a candidate was measured twice";
+  EXPECT_EQ(names.size(), candidates) << "a candidate was lost";
+}
+
+TEST(MultiDeviceTune, FourReplayDevicesMeasureEveryCandidateOnceAndPickTheSameWinner) {
+  const auto rec = load("1024x1024x1024-NN");
+  auto o = options(rec, survivors("auto", rec.problem));
+  const size_t n = o.candidates.size();
+  ASSERT_GT(n, 1000u);
+
+  ReplayEvaluator one(rec, 2);
+  MemoryStore store;
+  const auto single = gpu::run_tune(o, one, store);
+  ASSERT_FALSE(single.finalists.empty());
+
+  auto four = devices(rec, 4);
+  const auto a = tune_on(rec, o, four);
+  EXPECT_EQ(a.report.measured, static_cast<int>(n));
+  expect_each_once(a.screened, n);
+  ASSERT_EQ(a.report.devices.size(), 4u);
+  int sum = 0;
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(a.report.devices[i].info.device, static_cast<int>(i));
+    // What failed to build is recorded without running: a device runs at most what it took.
+    EXPECT_LE(four[i]->trials(), a.report.devices[i].measured);
+    EXPECT_GT(a.report.devices[i].measured, static_cast<int>(n / 8)) << "device " << i << " idled";
+    EXPECT_TRUE(a.report.devices[i].lost.empty());
+    sum += a.report.devices[i].measured;
+  }
+  EXPECT_EQ(sum, static_cast<int>(n));
+  ASSERT_FALSE(a.report.finalists.empty());
+  EXPECT_EQ(a.report.finalists.front().trial.config_name,
+            single.finalists.front().trial.config_name);
+  EXPECT_EQ(a.report.worker.device, 0);  // the finalists are re-timed on one GPU: the first
+  // The devices measure side by side, each about a quarter of the recorded measuring time; the
+  // tune's clock is the furthest along of them and the compiler (here the compiler: 2 threads).
+  double lanes = 0, longest = 0;
+  for (const auto& d : four) lanes += d->elapsed_s(), longest = std::max(longest, d->elapsed_s());
+  EXPECT_GT(lanes, 0);
+  EXPECT_LT(longest, 0.3 * lanes);
+  EXPECT_LE(a.report.evaluator_s, single.evaluator_s);
+
+  // Deterministic: the same devices take the same candidates in the same order.
+  auto again = devices(rec, 4);
+  const auto b = tune_on(rec, o, again);
+  EXPECT_EQ(b.screened, a.screened);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(again[i]->trials(), four[i]->trials());
+}
+
+TEST(MultiDeviceTune, DevicesMeasuringAtOnceOnThreadsMeasureEachCandidateOnce) {
+  const auto rec = load("512x2048x512-NT");
+  auto o = options(rec, survivors("quick+tma", rec.problem));
+  ReplayEvaluator one(rec, 2);
+  MemoryStore store;
+  const auto single = gpu::run_tune(o, one, store);
+  auto three = devices(rec, 3, "test-gpu");  // not a replay: one thread per device
+  const auto r = tune_on(rec, o, three);
+  expect_each_once(r.screened, o.candidates.size());
+  EXPECT_EQ(r.report.measured, static_cast<int>(o.candidates.size()));
+  ASSERT_FALSE(r.report.finalists.empty());
+  EXPECT_EQ(r.report.finalists.front().trial.config_name,
+            single.finalists.front().trial.config_name);
+  for (const auto& d : three) EXPECT_GT(d->trials(), 0);
+}
+
+TEST(MultiDeviceTune, ALostDeviceHandsItsCandidateOnAndNothingIsMeasuredTwice) {
+  const auto rec = load("512x2048x512-NT");
+  auto o = options(rec, survivors("quick+tma", rec.problem));
+  for (const std::string kind : {"replay", "test-gpu"}) {
+    SCOPED_TRACE(kind);
+    std::vector<std::unique_ptr<Device>> devs;
+    devs.push_back(std::make_unique<Device>(rec, 0, kind));
+    devs.push_back(std::make_unique<Device>(rec, 1, kind, 7));  // lost at its 8th candidate
+    devs.push_back(std::make_unique<Device>(rec, 2, kind));
+    const auto r = tune_on(rec, o, devs);
+    expect_each_once(r.screened, o.candidates.size());
+    ASSERT_EQ(r.report.devices.size(), 3u);
+    EXPECT_EQ(r.report.devices[1].measured, 7);
+    EXPECT_NE(r.report.devices[1].lost.find("could not be restarted"), std::string::npos);
+    EXPECT_TRUE(r.report.devices[0].lost.empty());
+    EXPECT_FALSE(r.report.finalists.empty());
+  }
+  // The first device lost: the finalists go to the next one still there.
+  std::vector<std::unique_ptr<Device>> devs;
+  devs.push_back(std::make_unique<Device>(rec, 0, "replay", 3));
+  devs.push_back(std::make_unique<Device>(rec, 1, "replay"));
+  const auto r = tune_on(rec, o, devs);
+  expect_each_once(r.screened, o.candidates.size());
+  EXPECT_EQ(r.report.worker.device, 1);
+  // Every device lost: the tune fails, naming each.
+  std::vector<std::unique_ptr<Device>> gone;
+  gone.push_back(std::make_unique<Device>(rec, 0, "replay", 2));
+  gone.push_back(std::make_unique<Device>(rec, 1, "replay", 2));
+  try {
+    tune_on(rec, o, gone);
+    ADD_FAILURE() << "a tune with every device lost succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("every GPU of the tune was lost"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("GPU 1"), std::string::npos);
+  }
+}
+
+TEST(MultiDeviceTune, GpusOfDifferentModelsRefuseToShareATune) {
+  const auto rec = load("512x2048x512-NT");
+  auto other = rec;
+  other.gpu.sm_count = 114;
+  std::vector<std::unique_ptr<Device>> devs;
+  devs.push_back(std::make_unique<Device>(rec, 0));
+  devs.push_back(std::make_unique<Device>(other, 1));
+  auto o = options(rec, survivors("quick", rec.problem));
+  MemoryStore store;
+  try {
+    tune_on(rec, o, devs);
+    ADD_FAILURE() << "a tune over two GPU models ran";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("GPU 1 cannot share a tune with GPU 0: 132 SMs against 114"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sgt
