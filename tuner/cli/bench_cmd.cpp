@@ -371,9 +371,9 @@ void register_bench(CLI::App& app) {
   sub->add_option("--plot-script", o->plot_script,
                   "The plot script (default: share/sgemm-tune/plot_bench.py beside the installed "
                   "binary, else tools/plot_bench.py of the source tree)");
-  add_shard_option(*sub, o->shard,
-                   "shapes of --suite (give each shard its own --csv, and its own --db when "
-                   "shapes are tuned; `db merge` gathers the databases)");
+  add_shard_option(*sub, o->shard, "The shapes of --suite",
+                   "Give each shard its own --csv, and its own --db when shapes are tuned; `db "
+                   "merge` gathers the databases (docs/cluster.md)");
   sub->add_flag("--json", o->json, "Print the rows and the summary as one JSON document");
   sub->footer(
       "ratio = cuBLAS median / tuned median (above 1: the tuned kernel is faster). The summary\n"

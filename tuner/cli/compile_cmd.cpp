@@ -90,9 +90,9 @@ void register_compile(CLI::App& app) {
                   "-DSGT_K_UNROLL=4 to unroll the k loop 4x instead of fully");
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
-  add_shard_option(*sub, o->shard,
-                   "kernel binaries to compile (split-K variants of a config share one, so they "
-                   "stay on one shard), for processes or machines that share one --cache-dir");
+  add_shard_option(*sub, o->shard, "The kernel binaries to compile (of equal cost: round-robin)",
+                   "The split-K variants of a config share one binary, so they stay on one "
+                   "shard; the shards share one --cache-dir");
   sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
   sub->callback([o] {
     std::optional<Problem> problem;

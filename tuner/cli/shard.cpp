@@ -8,15 +8,15 @@
 
 namespace sgt::cli {
 
-void add_shard_option(CLI::App& sub, std::string& shard, const std::string& items) {
+void add_shard_option(CLI::App& sub, std::string& shard, const std::string& items,
+                      const std::string& note) {
   sub.add_option(
       "--shard", shard,
-      fmt::format(
-          "I/N: do only shard I (0-based) of N, for N processes or machines that split the {} "
-          "without talking to each other; every shard deals the same way (by estimated cost, "
-          "largest first to the least-loaded shard). auto: I and N from the environment: {}. "
-          "auto/N: the index from the environment, N shards",
-          items, kShardEnvHelp));
+      fmt::format("I/N: do only shard I (0-based) of N. {} are dealt by estimated cost, largest "
+                  "first to the least-loaded shard, the same way on every shard, so N processes "
+                  "or machines split them without talking to each other. auto: I and N from the "
+                  "environment: {}. auto/N: the index from the environment, N shards. {}",
+                  items, kShardEnvHelp, note));
 }
 
 std::optional<Shard> resolve_shard(const std::string& text) {

@@ -14,8 +14,10 @@
 
 namespace sgt::cli {
 
-// Adds --shard to `sub`; `items` names what is dealt ("shapes", "configs").
-void add_shard_option(CLI::App& sub, std::string& shard, const std::string& items);
+// Adds --shard to `sub`; `items` names what is dealt ("the shapes of --shapes"), `note` ends the
+// help (what each shard should be given of its own).
+void add_shard_option(CLI::App& sub, std::string& shard, const std::string& items,
+                      const std::string& note);
 
 // The shard that --shard names (parse_shard on the process's environment); nullopt without one.
 std::optional<Shard> resolve_shard(const std::string& text);

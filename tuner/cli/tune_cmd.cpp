@@ -494,9 +494,8 @@ void register_tune(CLI::App& app) {
                   "trials: a dataset file (datasets/, `sgemm-tune dataset write`) or a tuning "
                   "database with one GPU. Repeatable (one recording per shape); a candidate "
                   "the recording lacks is an error. Trials are stored with strategy replay/...");
-  add_shard_option(*sub, o->shard,
-                   "shapes of --shapes (each shard storing into its own --db; `db merge` "
-                   "gathers them)");
+  add_shard_option(*sub, o->shard, "The shapes of --shapes",
+                   "Give each shard its own --db; `db merge` gathers them (docs/cluster.md)");
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
   sub->callback([o] {
     const std::string layout = parse_layout(o->layout);
