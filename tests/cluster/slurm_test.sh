@@ -79,12 +79,20 @@ tune_args="--strategy exhaustive --space default --seed 7 --top 2 ${replay[*]}"
 "$bin" tune --shapes "$suite" $tune_args --db "$work/reference.db" --json >"$work/reference.json" \
   2>"$work/reference.log" || { cat "$work/reference.log" >&2; fail "the single-process tune failed"; }
 
-# The recipe, as a user submits it (no GPU asked for: the shards replay).
+# The recipe, as a user submits it: the compile array warms the shared kernel cache (two configs,
+# one binary each: a shard each), then the tune array (no GPU asked for: the shards replay),
+# then the merge.
 shards=3
+printf '%s\n' wt_128x64x16_w64x32_wn2_t4x4_n128_mb1 wt_64x64x8_w32x32_wn1_t4x4_n128_mb1 \
+  >"$work/configs.txt"
 ids=$(SGT_BIN=$bin SGT_SUITE=$suite SGT_WORK=$work/run SGT_SHARDS=$shards SGT_TUNE_ARGS=$tune_args \
-  SGT_CACHE_DIR=$work/cache SGT_EXPORT=$work/run/table.json SGT_EXPORT_FORMAT=json SGT_EXPORT_ARGS=--allow-stale \
-  SGT_SBATCH_TUNE="--cpus-per-task=1" "$src/tools/cluster/slurm/submit.sh")
+  SGT_CACHE_DIR=$work/cache SGT_EXPORT=$work/run/table.json SGT_EXPORT_FORMAT=json \
+  SGT_EXPORT_ARGS=--allow-stale SGT_SBATCH_TUNE="--cpus-per-task=1" \
+  SGT_COMPILE=1 SGT_COMPILE_SHARDS=2 SGT_SBATCH_COMPILE="--cpus-per-task=1" \
+  SGT_COMPILE_ARGS="--configs $work/configs.txt" "$src/tools/cluster/slurm/submit.sh")
 echo "submitted: $ids"
+compile_id=$(sed -n 's/.*compile=\([0-9]*\).*/\1/p' <<<"$ids")
+[[ -n $compile_id ]] || fail "submit.sh submitted no compile array: $ids"
 tune_id=$(sed -n 's/.*tune=\([0-9]*\).*/\1/p' <<<"$ids")
 merge_id=$(sed -n 's/.*merge=\([0-9]*\).*/\1/p' <<<"$ids")
 [[ -n $tune_id && -n $merge_id ]] || fail "submit.sh printed no job ids: $ids"
@@ -94,6 +102,15 @@ if [[ $state != COMPLETED ]]; then
   fail "the merge job ended $state"
 fi
 echo "merge job $merge_id: $state"
+# The compile array ran first, each task its own binary, into the one cache.
+for i in 0 1; do
+  log=$(ls "$work"/run/logs/compile-"${compile_id}"_$i.out 2>/dev/null) ||
+    fail "no log of compile task $i: $(ls "$work/run/logs")"
+  grep -q "shard $i/2 (SLURM_ARRAY_TASK_ID=$i of array 0-1 (2 tasks)): 1 of 2 binaries" "$log" ||
+    fail "compile task $i: $(cat "$log")"
+done
+cubins=$(find "$work/cache" -name '*.cubin' | wc -l)
+[[ $cubins == 2 ]] || fail "the compile array left $cubins binaries in the shared cache, not 2"
 cat "$work/run/merge-summary.txt"
 
 # Each shard tuned its own shapes; together, each shape once.

@@ -49,13 +49,16 @@ std::vector<double> tune_costs(const std::vector<PlannedShape>& plan, double bud
 }
 
 void log_share(const ShardShare& s, const std::string& items, const std::string& unit) {
-  spdlog::info(
-      "shard {}/{} ({}): {} of {} {}, estimated {} of {} in all (largest shard {:.2f}x the "
-      "mean; {})",
-      s.shard.index, s.shard.count, s.shard.source, s.mine.size(), s.total, items,
-      unit == "s" ? duration(s.mine_cost) : fmt::format("{:g} {}", s.mine_cost, unit),
-      unit == "s" ? duration(s.total_cost) : fmt::format("{:g} {}", s.total_cost, unit),
-      s.imbalance, unit == "s" ? TuneCostModel{}.basis : "equal cost each");
+  if (unit == "s") {
+    spdlog::info(
+        "shard {}/{} ({}): {} of {} {}, estimated {} of {} in all (largest shard {:.2f}x the "
+        "mean; {})",
+        s.shard.index, s.shard.count, s.shard.source, s.mine.size(), s.total, items,
+        duration(s.mine_cost), duration(s.total_cost), s.imbalance, TuneCostModel{}.basis);
+  } else {
+    spdlog::info("shard {}/{} ({}): {} of {} {} (equal cost each)", s.shard.index, s.shard.count,
+                 s.shard.source, s.mine.size(), s.total, items);
+  }
   if (s.mine.empty()) {
     spdlog::warn("shard {}/{} has none of the {} {}: nothing to do", s.shard.index, s.shard.count,
                  s.total, items);

@@ -37,7 +37,8 @@ ShardShare share_of(const Shard& shard, const std::vector<double>& costs);
 std::vector<double> tune_costs(const std::vector<PlannedShape>& plan, double budget_s,
                                size_t max_evals);
 
-// "shard 1/4 (SLURM_ARRAY_TASK_ID=1 of array 0-3 (4 tasks)): 3 of 12 shapes, ..." to the log.
+// "shard 1/4 (SLURM_ARRAY_TASK_ID=1 of array 0-3 (4 tasks)): 3 of 12 shapes, ..." to the log;
+// `unit` "s" when the costs are estimated seconds, else the items cost one each.
 void log_share(const ShardShare& s, const std::string& items, const std::string& unit);
 
 // {"index", "count", "source", "items", "of", "cost", "total_cost", "imbalance"} for --json.
