@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -136,6 +137,13 @@ struct IngestResult {
   // Edge checks written: those of added trials, and those of already present trials that had none
   // (a present trial's stored checks are never replaced, so ingesting twice adds nothing).
   long long edge_checks_added = 0;
+  // The trials of each problem (shape, layout), added and already present: what a source brought.
+  struct ProblemCounts {
+    long long added = 0, skipped = 0;
+  };
+  std::map<std::pair<std::string, std::string>, ProblemCounts> problems;
+
+  IngestResult& operator+=(const IngestResult& o);
 };
 
 struct DbInfo {

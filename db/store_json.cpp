@@ -69,10 +69,18 @@ void to_json(nlohmann::json& j, const QueryResult& r) {
 }
 
 void to_json(nlohmann::json& j, const IngestResult& r) {
+  nlohmann::json problems = nlohmann::json::array();
+  for (const auto& [key, n] : r.problems) {
+    problems.push_back({{"shape", key.first},
+                        {"layout", key.second},
+                        {"trials_added", n.added},
+                        {"trials_skipped", n.skipped}});
+  }
   j = {{"trials_added", r.trials_added},
        {"trials_skipped", r.trials_skipped},
        {"gpus_added", r.gpus_added},
-       {"edge_checks_added", r.edge_checks_added}};
+       {"edge_checks_added", r.edge_checks_added},
+       {"problems", problems}};
 }
 
 void to_json(nlohmann::json& j, const DbInfo& i) {

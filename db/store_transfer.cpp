@@ -309,15 +309,30 @@ IngestResult SqliteStore::ingest(const StoreDump& d) {
                               st.trial.config_name, st.gpu.key()));
     }
     const auto in = impl_->insert_trial(it->second, st);
+    auto& per_problem = r.problems[{st.trial.problem.shape(), st.trial.problem.layout}];
     if (in.added) {
       ++r.trials_added;
+      ++per_problem.added;
     } else {
       ++r.trials_skipped;
+      ++per_problem.skipped;
     }
     r.edge_checks_added += in.edge_checks;
   }
   tx.commit();
   return r;
+}
+
+IngestResult& IngestResult::operator+=(const IngestResult& o) {
+  trials_added += o.trials_added;
+  trials_skipped += o.trials_skipped;
+  gpus_added += o.gpus_added;
+  edge_checks_added += o.edge_checks_added;
+  for (const auto& [key, n] : o.problems) {
+    problems[key].added += n.added;
+    problems[key].skipped += n.skipped;
+  }
+  return *this;
 }
 
 IngestResult SqliteStore::merge(const std::filesystem::path& other_db) {

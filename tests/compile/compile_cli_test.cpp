@@ -4,6 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <map>
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "space.hpp"
@@ -62,8 +66,38 @@ TEST(CompileCli, LoadsFollowTheShapeUnlessGiven) {
   EXPECT_EQ(test::run_cli("compile --space quick --loads half").exit_code, 2);
 }
 
+// Split-K variants share one binary: a shard takes the binary with every config it serves, so
+// no two shards compile it (dealing configs round-robin would put them on both).
+TEST(CompileCli, ShardsDealBinariesAndKeepSplitKVariantsTogether) {
+  test::TempDir tmp;
+  const auto list = tmp.path() / "configs.txt";
+  const std::string seed = test::kSeed;
+  std::ofstream(list) << seed << "\n"
+                      << seed << "_k2\n"
+                      << "wt_64x64x8_w32x32_wn1_t4x4_n128_mb1\n"
+                      << seed << "_k4\n";
+  const std::string args = "--configs '" + list.string() + "' --cache-dir '" +
+                           (tmp.path() / "cache").string() + "' --json";
+  std::map<std::string, int> shard_of;
+  for (int i = 0; i < 2; ++i) {
+    const auto r = test::run_cli(fmt::format("compile {} --shard {}/2", args, i), false);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("shard").at("of"), 2);  // two binaries
+    EXPECT_EQ(j.at("shard").at("items"), 1);
+    for (const auto& c : j.at("results")) shard_of[c.at("name")] = i;
+  }
+  ASSERT_EQ(shard_of.size(), 4u);
+  EXPECT_EQ(shard_of.at(seed), shard_of.at(seed + "_k2"));
+  EXPECT_EQ(shard_of.at(seed), shard_of.at(seed + "_k4"));
+  EXPECT_NE(shard_of.at(seed), shard_of.at("wt_64x64x8_w32x32_wn1_t4x4_n128_mb1"));
+}
+
 TEST(CompileCli, BadShardIsRefused) {
-  for (const char* bad : {"2/2", "1", "a/b", "1/0", "0/2/3", "-1/2"}) {
+  // auto outside a scheduler's job names no shard.
+  test::ScopedEnv slurm("SLURM_ARRAY_TASK_ID", std::nullopt),
+      k8s("JOB_COMPLETION_INDEX", std::nullopt), other("SGT_SHARD_INDEX", std::nullopt);
+  for (const char* bad : {"2/2", "1", "a/b", "1/0", "0/2/3", "-1/2", "auto"}) {
     const auto r = test::run_cli(std::string("compile --space quick --shard ") + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.out;
   }

@@ -28,6 +28,7 @@
 #include "tune_store.hpp"
 #include "plot_util.hpp"
 #include "recordings.hpp"
+#include "shard.hpp"
 
 namespace sgt::cli {
 
@@ -41,7 +42,7 @@ constexpr double kThreshold = 0.90;
 
 struct BenchOpts {
   std::string suite, gpu = "auto", db, space = "auto", cache_dir, csv = "bench-results.csv", plot,
-                     plot_script;
+                     plot_script, shard;
   int reps = kMinReps, jobs = 0;
   std::uint64_t seed = 0;
   bool no_tune = false, json = false;
@@ -100,9 +101,8 @@ void print_table(const std::vector<gpu::BenchRow>& rows, const gpu::BenchSummary
 void run_bench(const BenchOpts& o) {
   // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
   const auto gpu_sel = parse_gpu(o.gpu);
-  const auto entries = load_suite(o.suite);
-  std::vector<Problem> problems;
-  for (const auto& e : entries) problems.push_back(e.problem);
+  const auto shard = resolve_shard(o.shard);
+  auto entries = load_suite(o.suite);
   check_output_path("--csv", o.csv);
   fs::path plot_script;
   if (!o.plot.empty()) {
@@ -115,6 +115,26 @@ void run_bench(const BenchOpts& o) {
   }
   std::vector<PlannedShape> plan;
   if (!o.no_tune) plan = plan_suite(entries, o.space, o.suite);
+  std::optional<ShardShare> share;
+  if (shard) {
+    // A shape costs its re-timing (about one candidate's measurement), and its tune unless
+    // --no-tune; whether the database already has its winner is not known alike on every shard.
+    const TuneCostModel model;
+    std::vector<double> costs;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const double flops = entries[i].problem.flops();
+      costs.push_back(estimate_tune_s(1, flops, model) +
+                      (o.no_tune ? 0
+                                 : estimate_tune_s(plan[i].enumeration.survivors.size(), flops,
+                                                   model, gpu::kDefaultBudgetS)));
+    }
+    share = share_of(*shard, costs);
+    log_share(*share, "shapes", "s");
+    entries = pick(entries, *share);
+    if (!o.no_tune) plan = pick(plan, *share);
+  }
+  std::vector<Problem> problems;
+  for (const auto& e : entries) problems.push_back(e.problem);
   const auto cache_dir = o.cache_dir.empty() ? gpu::default_cache_dir() : fs::path(o.cache_dir);
   const std::uint64_t seed = o.seed ? o.seed : std::random_device{}();
 
@@ -269,6 +289,7 @@ void run_bench(const BenchOpts& o) {
                         {"csv", o.csv},      {"wall_s", wall_s},
                         {"rows", rows},      {"summary", summary}};
     if (!o.plot.empty()) j["plot"] = o.plot;
+    if (share) j["shard"] = share_json(*share);
     std::puts(j.dump(2).c_str());
   } else {
     print_table(rows, summary, fp.name, o.reps);
@@ -350,6 +371,9 @@ void register_bench(CLI::App& app) {
   sub->add_option("--plot-script", o->plot_script,
                   "The plot script (default: share/sgemm-tune/plot_bench.py beside the installed "
                   "binary, else tools/plot_bench.py of the source tree)");
+  add_shard_option(*sub, o->shard, "The shapes of --suite",
+                   "Give each shard its own --csv, and its own --db when shapes are tuned; `db "
+                   "merge` gathers the databases (docs/cluster.md)");
   sub->add_flag("--json", o->json, "Print the rows and the summary as one JSON document");
   sub->footer(
       "ratio = cuBLAS median / tuned median (above 1: the tuned kernel is faster). The summary\n"

@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "nvrtc_compiler.hpp"
 #include "progress.hpp"
+#include "shard.hpp"
 #include "file_util.hpp"
 #include "space.hpp"
 #include "tune_store.hpp"
@@ -89,9 +90,9 @@ void register_compile(CLI::App& app) {
                   "-DSGT_K_UNROLL=4 to unroll the k loop 4x instead of fully");
   sub->add_option("-j,--jobs", o->jobs, "NVRTC threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
-  sub->add_option("--shard", o->shard,
-                  "I/N: compile only every N-th survivor starting at I (0-based), to spread the "
-                  "work over processes or machines sharing one cache");
+  add_shard_option(*sub, o->shard, "The kernel binaries to compile (of equal cost: round-robin)",
+                   "The split-K variants of a config share one binary, so they stay on one "
+                   "shard; the shards share one --cache-dir");
   sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
   sub->callback([o] {
     std::optional<Problem> problem;
@@ -119,16 +120,27 @@ void register_compile(CLI::App& app) {
     const bool vec =
         o->loads == "auto" ? !problem || kernel_vec_loads(*problem) : o->loads == "float4";
     auto configs = space.enumeration.survivors;
-    if (!o->shard.empty()) {
-      unsigned index = 0, count = 0;
-      char slash = 0, extra = 0;
-      if (std::sscanf(o->shard.c_str(), "%u%c%u%c", &index, &slash, &count, &extra) != 3 ||
-          slash != '/' || count == 0 || index >= count) {
-        throw InputError(fmt::format("bad --shard '{}': expected I/N with 0 <= I < N", o->shard));
+    std::optional<ShardShare> share;
+    if (const auto shard = resolve_shard(o->shard)) {
+      // Binaries are dealt, each with every config it serves, at one cost each: no two shards
+      // compile the same binary, and equal costs deal them round-robin in the space's order.
+      std::map<std::string, size_t> binary_of;
+      std::vector<size_t> binary(configs.size());
+      for (size_t i = 0; i < configs.size(); ++i) {
+        const auto [layout, v] = gpu::KernelCompiler::instance(configs[i], o->layout, vec);
+        const auto name = gpu::KernelCompiler::name_expression(
+            gpu::KernelCompiler::kernel_config(configs[i]), layout, v);
+        binary[i] = binary_of.emplace(name, binary_of.size()).first->second;
       }
-      std::vector<WarpTileConfig> mine;
-      for (size_t i = index; i < configs.size(); i += count) mine.push_back(configs[i]);
-      configs = std::move(mine);
+      share = share_of(*shard, std::vector<double>(binary_of.size(), 1.0));
+      log_share(*share, "binaries", "binaries");
+      std::vector<bool> mine(binary_of.size(), false);
+      for (size_t b : share->mine) mine[b] = true;
+      std::vector<WarpTileConfig> kept;
+      for (size_t i = 0; i < configs.size(); ++i) {
+        if (mine[binary[i]]) kept.push_back(configs[i]);
+      }
+      configs = std::move(kept);
     }
     gpu::KernelCompiler compiler(
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir),
@@ -174,6 +186,7 @@ void register_compile(CLI::App& app) {
           {"configs_per_s", rate},
           {"threads", o->jobs},
           {"nvrtc", fmt::format("{}.{}", compiler.nvrtc_major(), compiler.nvrtc_minor())}};
+      if (share) j["shard"] = share_json(*share);
       auto& rj = j["results"] = nlohmann::json::array();
       for (const auto& r : results) {
         rj.push_back(

@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "error.hpp"
+#include "file_util.hpp"
 #include "store.hpp"
 
 namespace sgt::cli {
@@ -48,6 +49,46 @@ void print_ingest(const char* verb, const std::string& from, const db::IngestRes
              r.edge_checks_added > 0 ? fmt::format(", {} edge check{} added", r.edge_checks_added,
                                                    r.edge_checks_added == 1 ? "" : "s")
                                      : "");
+}
+
+// Each problem's trials, as a source brought them: "  1024x1024x1024 NN: 12 added, 3 already
+// present".
+void print_problems(const db::IngestResult& r) {
+  for (const auto& [key, n] : r.problems) {
+    fmt::print("  {} {}: {} added, {} already present\n", terminal_safe(key.first),
+               terminal_safe(key.second), n.added, n.skipped);
+  }
+}
+
+// What `db merge` did, source by source and in all; with one source, the line `db import`
+// prints and the same JSON object (with "sources" beside it).
+void print_merge(const std::vector<std::pair<std::string, db::IngestResult>>& per_source,
+                 const db::IngestResult& total, const std::filesystem::path& into, bool json) {
+  if (json) {
+    nlohmann::json j = total;
+    j["database"] = into.string();
+    if (per_source.size() == 1) j["from"] = per_source.front().first;
+    auto& sj = j["sources"] = nlohmann::json::array();
+    for (const auto& [from, r] : per_source) {
+      nlohmann::json one = r;
+      one["from"] = from;
+      sj.push_back(std::move(one));
+    }
+    std::puts(j.dump(2).c_str());
+    return;
+  }
+  for (const auto& [from, r] : per_source) {
+    print_ingest("merged", from, r, into, false);
+    print_problems(r);
+  }
+  if (per_source.size() > 1) {
+    fmt::print(
+        "in all, from {} databases: {} trials added, {} already present, {} new GPU{}, {} "
+        "problem{}\n",
+        per_source.size(), total.trials_added, total.trials_skipped, total.gpus_added,
+        total.gpus_added == 1 ? "" : "s", total.problems.size(),
+        total.problems.size() == 1 ? "" : "s");
+  }
 }
 
 }  // namespace
@@ -110,26 +151,41 @@ void register_db(CLI::App& app) {
   }
   {
     struct Opts {
-      std::string db, other;
+      std::string db;
+      std::vector<std::string> others;
       bool json = false;
     };
     auto o = std::make_shared<Opts>();
     auto* sub = dbc->add_subcommand(
         "merge",
-        "Add every trial of another tuning database (read, never modified). Trials "
-        "already present (same GPU, problem, config, kernel hash, timestamp, seed) are "
-        "skipped: merging twice changes nothing. Winners are derived, so they follow");
-    sub->add_option("OTHER", o->other, "The other tuning database")->required();
+        "Add every trial of other tuning databases (read, never modified), e.g. the shards of a\n"
+        "`tune --shard` run. Trials already present (same GPU, problem, config, kernel hash,\n"
+        "timestamp, seed) are skipped: merging twice changes nothing. Winners are derived, so\n"
+        "they follow. Prints, per source, the trials added and already present, problem by\n"
+        "problem, and the totals");
+    sub->add_option("OTHER", o->others, "The other tuning databases, merged in this order")
+        ->required();
     sub->add_option("--db", o->db, std::string(kDbHelp) + ". Created if missing");
-    sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
+    sub->add_flag("--json", o->json,
+                  "Machine-readable summary on stdout: the totals, and \"sources\" with each "
+                  "source's");
     sub->callback([o] {
       const auto path = db_path(o->db);
+      // Every source is there before any is merged: a missing shard merges nothing.
       std::error_code ec;
-      if (!std::filesystem::exists(o->other, ec)) {
-        throw InputError(fmt::format("no database to merge at '{}'", o->other));
+      for (const auto& other : o->others) {
+        if (!std::filesystem::exists(other, ec)) {
+          throw InputError(fmt::format("no database to merge at '{}'", other));
+        }
       }
       auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
-      print_ingest("merged", o->other, store.merge(o->other), path, o->json);
+      std::vector<std::pair<std::string, db::IngestResult>> per_source;
+      db::IngestResult total;
+      for (const auto& other : o->others) {
+        per_source.emplace_back(other, store.merge(other));
+        total += per_source.back().second;
+      }
+      print_merge(per_source, total, path, o->json);
     });
   }
   {

@@ -31,6 +31,7 @@
 #include "tune_store.hpp"
 #include "progress.hpp"
 #include "recordings.hpp"
+#include "shard.hpp"
 #include "worker.hpp"
 
 namespace sgt::cli {
@@ -418,7 +419,7 @@ void print_dry_run(const nlohmann::json& j) {
 void register_tune(CLI::App& app) {
   struct Opts {
     std::string gpu = "auto", shape = "4096x4096x4096", layout = "NN", shapes, csv, space = "auto",
-                db, results, cache_dir, budget, arch;
+                db, results, cache_dir, budget, arch, shard;
     int top = 5, reps = 5, final_reps = 20, jobs = 0;
     std::vector<std::string> nvrtc_options;
     double cut_ratio = 1.25;
@@ -519,9 +520,13 @@ void register_tune(CLI::App& app) {
                   "trials: a dataset file (datasets/, `sgemm-tune dataset write`) or a tuning "
                   "database with one GPU. Repeatable (one recording per shape); a candidate "
                   "the recording lacks is an error. Trials are stored with strategy replay/...");
+  add_shard_option(*sub, o->shard, "The shapes of --shapes",
+                   "Give each shard its own --db; `db merge` gathers them (docs/cluster.md)");
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
   sub->callback([o] {
     const std::string layout = parse_layout(o->layout);
+    const auto shard = resolve_shard(o->shard);
+    if (shard && o->shapes.empty()) throw InputError("--shard splits a suite: it needs --shapes");
     const GpuSet gpu_set = parse_gpu_set(o->gpu);
     std::vector<SuiteEntry> entries;
     if (!o->shapes.empty()) {
@@ -542,8 +547,15 @@ void register_tune(CLI::App& app) {
       throw InputError("--arch is for --dry-run (a tune uses the GPU's own)");
 
     // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
-    const auto plan = plan_suite(entries, o->space, o->shapes);
-    if (plan.size() == 1 && plan[0].enumeration.survivors.empty()) {
+    auto plan = plan_suite(entries, o->space, o->shapes);
+    // Every shard plans the whole suite and deals it the same way, then keeps its own shapes.
+    std::optional<ShardShare> share;
+    if (shard) {
+      share = share_of(*shard, tune_costs(plan, budget_s, o->max_evals));
+      log_share(*share, "shapes", "s");
+      plan = pick(plan, *share);
+    }
+    if (!shard && plan.size() == 1 && plan[0].enumeration.survivors.empty()) {
       throw InputError(fmt::format(
           "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "
           "--shape {} --explain`)",
@@ -560,7 +572,8 @@ void register_tune(CLI::App& app) {
                               static_cast<unsigned>(o->jobs)));
         if (!o->json) print_dry_run(all.back());
       }
-      if (o->json) std::puts((all.size() == 1 ? all.front() : all).dump(2).c_str());
+      // A shard's plan is a list even when it holds one shape, as its tune's summary is.
+      if (o->json) std::puts((all.size() == 1 && !shard ? all.front() : all).dump(2).c_str());
       return;
     }
     const auto recordings = load_recordings(o->replay);
@@ -641,10 +654,11 @@ void register_tune(CLI::App& app) {
     if (!o->csv.empty()) write_summary_csv(o->csv, summaries);
     const double geomean = geomean_ratio(summaries);
     if (o->json) {
-      if (plan.size() == 1 && runs.size() == 1) {
+      if (!share && plan.size() == 1 && runs.size() == 1) {
         std::puts(runs.front().dump(2).c_str());
       } else {
         nlohmann::json j = {{"runs", runs}, {"summary", nlohmann::json::array()}};
+        if (share) j["shard"] = share_json(*share);
         for (const auto& s : summaries) j["summary"].push_back(summary_json(s));
         j["geomean_ratio"] = geomean;
         j["geomean_ratio_to_cublas"] = geomean;  // the name before `geomean_ratio`
@@ -652,7 +666,7 @@ void register_tune(CLI::App& app) {
       }
       return;
     }
-    if (plan.size() > 1) print_summary(summaries, geomean);
+    if (plan.size() > 1 || share) print_summary(summaries, geomean);
   });
 }
 
