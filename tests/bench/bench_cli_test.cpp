@@ -218,7 +218,7 @@ TEST(BenchPlot, ScriptRefusesABadCsvOrExtension) {
   write(bad, "a,b\n1,2\n");
   r = test::run_shell(*py + " " + q(plot_script()) + " " + q(bad) + " " + q(dir.path() / "x.png"));
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  EXPECT_NE(r.out.find("not a bench CSV"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not a bench or tune CSV"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir.path() / "x.png"));
 }
 

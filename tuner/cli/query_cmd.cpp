@@ -160,8 +160,8 @@ void register_query(CLI::App& app) {
         const auto& t = w->best.trial;
         fmt::print("  on {}: median {:.4f} ms, {:.0f} GFLOP/s", t.problem.shape(), t.time.median_ms,
                    t.gflops);
-        if (w->pct_of_cublas() > 0) {
-          fmt::print(", {:.1f}% of cuBLAS ({:.4f} ms)", w->pct_of_cublas(), t.cublas_median_ms);
+        if (w->ratio() > 0) {
+          fmt::print(", ratio {:.3f}x to cuBLAS ({:.4f} ms)", w->ratio(), t.cublas_median_ms);
         }
         fmt::print("; measured {} by sgemm-tune {}\n", terminal_safe(t.timestamp),
                    terminal_safe(t.tuner_version));
