@@ -75,7 +75,9 @@ TEST(DatasetCli, WriteAndInfoRoundTrip) {
   EXPECT_EQ(h.at("measured"), h.at("candidates"));
   const auto info = test::run_cli("dataset info --json " + test::sh_quote(out), false);
   ASSERT_EQ(info.exit_code, 0) << info.out;
-  const auto i = nlohmann::json::parse(info.out).at(0);
+  const auto all = nlohmann::json::parse(info.out);
+  EXPECT_EQ(all.at("format_version"), 1);
+  const auto i = all.at("datasets").at(0);
   EXPECT_EQ(i.at("statuses").at("ok"), 7240);
   EXPECT_EQ(i.at("dataset").at("command"), "test");
   // The wrong layout has no trials.
@@ -230,7 +232,9 @@ TEST(StrategyBenchCli, ReplaysEveryShippedDatasetForEachStrategy) {
           test::sh_quote(csv),
       false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto j = nlohmann::json::parse(r.out);
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc.at("format_version"), 1);
+  const auto& j = doc.at("strategies");
   for (const char* s : {"random", "model"}) {
     ASSERT_TRUE(j.contains(s)) << r.out;
     EXPECT_GE(j.at(s).at("runs").get<int>(), 8);

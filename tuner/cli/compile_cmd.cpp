@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "error.hpp"
 #include "nvrtc_compiler.hpp"
 #include "progress.hpp"
@@ -199,7 +200,7 @@ void register_compile(CLI::App& app) {
              {"instance", fmt::format("{}/{}", r.layout, r.vec_loads ? "float4" : "scalar")},
              {"cubin", r.cubin_path.string()}});
       }
-      std::puts(j.dump(2).c_str());
+      print_json(std::move(j));
       if (refused > 0) throw failed();
       return;
     }

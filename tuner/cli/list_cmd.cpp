@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
 #include "store.hpp"
@@ -56,7 +57,7 @@ void register_list(CLI::App& app) {
                           {"gpus", gpus},
                           {"shapes", shapes},
                           {"winners", winners}};
-      std::puts(j.dump(2).c_str());
+      print_json(std::move(j));
       return;
     }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "db_gpu.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
@@ -130,7 +131,7 @@ void register_query(CLI::App& app) {
       j["database"] = path.string();
       if (!note.empty()) j["note"] = note;
       if (r.gpu.name.empty()) j.erase("gpu");  // no GPU was resolved
-      std::puts(j.dump(2).c_str());
+      print_json(std::move(j));
     } else {
       // Every text from the database is escaped (terminal_safe): a shared file may hold anything.
       fmt::print("{}\n", terminal_safe(r.config_name));

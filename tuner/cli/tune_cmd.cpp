@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "plot_util.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
@@ -537,7 +538,8 @@ void register_tune(CLI::App& app) {
                               static_cast<unsigned>(o->jobs)));
         if (!o->json) print_dry_run(all.back());
       }
-      if (o->json) std::puts((all.size() == 1 ? all.front() : all).dump(2).c_str());
+      // One shape: its plan; several: {"runs": [...]}, as for a tune of several shapes.
+      if (o->json) print_json(all.size() == 1 ? all.front() : nlohmann::json{{"runs", all}});
       return;
     }
     const auto recordings = load_recordings(o->replay);
@@ -620,12 +622,12 @@ void register_tune(CLI::App& app) {
     const double geomean = geomean_ratio(summaries);
     if (o->json) {
       if (plan.size() == 1 && runs.size() == 1) {
-        std::puts(runs.front().dump(2).c_str());
+        print_json(runs.front());
       } else {
         nlohmann::json j = {{"runs", runs}, {"summary", nlohmann::json::array()}};
         for (const auto& s : summaries) j["summary"].push_back(summary_json(s));
         j["geomean_ratio"] = geomean;
-        std::puts(j.dump(2).c_str());
+        print_json(std::move(j));
       }
       return;
     }
