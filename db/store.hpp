@@ -103,8 +103,8 @@ struct Winner {
   StoredTrial best;
   bool stale = false;       // only ever true when stale trials were allowed
   long long ok_trials = 0;  // ok trials it was chosen from
-  // cuBLAS median / winner median, in percent (above 100: faster than cuBLAS); 0 when unknown.
-  double pct_of_cublas() const;
+  // cuBLAS median / winner median (above 1: faster than cuBLAS); 0 when unknown.
+  double ratio() const;
 };
 
 enum class Source { exact, nearest, default_config };

@@ -34,9 +34,8 @@ void to_json(nlohmann::json& j, const Winner& w) {
        {"median_ms", w.best.trial.time.median_ms},
        {"gflops", w.best.trial.gflops},
        {"cublas_median_ms", w.best.trial.cublas_median_ms},
-       {"pct_of_cublas", w.pct_of_cublas()},
        // cuBLAS time / winner time, as bench and tune name it (0 when cuBLAS was not timed).
-       {"ratio", w.pct_of_cublas() / 100},
+       {"ratio", w.ratio()},
        {"stale", w.stale},
        {"ok_trials", w.ok_trials},
        {"driver_version", w.best.driver_version},

@@ -153,10 +153,10 @@ double shape_distance(const Problem& a, const Problem& b) {
   return std::sqrt(d(a.M, b.M) + d(a.N, b.N) + d(a.K, b.K));
 }
 
-double Winner::pct_of_cublas() const {
+double Winner::ratio() const {
   const auto& t = best.trial;
   if (!(t.cublas_median_ms > 0) || !(t.time.median_ms > 0)) return 0;
-  return 100.0 * t.cublas_median_ms / t.time.median_ms;
+  return t.cublas_median_ms / t.time.median_ms;
 }
 
 std::vector<GpuRecord> SqliteStore::gpus() const {

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libspdlog-dev libsqlite3-dev
           libcli11-dev libgtest-dev libmuparser-dev zlib1g-dev libxgboost-dev
-          python3-matplotlib)
+          python3-matplotlib python3-jsonschema)
 
 missing=()
 for p in "${packages[@]}"; do

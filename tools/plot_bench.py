@@ -9,6 +9,10 @@ One bar per shape (labelled "MxNxK LAYOUT"), its height the ratio cuBLAS time / 
 the title. Shapes that were not measured (untuned, no config, failed) are listed with their status
 instead of a bar. Needs matplotlib (Debian/Ubuntu: apt-get install python3-matplotlib).
 
+Files written by earlier versions are read too: tune's `ratio_to_cublas` column (the same
+quantity) stands in for `ratio`, a `pct_of_cublas` column (in percent) is divided by 100, and
+without `status`, `gpu` or `date` a row is `ok` when it has a ratio and the title names no GPU.
+
 Exit codes: 0 written, 2 bad arguments or CSV, 3 matplotlib missing.
 """
 
@@ -17,7 +21,10 @@ import math
 import os
 import sys
 
-REQUIRED = ("shape", "layout", "ratio", "status", "gpu", "date")
+REQUIRED = ("shape", "layout")
+# The ratio's column, newest name first, and the factor that turns it into cuBLAS time / ours.
+RATIO_COLUMNS = (("ratio", 1.0), ("ratio_to_cublas", 1.0), ("pct_of_cublas", 0.01))
+OPTIONAL = ("status", "gpu", "date")
 
 
 def fail(code, msg):
@@ -29,22 +36,35 @@ def read_rows(path):
     try:
         with open(path, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
-            missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+            fields = reader.fieldnames or []
+            missing = [c for c in REQUIRED if c not in fields]
+            column = next(((c, f) for c, f in RATIO_COLUMNS if c in fields), None)
+            if column is None:
+                missing.append("ratio")
             if missing:
-                fail(2, f"{path}: not a bench CSV (missing columns: {', '.join(missing)})")
+                fail(2, f"{path}: not a bench or tune CSV (missing columns: {', '.join(missing)})")
             rows = list(reader)
     except OSError as e:
         fail(2, f"cannot read {path}: {e.strerror}")
     if not rows:
         fail(2, f"{path}: no rows")
+    name, factor = column
     for i, r in enumerate(rows, start=2):
-        text = (r.get("ratio") or "").strip()
+        text = (r.get(name) or "").strip()
         try:
-            r["ratio"] = float(text) if text else None
+            q = float(text) * factor if text else None
         except ValueError:
-            fail(2, f"{path}:{i}: bad ratio '{text}'")
-        if r["ratio"] is not None and not (r["ratio"] > 0 and math.isfinite(r["ratio"])):
-            fail(2, f"{path}:{i}: ratio must be positive, not '{text}'")
+            fail(2, f"{path}:{i}: bad {name} '{text}'")
+        # Older tune CSVs wrote 0 for a shape that was not measured.
+        if q == 0 and name != "ratio":
+            q = None
+        if q is not None and not (q > 0 and math.isfinite(q)):
+            fail(2, f"{path}:{i}: {name} must be positive, not '{text}'")
+        r["ratio"] = q
+        for c in OPTIONAL:
+            r[c] = r.get(c) or ""
+        if not r["status"]:
+            r["status"] = "ok" if q is not None else "not measured"
     return rows
 
 

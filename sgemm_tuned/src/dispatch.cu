@@ -29,9 +29,10 @@
 #define SGT_TUNED_TMA_TOOLKIT 0
 #endif
 
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 6,
-              "this dispatch library reads table format 6: export the table with the sgemm-tune "
-              "that ships this library");
+// 7 changed only the JSON table, so a header of 6 still reads the same.
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 6 || SGT_TUNED_TABLE_FORMAT_VERSION == 7,
+              "this dispatch library reads table formats 6 and 7: export the table with the "
+              "sgemm-tune that ships this library");
 
 namespace sgemm_tuned {
 

@@ -1,6 +1,10 @@
-// `sgemm-tune compile` through the CLI: shards partition the survivors and share one cache, and a
-// second run compiles nothing.
+// `sgemm-tune compile` through the CLI: shards partition the survivors and share one cache, a
+// second run compiles nothing, and an entry the cache refuses stops only itself.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -15,6 +19,8 @@
 
 namespace sgt {
 namespace {
+
+namespace fs = std::filesystem;
 
 nlohmann::json compile_json(const std::string& args) {
   const auto r = test::run_cli("compile --space quick --json " + args, false);
@@ -91,6 +97,89 @@ TEST(CompileCli, ShardsDealBinariesAndKeepSplitKVariantsTogether) {
   EXPECT_EQ(shard_of.at(seed), shard_of.at(seed + "_k2"));
   EXPECT_EQ(shard_of.at(seed), shard_of.at(seed + "_k4"));
   EXPECT_NE(shard_of.at(seed), shard_of.at("wt_64x64x8_w32x32_wn1_t4x4_n128_mb1"));
+}
+
+// Three small configs of the quick space, written as a --configs file.
+fs::path three_configs(const test::TempDir& tmp, std::vector<std::string>& names) {
+  const auto survivors = enumerate(load_space("quick")).survivors;
+  std::string text;
+  for (size_t i = 0; i < 3 && i < survivors.size(); ++i) {
+    names.push_back(to_name(survivors[i]));
+    text += names.back() + "\n";
+  }
+  const auto path = tmp.path() / "configs.txt";
+  std::ofstream(path) << text;
+  return path;
+}
+
+// One entry the cache cannot take (a directory where its json belongs, which not even root can
+// replace by a file) is reported in its row; the other configs still come out of the run.
+TEST(CompileCli, OneBadCacheEntryIsReportedAndTheRestGoOn) {
+  test::TempDir tmp;
+  const auto cache = tmp.path() / "cache";
+  std::vector<std::string> names;
+  const auto list = three_configs(tmp, names);
+  ASSERT_EQ(names.size(), 3u);
+  const std::string args =
+      "--configs " + test::sh_quote(list) + " --cache-dir " + test::sh_quote(cache) + " -j 1";
+  ASSERT_EQ(test::run_cli("compile " + args).exit_code, 0);
+
+  // The middle config's entry becomes a directory: its lookup fails, its store cannot rename.
+  fs::path bad;
+  for (const auto& e : fs::directory_iterator(cache)) {
+    if (e.path().extension() != ".json") continue;
+    std::ifstream f(e.path());
+    if (nlohmann::json::parse(f).at("config_name") == names[1]) bad = e.path();
+  }
+  ASSERT_FALSE(bad.empty());
+  fs::remove(bad);
+  fs::create_directories(bad / "in-the-way");
+
+  const auto r = test::run_cli("compile --json " + args, false);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("results").size(), 3u);
+  EXPECT_EQ(j.at("cache_errors"), 1);
+  EXPECT_EQ(j.at("statuses").at("cache_error"), 1);
+  for (const auto& row : j.at("results")) {
+    if (row.at("name") == names[1]) {
+      EXPECT_EQ(row.at("status"), "cache_error");
+      EXPECT_NE(row.at("reason").get<std::string>().find(bad.filename().string()),
+                std::string::npos)
+          << row;
+    } else {
+      EXPECT_EQ(row.at("from_cache"), true) << row;
+      EXPECT_NE(row.at("status"), "cache_error") << row;
+    }
+  }
+
+  // The table says the same, one line for the refused entry, and fails the run.
+  const auto t = test::run_cli("compile " + args, false);
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_NE(t.out.find(names[1] + ": cache_error: "), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("cache_error=1"), std::string::npos) << t.out;
+}
+
+// A cache directory without write permission: every entry is reported, none stops the others.
+TEST(CompileCli, ReadOnlyCacheDirIsReportedPerEntry) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes into a directory whatever its mode";
+  test::TempDir tmp;
+  const auto cache = tmp.path() / "cache";
+  fs::create_directories(cache);
+  std::vector<std::string> names;
+  const auto list = three_configs(tmp, names);
+  fs::permissions(cache, fs::perms::owner_read | fs::perms::owner_exec);
+  const auto r = test::run_cli("compile --json -j 1 --configs " + test::sh_quote(list) +
+                                   " --cache-dir " + test::sh_quote(cache),
+                               false);
+  fs::permissions(cache, fs::perms::owner_all);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.at("results").size(), names.size());
+  for (const auto& row : j.at("results")) {
+    EXPECT_EQ(row.at("status"), "cache_error") << row;
+    EXPECT_NE(row.at("reason").get<std::string>().find("cannot write"), std::string::npos) << row;
+  }
 }
 
 TEST(CompileCli, BadShardIsRefused) {

@@ -95,7 +95,7 @@ TEST_F(CliTest, QueryExactWinnerExitsZero) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, to_name(test::config_n(1)))) << r.out;
   EXPECT_TRUE(contains(r.out, "exact winner")) << r.out;
-  EXPECT_TRUE(contains(r.out, "125.0% of cuBLAS")) << r.out;
+  EXPECT_TRUE(contains(r.out, "ratio 1.250x to cuBLAS")) << r.out;
 
   const auto j = cli("query --gpu auto --shape 4096x4096x4096 --json");
   ASSERT_EQ(j.exit_code, 0) << j.out;
@@ -298,7 +298,10 @@ TEST_F(CliTest, ListShowsGpusShapesAndWinners) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "NVIDIA H200@sm_90/132")) << r.out;
   EXPECT_TRUE(contains(r.out, "4096x4096x4096")) << r.out;
-  EXPECT_TRUE(contains(r.out, "125.0")) << r.out;  // cuBLAS 1.25 ms / winner 1.0 ms
+  // The ratio column: cuBLAS 1.25 ms / winner 1.0 ms.
+  EXPECT_TRUE(contains(r.out, " ratio ")) << r.out;
+  EXPECT_TRUE(contains(r.out, " 1.250x ")) << r.out;
+  EXPECT_FALSE(contains(r.out, "cuBLAS ")) << r.out;
 
   r = cli("list --json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
@@ -308,7 +311,8 @@ TEST_F(CliTest, ListShowsGpusShapesAndWinners) {
   ASSERT_EQ(j.at("winners").size(), 2u);
   for (const auto& w : j.at("winners")) {
     if (w.at("shape") == "4096x4096x4096") {
-      EXPECT_DOUBLE_EQ(w.at("pct_of_cublas").get<double>(), 125.0);
+      EXPECT_DOUBLE_EQ(w.at("ratio").get<double>(), 1.25);
+      EXPECT_FALSE(w.contains("pct_of_cublas"));
       EXPECT_EQ(w.at("ok_trials"), 2);
     }
   }

@@ -146,7 +146,7 @@ TEST_F(StoreTest, WinnerIsTheFastestOkTrialAndIsDerived) {
   ASSERT_TRUE(w);
   EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(2)));
   EXPECT_EQ(w->ok_trials, 2);
-  EXPECT_NEAR(w->pct_of_cublas(), 125.0, 1e-9);
+  EXPECT_NEAR(w->ratio(), 1.25, 1e-9);
 
   store.record(make_trial(p, 3, 0.75));
   w = store.winner(id, p);

@@ -88,7 +88,8 @@ TEST_F(ExportCli, JsonHoldsTheSameTable) {
   ASSERT_EQ(gpus.size(), 3u);
   EXPECT_EQ(gpus[0].at("name").get<std::string>(), test::kOddGpuName);
   EXPECT_EQ(gpus[0].at("arch"), "sm_86");
-  EXPECT_EQ(gpus[0].at("shapes")[0].at("pct_of_cublas"), 0);
+  EXPECT_EQ(gpus[0].at("shapes")[0].at("ratio"), 0);
+  EXPECT_FALSE(gpus[0].at("shapes")[0].contains("pct_of_cublas"));
   EXPECT_EQ(gpus[0].at("default").at("config_name"), kConfigA);
 
   EXPECT_EQ(gpus[1].at("name"), "NVIDIA A100-SXM4-80GB");
@@ -106,11 +107,11 @@ TEST_F(ExportCli, JsonHoldsTheSameTable) {
   EXPECT_EQ(mid.at("config_name"), kConfigB);
   EXPECT_EQ(mid.at("config").at("BN"), 128);
   EXPECT_EQ(mid.at("median_ms"), 0.3);
-  EXPECT_NEAR(mid.at("pct_of_cublas").get<double>(), 110.0, 1e-9);
+  EXPECT_NEAR(mid.at("ratio").get<double>(), 1.10, 1e-9);
   EXPECT_EQ(mid.at("ok_trials"), 2);
   EXPECT_EQ(mid.at("stale"), false);
   EXPECT_EQ(h200.at("default").at("config_name"), kConfigB);
-  EXPECT_EQ(h200.at("default").at("source"), "best_pct_of_cublas");
+  EXPECT_EQ(h200.at("default").at("source"), "best_ratio");
   EXPECT_EQ(h200.at("default").at("shape"), 10);
 }
 
@@ -149,7 +150,7 @@ TEST_F(ExportCli, TmaWinnersCarryTheirKnobInHeaderAndJson) {
   const auto r = cli("export --format cpp -o " + sh_quote(out("t.hpp")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto h = test::read_file(out("t.hpp"));
-  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 6\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 7\n")) << h;
   EXPECT_TRUE(contains(h, "  X(2, " + test::field_values(*from_name(kConfigTma)) + ") \\\n")) << h;
   EXPECT_TRUE(
       contains(h, "  X(1, 64, 128, 32, 32, 32, 1, 4, 4, 256, 1, 3, 4, 8, 4, 1, 0, 0, 0, 1) \\\n"))

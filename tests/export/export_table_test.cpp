@@ -148,7 +148,7 @@ TEST(ExportTable, HeaderSaysWhatGeneratedItFromWhichDatabaseAndWhen) {
   EXPECT_TRUE(contains(h, "inline constexpr const char* kKernelHash = \"abc123\";"));
   EXPECT_TRUE(contains(h, "inline constexpr const char* kTmaKernelHash = \"def456\";"));
   EXPECT_TRUE(contains(head, "kernel source hash abc123 (TMA = 1 configs: def456)")) << head;
-  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 6\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 7\n")) << h;
 }
 
 // A TMA = 1 winner is a config like any other: its knob is the last field of the X-list row, of
@@ -244,11 +244,11 @@ TEST(ExportTable, JsonHoldsTheSameTable) {
   const auto& g = j.at("gpus").at(0);
   EXPECT_EQ(g.at("arch"), "sm_90");
   EXPECT_EQ(g.at("default").at("config_name"), kConfigB);
-  EXPECT_EQ(g.at("default").at("source"), "best_pct_of_cublas");
+  EXPECT_EQ(g.at("default").at("source"), "best_ratio");
   EXPECT_EQ(g.at("default").at("shape"), 1);
   ASSERT_EQ(g.at("shapes").size(), 2u);
   EXPECT_EQ(g.at("shapes")[1].at("config").at("TM"), 8);
-  EXPECT_NEAR(g.at("shapes")[1].at("pct_of_cublas").get<double>(), 110.0, 1e-9);
+  EXPECT_NEAR(g.at("shapes")[1].at("ratio").get<double>(), 1.10, 1e-9);
 }
 
 EdgeCheck edge(const std::string& label, long long M, long long N, long long K,

@@ -214,7 +214,7 @@ TEST(ReplayTune, EveryFailureIsARecordedTrialWithItsReason) {
   // Only ok trials become finalists: the faster first.
   ASSERT_EQ(r.finalists.size(), 2u);
   EXPECT_EQ(r.finalists[0].trial.config_name, s.rec.trials[7].config_name);
-  EXPECT_NEAR(r.finalists[0].ratio_to_cublas, 0.1 / 0.15, 1e-9);
+  EXPECT_NEAR(r.finalists[0].ratio, 0.1 / 0.15, 1e-9);
   // Unverifiable in a replay: the winner is left without edge checks, not passed by guess.
   EXPECT_TRUE(r.finalists[0].trial.edge_checks.empty());
 }

@@ -18,6 +18,7 @@
 
 #include "progress.hpp"
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
 #include "nvrtc_compiler.hpp"
@@ -290,7 +291,7 @@ void run_bench(const BenchOpts& o) {
                         {"rows", rows},      {"summary", summary}};
     if (!o.plot.empty()) j["plot"] = o.plot;
     if (share) j["shard"] = share_json(*share);
-    std::puts(j.dump(2).c_str());
+    print_json(std::move(j));
   } else {
     print_table(rows, summary, fp.name, o.reps);
     fmt::print("CSV: {} ({} rows); wall {}\n", o.csv, rows.size(), duration(wall_s));

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "error.hpp"
 #include "index_sim.hpp"
 #include "space.hpp"
@@ -105,7 +106,7 @@ void register_check(CLI::App& app) {
       j["simulation_scope"] = simulate_config_scope();
       auto& sj = j["simulation"] = nlohmann::json::array();
       for (const auto& d : sim.defects) sj.push_back({{"kind", d.kind}, {"detail", d.detail}});
-      std::puts(j.dump(2).c_str());
+      print_json(std::move(j));
     } else {
       fmt::print("{}\n", to_name(c));
       if (in_range && c.TMA == 1) {

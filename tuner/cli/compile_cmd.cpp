@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "error.hpp"
 #include "nvrtc_compiler.hpp"
 #include "progress.hpp"
@@ -61,7 +62,9 @@ void register_compile(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "compile",
       "Compile every survivor of a space with NVRTC into the kernel cache (no GPU needed) and\n"
-      "report registers, spills and throughput. A later tune for the same arch compiles nothing.");
+      "report registers, spills and throughput. A later tune for the same arch compiles nothing.\n"
+      "An entry the cache cannot store (read-only directory, a directory in a file's place) is\n"
+      "reported as cache_error with the reason and the others go on; the exit code is then 1.");
   sub->add_option(
          "--space", o->space,
          "Search space: a JSON file, a built-in name, spaces joined by '+' (default+tma), or "
@@ -152,7 +155,7 @@ void register_compile(CLI::App& app) {
         configs, static_cast<unsigned>(o->jobs),
         [&](const gpu::Compiled& r) {
           ++done;
-          ok += r.status == TrialStatus::ok;
+          ok += r.cache_error.empty() && r.status == TrialStatus::ok;
           const double elapsed =
               std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           const double eta =
@@ -160,17 +163,26 @@ void register_compile(CLI::App& app) {
           const auto note = fmt::format("{} ok, {} not", ok, done - ok);
           progress(done, configs.size(), elapsed, eta, "configs", note, note);
         },
-        o->layout, vec);
+        o->layout, vec, /*keep_going=*/true);
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
+    // An entry the cache refused has no outcome: its row says cache_error and why.
+    auto row_status = [](const gpu::Compiled& r) {
+      return r.cache_error.empty() ? std::string(to_string(r.status)) : "cache_error";
+    };
     std::map<std::string, int> statuses;
-    size_t hits = 0;
+    size_t hits = 0, refused = 0;
     for (const auto& r : results) {
-      ++statuses[std::string(to_string(r.status))];
+      ++statuses[row_status(r)];
       hits += r.from_cache;
+      refused += !r.cache_error.empty();
     }
-    const size_t compiled = results.size() - hits;
+    const size_t compiled = results.size() - hits - refused;
+    const auto failed = [&] {
+      return Error(fmt::format("{} of {} configs could not be stored in the kernel cache {}",
+                               refused, results.size(), compiler.cache_dir().string()));
+    };
     const double rate = wall > 0 ? static_cast<double>(compiled) / wall : 0;
     if (o->json) {
       nlohmann::json j = {
@@ -185,14 +197,15 @@ void register_compile(CLI::App& app) {
           {"wall_s", wall},
           {"configs_per_s", rate},
           {"threads", o->jobs},
+          {"cache_errors", refused},
           {"nvrtc", fmt::format("{}.{}", compiler.nvrtc_major(), compiler.nvrtc_minor())}};
       if (share) j["shard"] = share_json(*share);
       auto& rj = j["results"] = nlohmann::json::array();
       for (const auto& r : results) {
         rj.push_back(
             {{"name", r.config_name},
-             {"status", to_string(r.status)},
-             {"reason", r.reason},
+             {"status", row_status(r)},
+             {"reason", r.cache_error.empty() ? r.reason : r.cache_error},
              {"registers", r.registers},
              {"spill_bytes", r.spill_store_bytes + r.spill_load_bytes},
              {"stack_bytes", r.stack_bytes},
@@ -200,8 +213,13 @@ void register_compile(CLI::App& app) {
              {"instance", fmt::format("{}/{}", r.layout, r.vec_loads ? "float4" : "scalar")},
              {"cubin", r.cubin_path.string()}});
       }
-      std::puts(j.dump(2).c_str());
+      print_json(std::move(j));
+      if (refused > 0) throw failed();
       return;
+    }
+    for (const auto& r : results) {
+      if (!r.cache_error.empty())
+        fmt::print("{}: cache_error: {}\n", r.config_name, terminal_safe(r.cache_error));
     }
     std::string st;
     for (const auto& [k, v] : statuses) st += fmt::format(" {}={}", k, v);
@@ -210,6 +228,7 @@ void register_compile(CLI::App& app) {
         "cache;{}\n",
         results.size(), o->arch, o->layout, vec ? "float4" : "scalar", wall, compiled, rate, hits,
         st);
+    if (refused > 0) throw failed();
   });
 }
 

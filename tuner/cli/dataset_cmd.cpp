@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "dataset.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
@@ -68,11 +69,10 @@ nlohmann::json info_json(const db::Dataset& ds) {
       {"cut_early", s.cut},         {"compile_s", s.compile_s}, {"measure_s", s.measure_s}};
   if (s.best) {
     const auto& t = s.best->trial;
-    j["best"] = {
-        {"config", t.config_name},
-        {"median_ms", t.time.median_ms},
-        {"cublas_median_ms", t.cublas_median_ms},
-        {"ratio_to_cublas", t.time.median_ms > 0 ? t.cublas_median_ms / t.time.median_ms : 0.0}};
+    j["best"] = {{"config", t.config_name},
+                 {"median_ms", t.time.median_ms},
+                 {"cublas_median_ms", t.cublas_median_ms},
+                 {"ratio", t.time.median_ms > 0 ? t.cublas_median_ms / t.time.median_ms : 0.0}};
   }
   return j;
 }
@@ -154,7 +154,7 @@ void register_dataset(CLI::App& app) {
       spec.gpu = pick_gpu(store, o->gpu);
       const auto h = db::write_dataset(store, spec, o->out);
       if (o->json) {
-        std::puts(nlohmann::json(h).dump(2).c_str());
+        print_json(nlohmann::json(h));
       } else {
         fmt::print("wrote {}: {} {} on {}, {} of {} candidates measured{}\n", terminal_safe(o->out),
                    p.shape(), p.layout, terminal_safe(spec.gpu.label()), h.measured, h.candidates,
@@ -173,7 +173,7 @@ void register_dataset(CLI::App& app) {
     sub->add_option("files", o->files, "Dataset files")->required();
     sub->add_flag("--json", o->json, "Machine-readable output on stdout");
     sub->callback([o] {
-      nlohmann::json all = nlohmann::json::array();
+      nlohmann::json all = nlohmann::json::array();  // an object's member, beside format_version
       for (const auto& f : o->files) {
         const auto ds = db::read_dataset(f);
         if (o->json) {
@@ -182,7 +182,7 @@ void register_dataset(CLI::App& app) {
           print_info(ds);
         }
       }
-      if (o->json) std::puts(all.dump(2).c_str());
+      if (o->json) print_json({{"datasets", std::move(all)}});
     });
   }
 }

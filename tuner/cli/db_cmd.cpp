@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
 #include "store.hpp"
@@ -40,7 +41,7 @@ void print_ingest(const char* verb, const std::string& from, const db::IngestRes
     nlohmann::json j = r;
     j["from"] = from;
     j["database"] = into.string();
-    std::puts(j.dump(2).c_str());
+    print_json(std::move(j));
     return;
   }
   fmt::print("{} {} into {}: {} trial{} added, {} already present, {} new GPU{}{}\n", verb, from,
@@ -206,11 +207,9 @@ void register_db(CLI::App& app) {
       store.vacuum();
       const auto after = store.info();
       if (o->json) {
-        std::puts(nlohmann::json({{"database", path.string()},
-                                  {"bytes_before", before.file_bytes + before.wal_bytes},
-                                  {"bytes_after", after.file_bytes + after.wal_bytes}})
-                      .dump(2)
-                      .c_str());
+        print_json({{"database", path.string()},
+                    {"bytes_before", before.file_bytes + before.wal_bytes},
+                    {"bytes_after", after.file_bytes + after.wal_bytes}});
         return;
       }
       fmt::print("vacuumed {}: {} -> {} bytes\n", path.string(),
@@ -233,7 +232,7 @@ void register_db(CLI::App& app) {
       auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
       const auto info = store.info(o->check);
       if (o->json) {
-        std::puts(nlohmann::json(info).dump(2).c_str());
+        print_json(nlohmann::json(info));
       } else {
         fmt::print("database        {}\n", info.path.string());
         fmt::print("schema version  {} (this sgemm-tune knows {})\n", info.schema_version,

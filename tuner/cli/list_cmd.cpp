@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
 #include "store.hpp"
@@ -56,7 +57,7 @@ void register_list(CLI::App& app) {
                           {"gpus", gpus},
                           {"shapes", shapes},
                           {"winners", winners}};
-      std::puts(j.dump(2).c_str());
+      print_json(std::move(j));
       return;
     }
 
@@ -88,11 +89,11 @@ void register_list(CLI::App& app) {
                o->allow_stale ? ", stale trials allowed" : ", stale trials skipped");
     if (!winners.empty()) {
       fmt::print("  {:<24} {:<18} {:<40} {:>10} {:>9} {:>9} {:>6} {:>7}\n", "gpu", "shape",
-                 "config", "median ms", "GFLOP/s", "% cuBLAS", "ok", "edge");
+                 "config", "median ms", "GFLOP/s", "ratio", "ok", "edge");
     }
     for (const auto& w : winners) {
       const auto& t = w.best.trial;
-      const double pct = w.pct_of_cublas();
+      const double ratio = w.ratio();  // cuBLAS time / winner time
       // Edge checks passed / run; "-" when the winner was never verified on edge shapes.
       const auto edge =
           t.edge_checks.empty()
@@ -102,7 +103,7 @@ void register_list(CLI::App& app) {
                  terminal_safe(w.best.gpu.name),
                  terminal_safe(fmt::format("{} {}", t.problem.shape(), t.problem.layout)),
                  terminal_safe(t.config_name), t.time.median_ms, t.gflops,
-                 pct > 0 ? fmt::format("{:.1f}", pct) : "-", w.ok_trials, edge,
+                 ratio > 0 ? fmt::format("{:.3f}x", ratio) : "-", w.ok_trials, edge,
                  w.stale ? "  STALE" : "");
     }
     std::size_t failing = 0;

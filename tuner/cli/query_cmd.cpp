@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "db_gpu.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
@@ -130,7 +131,7 @@ void register_query(CLI::App& app) {
       j["database"] = path.string();
       if (!note.empty()) j["note"] = note;
       if (r.gpu.name.empty()) j.erase("gpu");  // no GPU was resolved
-      std::puts(j.dump(2).c_str());
+      print_json(std::move(j));
     } else {
       // Every text from the database is escaped (terminal_safe): a shared file may hold anything.
       fmt::print("{}\n", terminal_safe(r.config_name));
@@ -160,8 +161,8 @@ void register_query(CLI::App& app) {
         const auto& t = w->best.trial;
         fmt::print("  on {}: median {:.4f} ms, {:.0f} GFLOP/s", t.problem.shape(), t.time.median_ms,
                    t.gflops);
-        if (w->pct_of_cublas() > 0) {
-          fmt::print(", {:.1f}% of cuBLAS ({:.4f} ms)", w->pct_of_cublas(), t.cublas_median_ms);
+        if (w->ratio() > 0) {
+          fmt::print(", ratio {:.3f}x to cuBLAS ({:.4f} ms)", w->ratio(), t.cublas_median_ms);
         }
         fmt::print("; measured {} by sgemm-tune {}\n", terminal_safe(t.timestamp),
                    terminal_safe(t.tuner_version));

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "error.hpp"
 #include "index_sim.hpp"
 #include "space.hpp"
@@ -98,7 +99,7 @@ void register_space(CLI::App& app) {
         auto& cj = j["configs"] = nlohmann::json::array();
         for (const auto& c : e.survivors) cj.push_back({{"name", to_name(c)}, {"params", c}});
       }
-      std::puts(j.dump(2).c_str());
+      print_json(std::move(j));
       if (!defective.empty()) throw Error("the index simulation found defects in survivors");
       return;
     }

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "dataset.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
@@ -345,7 +346,8 @@ void register_strategy_bench(CLI::App& app) {
     write_file_atomically(o->csv, csv_of(runs));
     const auto sums = summarize(runs);
     if (o->json) {
-      std::puts(json_of(sums).dump(2).c_str());
+      // Wrapped, so that format_version is not taken for a strategy's name.
+      print_json({{"strategies", json_of(sums)}});
     } else {
       print(sums, o->patience);
       fmt::print("per run: {}\n", o->csv);

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "json_output.hpp"
 #include "plot_util.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
@@ -80,7 +81,7 @@ ShapeSummary summarize(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
     s.status = "ok";
     s.winner = f.trial.config_name;
     s.median_ms = f.trial.time.median_ms;
-    s.ratio = f.ratio_to_cublas;
+    s.ratio = f.ratio;
     s.gflops = f.trial.gflops;
     s.edge_checks = f.trial.edge_checks;
   }
@@ -101,10 +102,14 @@ nlohmann::json summary_json(const ShapeSummary& s) {
       {"shape", s.problem.shape()},  {"layout", s.problem.layout},
       {"winner", s.winner},          {"median_ms", s.median_ms},
       {"cublas_ms", s.cublas_ms},    {"ratio", s.ratio},
-      {"ratio_to_cublas", s.ratio},  // the name before `ratio`, kept for scripts
       {"status", s.status},          {"gflops", s.gflops},
       {"wall_s", s.wall_s},          {"edge_check_summary", edge_check_tally_json(s.edge_checks)},
       {"edge_checks", s.edge_checks}};
+}
+
+// A table's ratio cell: "1.147x" (cuBLAS time / ours), "-" when cuBLAS or the config was not timed.
+std::string ratio_cell(double ratio) {
+  return ratio > 0 ? fmt::format("{:.3f}x", ratio) : "-";
 }
 
 // "23/23" (passed/run), "-" when the winner has no edge checks.
@@ -115,17 +120,16 @@ std::string edge_tally(const std::vector<EdgeCheck>& checks) {
 
 void write_summary_csv(const std::string& path, const std::vector<ShapeSummary>& all) {
   std::string csv =
-      "shape,M,N,K,layout,winner,median_ms,cublas_ms,ratio_to_cublas,gflops,wall_s,"
-      "edge_checks_passed,edge_checks_total,ratio,status,gpu,date\n";
-  // `ratio` (cuBLAS time / tuned time, bench's name for it) and status, gpu, date come last, so
-  // columns read by position before they existed keep their place; tools/plot_bench.py draws
-  // this CSV as it draws bench's.
+      "shape,M,N,K,layout,winner,median_ms,cublas_ms,ratio,gflops,wall_s,"
+      "edge_checks_passed,edge_checks_total,status,gpu,date\n";
+  // `ratio` (cuBLAS time / tuned time) follows the two times as in bench's CSV, empty when not
+  // measured; tools/plot_bench.py draws this CSV as it draws bench's.
   for (const auto& s : all) {
     const std::string ratio = s.ratio > 0 ? fmt::format("{:.6f}", s.ratio) : "";
-    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.1f},{:.1f},{},{},{},{},{},{}\n",
+    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{},{:.1f},{:.1f},{},{},{},{},{}\n",
                        s.problem.shape(), s.problem.M, s.problem.N, s.problem.K, s.problem.layout,
-                       s.winner, s.median_ms, s.cublas_ms, s.ratio, s.gflops, s.wall_s,
-                       edge_checks_passed(s.edge_checks), s.edge_checks.size(), ratio, s.status,
+                       s.winner, s.median_ms, s.cublas_ms, ratio, s.gflops, s.wall_s,
+                       edge_checks_passed(s.edge_checks), s.edge_checks.size(), s.status,
                        csv_field(s.gpu), s.date);
   }
   write_file_atomically(path, csv);
@@ -176,8 +180,7 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
   j["devices"] = devices_json(r);
   auto& fj = j["finalists"] = nlohmann::json::array();
   for (const auto& f : r.finalists) {
-    fj.push_back(
-        {{"trial", f.trial}, {"ratio", f.ratio_to_cublas}, {"ratio_to_cublas", f.ratio_to_cublas}});
+    fj.push_back({{"trial", f.trial}, {"ratio", f.ratio}});
   }
   // The winner's verification on edge shapes (its list is also in finalists[0].trial).
   j["winner_edge_checks"] = r.finalists.empty()
@@ -238,14 +241,15 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
              r.cublas_final.repetitions, r.cublas_final.median_ms,
              t.problem.flops() / (r.cublas_final.median_ms * 1e6));
   fmt::print("{:<4} {:<40} {:>9} {:>9} {:>9} {:>6} {:>7}\n", "rank", "config", "ms", "GFLOP/s",
-             "%cuBLAS", "regs", "spread");
+             "ratio", "regs", "spread");
   int rank = 0;
   for (const auto& f : r.finalists) {
     const auto& tr = f.trial;
-    fmt::print("{:<4} {:<40} {:>9.3f} {:>9.1f} {:>8.1f}% {:>6} {:>6.1f}%\n", ++rank, tr.config_name,
-               tr.time.median_ms, tr.gflops, 100.0 * f.ratio_to_cublas, tr.registers,
+    fmt::print("{:<4} {:<40} {:>9.3f} {:>9.1f} {:>9} {:>6} {:>6.1f}%\n", ++rank, tr.config_name,
+               tr.time.median_ms, tr.gflops, ratio_cell(f.ratio), tr.registers,
                100.0 * tr.time.spread);
   }
+  fmt::print("ratio = cuBLAS time / config time (above 1: faster than cuBLAS)\n");
   if (!r.finalists.empty() && !r.finalists.front().trial.edge_checks.empty()) {
     fmt::print("winner {}\n", edge_check_summary(r.finalists.front().trial.edge_checks));
   }
@@ -253,15 +257,15 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
 
 void print_summary(const std::vector<ShapeSummary>& all, double geomean) {
   fmt::print("\n{:<21} {:<40} {:>10} {:>10} {:>9} {:>7}\n", "shape", "winner", "ms", "cuBLAS ms",
-             "%cuBLAS", "edge");
+             "ratio", "edge");
   for (const auto& s : all) {
     const auto shape = fmt::format("{} {}", s.problem.shape(), s.problem.layout);
     if (s.winner.empty()) {
       fmt::print("{:<21} {:<40}\n", shape, "(no valid config in the space)");
       continue;
     }
-    fmt::print("{:<21} {:<40} {:>10.4f} {:>10.4f} {:>8.1f}% {:>7}\n", shape, s.winner, s.median_ms,
-               s.cublas_ms, 100.0 * s.ratio, edge_tally(s.edge_checks));
+    fmt::print("{:<21} {:<40} {:>10.4f} {:>10.4f} {:>9} {:>7}\n", shape, s.winner, s.median_ms,
+               s.cublas_ms, ratio_cell(s.ratio), edge_tally(s.edge_checks));
   }
   // The edge column is passed/run; name what failed, shape by shape.
   for (const auto& s : all) {
@@ -270,7 +274,7 @@ void print_summary(const std::vector<ShapeSummary>& all, double geomean) {
                  edge_check_summary(s.edge_checks));
     }
   }
-  fmt::print("geometric mean of tuned/cuBLAS speed: {:.3f}\n", geomean);
+  fmt::print("geometric mean of the ratio (cuBLAS time / tuned time): {:.3f}\n", geomean);
 }
 
 // "90s", "5m", "1h", "1h30m", "300" (seconds), "0" or "none" (no limit): seconds.
@@ -572,8 +576,9 @@ void register_tune(CLI::App& app) {
                               static_cast<unsigned>(o->jobs)));
         if (!o->json) print_dry_run(all.back());
       }
-      // A shard's plan is a list even when it holds one shape, as its tune's summary is.
-      if (o->json) std::puts((all.size() == 1 && !shard ? all.front() : all).dump(2).c_str());
+      // One shape: its plan; several, or a shard's: {"runs": [...]}, as for a tune of several.
+      if (o->json)
+        print_json(all.size() == 1 && !shard ? all.front() : nlohmann::json{{"runs", all}});
       return;
     }
     const auto recordings = load_recordings(o->replay);
@@ -655,14 +660,13 @@ void register_tune(CLI::App& app) {
     const double geomean = geomean_ratio(summaries);
     if (o->json) {
       if (!share && plan.size() == 1 && runs.size() == 1) {
-        std::puts(runs.front().dump(2).c_str());
+        print_json(runs.front());
       } else {
         nlohmann::json j = {{"runs", runs}, {"summary", nlohmann::json::array()}};
         if (share) j["shard"] = share_json(*share);
         for (const auto& s : summaries) j["summary"].push_back(summary_json(s));
         j["geomean_ratio"] = geomean;
-        j["geomean_ratio_to_cublas"] = geomean;  // the name before `geomean_ratio`
-        std::puts(j.dump(2).c_str());
+        print_json(std::move(j));
       }
       return;
     }

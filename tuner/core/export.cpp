@@ -42,8 +42,8 @@ std::string config_values(const WarpTileConfig& c) {
 }
 
 std::string won_text(const TableShape& s) {
-  if (s.pct_of_cublas() > 0) {
-    return fmt::format("{:.1f}% of cuBLAS on {}", s.pct_of_cublas(), s.problem.shape());
+  if (s.ratio() > 0) {
+    return fmt::format("{:.1f}% of cuBLAS on {}", 100.0 * s.ratio(), s.problem.shape());
   }
   return fmt::format("won {}; cuBLAS not timed", s.problem.shape());
 }
@@ -114,9 +114,9 @@ nlohmann::json edge_checks_json(const std::vector<EdgeCheck>& checks) {
 
 }  // namespace
 
-double TableShape::pct_of_cublas() const {
+double TableShape::ratio() const {
   if (!(cublas_median_ms > 0) || !(median_ms > 0)) return 0;
-  return 100.0 * cublas_median_ms / median_ms;
+  return cublas_median_ms / median_ms;
 }
 
 void choose_default(TableGpu& gpu, const WarpTileConfig& fallback, std::string_view fallback_name) {
@@ -128,8 +128,8 @@ void choose_default(TableGpu& gpu, const WarpTileConfig& fallback, std::string_v
     for (std::size_t i = 0; i < gpu.shapes.size(); ++i) {
       const auto& s = gpu.shapes[i];
       if (s.problem.layout != layout || s.problem.dtype != "f32") continue;
-      if (s.pct_of_cublas() > best) {
-        best = s.pct_of_cublas();
+      if (s.ratio() > best) {
+        best = s.ratio();
         chosen = i;
       }
     }
@@ -327,7 +327,7 @@ std::string render_cpp(const Table& t) {
         line(fmt::format("    {{{}, {}, {}, {}, {}, {}, {}}},  // {}; {}", s.problem.M, s.problem.N,
                          s.problem.K, cpp_string_literal(s.problem.layout),
                          *config_index(configs, s.config), number(s.median_ms),
-                         number(s.pct_of_cublas()), s.config_name, edge_comment(s.edge_checks)));
+                         number(100.0 * s.ratio()), s.config_name, edge_comment(s.edge_checks)));
       }
     }
     line("};");
@@ -392,7 +392,7 @@ nlohmann::json table_json(const Table& t) {
                         {"config", s.config},
                         {"median_ms", s.median_ms},
                         {"cublas_median_ms", s.cublas_median_ms},
-                        {"pct_of_cublas", s.pct_of_cublas()},
+                        {"ratio", s.ratio()},
                         {"gflops", s.gflops},
                         {"ok_trials", s.ok_trials},
                         {"stale", s.stale},
@@ -407,13 +407,13 @@ nlohmann::json table_json(const Table& t) {
                                  {"config_name", d.name},
                                  {"config_index", *config_index(configs, d.config)},
                                  {"config", d.config},
-                                 {"source", "best_pct_of_cublas"},
+                                 {"source", "best_ratio"},
                                  {"shape", d.shape}});
     }
     nlohmann::json def = {{"config_name", g.default_name},
                           {"config_index", *config_index(configs, g.default_config)},
                           {"config", g.default_config},
-                          {"source", g.default_shape ? "best_pct_of_cublas" : "builtin"},
+                          {"source", g.default_shape ? "best_ratio" : "builtin"},
                           {"shape", nullptr}};
     if (g.default_shape) def["shape"] = *g.default_shape;
     gpus.push_back({{"name", g.name},

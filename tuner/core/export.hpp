@@ -17,8 +17,9 @@ namespace sgt {
 
 // Version of the generated header's layout and of the JSON table (format "sgemm-tune-table").
 // 2: knob fields, layouts served, edge checks; 3: PAD_B; 4: PACK; 5: STAGE_C; 6: TMA, with the
-// TMA kernel's source hash
-constexpr int kTableFormatVersion = 6;
+// TMA kernel's source hash; 7: the JSON's shapes give `ratio` (cuBLAS time / winner time) instead
+// of `pct_of_cublas`, defaults the source `best_ratio` (the header's layout is that of 6)
+constexpr int kTableFormatVersion = 7;
 
 // The winner of one tuned shape, as measured.
 struct TableShape {
@@ -34,11 +35,11 @@ struct TableShape {
   std::string tuner_version;
   std::vector<EdgeCheck> edge_checks;  // the winner's verification on edge shapes; empty: none
 
-  // cuBLAS median / winner median in percent; 0 when unknown.
-  double pct_of_cublas() const;
+  // cuBLAS median / winner median (above 1: faster than cuBLAS); 0 when unknown.
+  double ratio() const;
 };
 
-// The default config of one layout of a GPU: the winner with the best % of cuBLAS among that
+// The default config of one layout of a GPU: the winner with the best ratio to cuBLAS among that
 // layout's tuned f32 shapes.
 struct TableDefault {
   std::string layout;

@@ -457,11 +457,18 @@ std::vector<std::string> KernelCompiler::options_for(const WarpTileConfig& c) co
 
 void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, bool vec,
                            const std::string& key, Compiled& r, const std::string& cubin) const {
+  auto write = [&](const fs::path& p, std::string_view bytes) {
+    try {
+      write_file_atomically(p, bytes);
+    } catch (const Error& e) {
+      throw CacheError(fmt::format("kernel cache: {} ({})", e.what(), r.config_name));
+    }
+  };
   if (r.status == TrialStatus::ok) {
     r.cubin_path = cache_dir_ / (key + ".cubin");
     r.cubin_sha256 = sha256_hex(cubin);
     // The cubin goes first: a reader that sees the json finds its cubin already in place.
-    write_file_atomically(r.cubin_path, cubin);
+    write(r.cubin_path, cubin);
   }
   json inputs = {{"kernel_source_hash", kernel_source_hash(c)},
                  {"kernel_template", kKernelTemplateName},
@@ -492,7 +499,7 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, boo
                   {"shared_bytes", r.shared_bytes},
                   {"compile_seconds", r.compile_seconds},
                   {"created", utc_timestamp()}};
-  write_file_atomically(cache_dir_ / (key + ".json"), j.dump(2) + "\n");
+  write(cache_dir_ / (key + ".json"), j.dump(2) + "\n");
 }
 
 std::pair<std::string_view, bool> KernelCompiler::instance(const WarpTileConfig& c,
@@ -525,7 +532,8 @@ Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layou
 std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConfig>& cs,
                                                   unsigned threads,
                                                   std::function<void(const Compiled&)> on_done,
-                                                  std::string_view layout, bool vec) {
+                                                  std::string_view layout, bool vec,
+                                                  bool keep_going) {
   std::vector<Compiled> results(cs.size());
   if (cs.empty()) return results;
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -540,7 +548,19 @@ std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConf
       const size_t i = next++;
       if (i >= cs.size()) return;
       try {
-        results[i] = compile(cs[i], layout, vec);
+        try {
+          results[i] = compile(cs[i], layout, vec);
+        } catch (const CacheError& e) {
+          if (!keep_going) throw;
+          results[i] = Compiled{};
+          results[i].config_name = to_name(cs[i]);
+          const auto [l, v] = instance(cs[i], layout, vec);
+          results[i].layout = std::string(l);
+          results[i].vec_loads = v;
+          // Not ok, so that nothing takes it for a usable binary.
+          results[i].status = TrialStatus::compile_failed;
+          results[i].cache_error = e.what();
+        }
         if (on_done) {
           std::lock_guard lock(done_mu);
           on_done(results[i]);

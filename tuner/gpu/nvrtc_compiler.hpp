@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "error.hpp"
 #include "trial.hpp"
 
 namespace sgt::gpu {
@@ -40,6 +41,16 @@ struct Compiled {
   int registers = 0, spill_store_bytes = 0, spill_load_bytes = 0, stack_bytes = 0, shared_bytes = 0;
   bool from_cache = false;
   double compile_seconds = 0;  // of the NVRTC compilation that produced it, cached or not
+  // compile_all(keep_going): the CacheError that left this entry without an outcome; status and
+  // binary are then meaningless. Empty otherwise.
+  std::string cache_error;
+};
+
+// One cache entry could not be written (a read-only directory, a directory where the entry's
+// file belongs): that entry's trouble, not necessarily the run's.
+class CacheError : public Error {
+ public:
+  using Error::Error;
 };
 
 // What ptxas -v reported for one entry function.
@@ -72,10 +83,12 @@ class KernelCompiler {
 
   // Compiles all on `threads` std::threads (0 = hardware_concurrency), calling on_done (never
   // concurrently) as each finishes. Results in input order. The first exception stops the pool
-  // and is rethrown.
+  // and is rethrown; with keep_going, a CacheError only marks its entry (Compiled::cache_error)
+  // and the others go on, since a cache that refuses one entry may take the next.
   std::vector<Compiled> compile_all(const std::vector<WarpTileConfig>& cs, unsigned threads,
                                     std::function<void(const Compiled&)> on_done = {},
-                                    std::string_view layout = "NN", bool vec = true);
+                                    std::string_view layout = "NN", bool vec = true,
+                                    bool keep_going = false);
 
   // The cubin bytes at p, after checking they hash to sha256; throws Error when the file is
   // missing, empty or different.

@@ -618,15 +618,14 @@ class Session {
                         rep_.cublas_final.median_ms);
       Finalist f{t, 0};
       if (t.status == TrialStatus::ok && t.time.median_ms > 0) {
-        f.ratio_to_cublas = rep_.cublas_final.median_ms / t.time.median_ms;
+        f.ratio = rep_.cublas_final.median_ms / t.time.median_ms;
       }
       rep_.finalists.push_back(std::move(f));
     }
     verify_finalists(ev, comps);
     for (const Finalist& f : rep_.finalists) store_.record(f.trial);
-    std::stable_sort(
-        rep_.finalists.begin(), rep_.finalists.end(),
-        [](const Finalist& a, const Finalist& b) { return a.ratio_to_cublas > b.ratio_to_cublas; });
+    std::stable_sort(rep_.finalists.begin(), rep_.finalists.end(),
+                     [](const Finalist& a, const Finalist& b) { return a.ratio > b.ratio; });
   }
 
   // The winner must also be right off its tuned shape: finalists are verified in rank order until
@@ -637,7 +636,7 @@ class Session {
     std::vector<size_t> order(rep_.finalists.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return rep_.finalists[a].ratio_to_cublas > rep_.finalists[b].ratio_to_cublas;
+      return rep_.finalists[a].ratio > rep_.finalists[b].ratio;
     });
     for (size_t i : order) {
       Finalist& f = rep_.finalists[i];
@@ -653,7 +652,7 @@ class Session {
       f.trial.reason =
           fmt::format("failed {} of {} edge cases, first: {} ({})", n, f.trial.edge_checks.size(),
                       describe(*failed), "see edge_checks");
-      f.ratio_to_cublas = 0;
+      f.ratio = 0;
       spdlog::warn("{}: {}", f.trial.config_name, f.trial.reason);
     }
   }

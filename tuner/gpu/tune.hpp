@@ -68,7 +68,7 @@ struct TuneProgress {
 
 struct Finalist {
   Trial trial;
-  double ratio_to_cublas = 0;  // cuBLAS median / this median, same phase
+  double ratio = 0;  // cuBLAS median / this median, same phase (above 1: faster)
 };
 
 // One GPU's part of a tune on several.
