@@ -29,9 +29,11 @@
 #define SGT_TUNED_TMA_TOOLKIT 0
 #endif
 
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 6,
-              "this dispatch library reads table format 6: export the table with the sgemm-tune "
-              "that ships this library");
+// Format 7 only adds each config's family id (kConfigFamilies), which this library derives from
+// the TMA field as before, so tables exported in format 6 still build.
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 6 || SGT_TUNED_TABLE_FORMAT_VERSION == 7,
+              "this dispatch library reads table formats 6 and 7: export the table with the "
+              "sgemm-tune that ships this library");
 
 namespace sgemm_tuned {
 
