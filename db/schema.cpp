@@ -6,6 +6,7 @@
 
 #include "config.hpp"
 #include "error.hpp"
+#include "family.hpp"
 
 namespace sgt::db {
 
@@ -153,6 +154,13 @@ ALTER TABLE trials ADD COLUMN measure_s REAL;
 
 PRAGMA user_version = 3;
 )sql"},
+    // The kernel family of each config (family.hpp), by its id. Which family a config is of is the
+    // registry's knowledge, not SQL's: migrate() fills the rows written before, from their names.
+    {4, R"sql(
+ALTER TABLE configs ADD COLUMN family TEXT;
+
+PRAGMA user_version = 4;
+)sql"},
 };
 
 bool is_identifier(std::string_view s) {
@@ -163,6 +171,33 @@ bool is_identifier(std::string_view s) {
     if (!ok) return false;
   }
   return true;
+}
+
+// Configs without a family: every row an older schema wrote, until label_families() has run.
+bool has_unlabelled_configs(const Connection& conn) {
+  if (!column_names(conn, "configs").contains("family")) return false;
+  Stmt s(conn, "SELECT count(*) FROM configs WHERE family IS NULL");
+  s.step();
+  return s.int64(0) > 0;
+}
+
+// Gives every config row without a family its family's id, from its canonical name (every name
+// stored parses to the config it was stored for). A name that no longer parses keeps NULL: its
+// trials are served by nobody either way.
+void label_families(const Connection& conn) {
+  std::vector<std::pair<long long, std::string>> rows;
+  {
+    Stmt s(conn, "SELECT id, name FROM configs WHERE family IS NULL");
+    while (s.step()) rows.emplace_back(s.int64(0), s.text(1));
+  }
+  Stmt set(conn, "UPDATE configs SET family = :family WHERE id = :id");
+  for (const auto& [id, name] : rows) {
+    const auto c = from_name(name);
+    if (!c) continue;
+    set.reset();
+    set.bind(":family", family_of(*c).id()).bind(":id", id);
+    set.run();
+  }
 }
 
 long long count_schema_objects(const Connection& conn) {
@@ -255,7 +290,7 @@ void migrate(const Connection& conn) {
     }
     return true;
   };
-  if (up_to_date()) return;
+  if (up_to_date() && !has_unlabelled_configs(conn)) return;
 
   Transaction tx(conn, Transaction::Kind::write);
   // Another process may have migrated between our first look and taking the lock.
@@ -278,6 +313,7 @@ void migrate(const Connection& conn) {
       throw Error(fmt::format("config field '{}' is not an identifier", name));
     conn.exec_script(fmt::format("ALTER TABLE configs ADD COLUMN \"{}\" INTEGER", name));
   }
+  label_families(conn);
   tx.commit();
 }
 

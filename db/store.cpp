@@ -165,6 +165,7 @@ StoreImpl::StoreImpl(const std::filesystem::path& path, int flags, int busy_time
 
 void StoreImpl::prepare_sql() {
   config_present = config_columns_present(conn);
+  family_present = column_names(conn, "configs").contains("family");
   edge_table = has_table(conn, "edge_checks");
   std::string cols =
       "t.id, g.name, g.cc_major, g.cc_minor, g.sm_count, t.driver_version, t.nvrtc_major, "
@@ -261,6 +262,10 @@ long long StoreImpl::upsert_config(const std::string& name, const WarpTileConfig
   }
   // Column names come from kConfigFields (compile time); values are bound.
   std::string cols = "name", params = "?";
+  if (family_present) {
+    cols += ", family";
+    params += ", ?";
+  }
   for (size_t i = 0; i < kConfigFields.size(); ++i) {
     if (!config_present[i]) continue;
     cols += fmt::format(", \"{}\"", kConfigFields[i].name);
@@ -269,6 +274,7 @@ long long StoreImpl::upsert_config(const std::string& name, const WarpTileConfig
   Stmt s(conn, fmt::format("INSERT INTO configs ({}) VALUES ({})", cols, params));
   int idx = 1;
   s.bind(idx++, name);
+  if (family_present) s.bind(idx++, family_of(c).id());
   for (size_t i = 0; i < kConfigFields.size(); ++i) {
     if (config_present[i]) s.bind(idx++, c.*kConfigFields[i].member);
   }

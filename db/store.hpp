@@ -13,6 +13,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "config.hpp"
+#include "family.hpp"
 #include "kernel_source.hpp"
 #include "problem.hpp"
 #include "trial.hpp"
@@ -79,8 +80,8 @@ struct StoredTrial {
 struct Reference {
   // Each kernel family's current source hash (kernel_source.hpp): a trial compiled from either is
   // fresh.
-  std::string kernel_hash = kernel_source_hash(KernelFamily::warptile);
-  std::string tma_kernel_hash = kernel_source_hash(KernelFamily::ws_tma);
+  std::string kernel_hash = kernel_source_hash();
+  std::string tma_kernel_hash = find_family("ws_tma")->source_hash();
   std::optional<int> driver_major;  // unset: the GPU's latest fingerprint in the database
   std::optional<int> nvrtc_major;   // unset: likewise
 };

@@ -31,6 +31,8 @@ struct StoreImpl {
   // JOIN gpus, problems, configs, kernel_templates (aliases t, g, p, c, k), no WHERE.
   std::string trial_select;
   std::vector<bool> config_present;
+  // configs.family (schema 4): written with every new config row.
+  bool family_present = false;
   // False only for a file of schema 1 opened read-only: it has no edge checks.
   bool edge_table = false;
 

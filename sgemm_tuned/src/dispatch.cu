@@ -29,7 +29,8 @@
 #define SGT_TUNED_TMA_TOOLKIT 0
 #endif
 
-// 7 changed only the JSON table, so a header of 6 still reads the same.
+// Format 7 adds each config's family id (kConfigFamilies), which this library derives from the
+// TMA field as before, and renames JSON fields only, so tables exported in format 6 still build.
 static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 6 || SGT_TUNED_TABLE_FORMAT_VERSION == 7,
               "this dispatch library reads table formats 6 and 7: export the table with the "
               "sgemm-tune that ships this library");

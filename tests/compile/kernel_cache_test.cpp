@@ -17,6 +17,7 @@
 
 #include "config.hpp"
 #include "error.hpp"
+#include "family.hpp"
 #include "kernel_source.hpp"
 #include "nvrtc_compiler.hpp"
 #include "sha256.hpp"
@@ -202,21 +203,29 @@ INSTANTIATE_TEST_SUITE_P(KernelCache, DamagedEntry,
 // template's covers only its own two files, so the TMA kernel's files can change without making
 // the template's trials and cache entries stale.
 TEST(KernelCache, EachKernelFamilyHashesItsOwnFiles) {
-  using sgt::KernelFamily;
   auto plain = sgt::test::config("wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3");
   auto tma = plain;
   tma.TMA = 1;
-  EXPECT_EQ(sgt::kernel_family(plain), KernelFamily::warptile);
-  EXPECT_EQ(sgt::kernel_family(tma), KernelFamily::ws_tma);
+  const sgt::KernelFamily* warptile = sgt::find_family("warptile");
+  const sgt::KernelFamily* ws_tma = sgt::find_family("ws_tma");
+  ASSERT_TRUE(warptile && ws_tma);
+  EXPECT_EQ(&sgt::family_of(plain), warptile);
+  EXPECT_EQ(&sgt::family_of(tma), ws_tma);
   EXPECT_EQ(sgt::kernel_source_hash(plain), sgt::kernel_source_hash());
   EXPECT_NE(sgt::kernel_source_hash(tma), sgt::kernel_source_hash());
   EXPECT_EQ(sgt::kernel_source_hashes(), (std::vector<std::string>{sgt::kernel_source_hash(plain),
                                                                    sgt::kernel_source_hash(tma)}));
+  // The hashes every stored trial and the fixture databases carry: moving the families into the
+  // registry must not make one of them stale.
+  EXPECT_EQ(warptile->source_hash(),
+            "7fb9669d7aef4c0e74b8c8e06f08460fd8a3bd3f2c5a5b33b9c85c50482fe29b");
+  EXPECT_EQ(ws_tma->source_hash(),
+            "858f7e287ae426a961e7f394060087f2a0bd63949cf2afca98b4d98b9e98d144");
   std::vector<std::string> names;
-  for (const auto& f : sgt::kernel_sources(KernelFamily::warptile)) names.emplace_back(f.name);
+  for (const auto& f : warptile->sources()) names.emplace_back(f.name);
   EXPECT_EQ(names, (std::vector<std::string>{"sgemm_warptile.cuh", "warptile_geometry.h"}));
   names.clear();
-  for (const auto& f : sgt::kernel_sources(KernelFamily::ws_tma)) {
+  for (const auto& f : ws_tma->sources()) {
     names.emplace_back(f.name);
     EXPECT_FALSE(f.text.empty()) << f.name;
   }
@@ -226,7 +235,7 @@ TEST(KernelCache, EachKernelFamilyHashesItsOwnFiles) {
   // The template's hash is the hash over its two files alone (what trials before the TMA kernel
   // recorded).
   std::string all;
-  for (const auto& f : sgt::kernel_sources(KernelFamily::warptile)) {
+  for (const auto& f : warptile->sources()) {
     all += f.name;
     all += '\0';
     all += f.text;

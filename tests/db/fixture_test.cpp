@@ -15,6 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sqlite3.h>
+
+#include "sqlite.hpp"
 #include "store.hpp"
 #include "test_support.hpp"
 
@@ -105,6 +108,34 @@ TEST(ReleaseFixture, ADatabaseOfThisReleaseServesItsWinnerAsCurrent) {
   EXPECT_EQ(j.at("stale_skipped").at("total"), 0);
   EXPECT_EQ(j.at("winner").at("edge_check_summary").at("passed"), 24);
   EXPECT_GT(j.at("winner").at("ratio").get<double>(), 1.1);
+}
+
+// A writer's open migrates the file to schema 4 and labels every config the previous release
+// stored with its kernel family, from its name alone, and the winner is served as before.
+TEST(ReleaseFixture, AWritersOpenLabelsEveryStoredConfigWithItsFamily) {
+  test::TempDir dir;
+  const auto db = dir.path() / "tuning.db";
+  fs::copy_file(fixture(), db);
+  SqliteStore::open(db, OpenMode::read_write);
+  const auto count = [&](const char* sql) {
+    Connection c(db, SQLITE_OPEN_READONLY, 1000);
+    Stmt s(c, sql);
+    s.step();
+    return s.int64(0);
+  };
+  EXPECT_EQ(count("PRAGMA user_version"), 4);
+  EXPECT_EQ(count("SELECT count(*) FROM configs"), 219);
+  EXPECT_EQ(count("SELECT count(*) FROM configs WHERE family IS NULL"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM configs WHERE family = 'ws_tma'"), 163);
+  EXPECT_EQ(count("SELECT count(*) FROM configs WHERE family = 'ws_tma' AND name NOT LIKE '%_m1'"),
+            0);
+  EXPECT_EQ(count("SELECT count(*) FROM configs WHERE family = 'warptile'"), 219 - 163);
+  const auto q =
+      test::run_cli("query --gpu 'NVIDIA H200' --shape 1000x1000x1000 --layout NN --json --db " +
+                        test::sh_quote(db),
+                    false);
+  ASSERT_EQ(q.exit_code, 0) << q.out;
+  EXPECT_EQ(nlohmann::json::parse(q.out).at("config_name"), kCurrentWinner);
 }
 
 bool wal_or_shm_beside(const fs::path& db) {

@@ -76,7 +76,8 @@ TEST(Schema, ConfigsHasOneIntegerColumnPerConfigField) {
     ASSERT_TRUE(cols.count(std::string(f.name))) << f.name;
     EXPECT_EQ(cols[std::string(f.name)], "INTEGER") << f.name;
   }
-  EXPECT_EQ(cols.size(), kConfigFields.size() + 2);  // id, name
+  EXPECT_EQ(cols["family"], "TEXT");                 // the kernel family's id (schema 4)
+  EXPECT_EQ(cols.size(), kConfigFields.size() + 3);  // id, name, family
 }
 
 TEST(Schema, ReopenIsIdempotentAndKeepsData) {

@@ -118,8 +118,8 @@ TEST_F(ExportCli, JsonHoldsTheSameTable) {
 // TMA = 1 winners travel like the others: the field in every config, the X-list row, the name.
 TEST_F(ExportCli, TmaWinnersCarryTheirKnobInHeaderAndJson) {
   const auto j = export_json();
-  EXPECT_EQ(j.at("tma_kernel_hash"), kernel_source_hash(KernelFamily::ws_tma));
-  EXPECT_EQ(j.at("kernel_hash"), kernel_source_hash(KernelFamily::warptile));
+  EXPECT_EQ(j.at("tma_kernel_hash"), find_family("ws_tma")->source_hash());
+  EXPECT_EQ(j.at("kernel_hash"), kernel_source_hash());
   EXPECT_EQ(j.at("fields").back(), "TMA");
   const auto& configs = j.at("configs");
   ASSERT_EQ(configs.size(), 5u);
@@ -157,7 +157,7 @@ TEST_F(ExportCli, TmaWinnersCarryTheirKnobInHeaderAndJson) {
       << h;
   EXPECT_TRUE(contains(h, "  int TMA;  // ")) << h;
   EXPECT_TRUE(contains(h, "inline constexpr const char* kTmaKernelHash = \"" +
-                              kernel_source_hash(KernelFamily::ws_tma) + "\";"))
+                              find_family("ws_tma")->source_hash() + "\";"))
       << h;
 }
 

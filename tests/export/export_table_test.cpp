@@ -10,6 +10,7 @@
 
 #include "error.hpp"
 #include "export.hpp"
+#include "family.hpp"
 #include "export_test_util.hpp"
 #include "file_util.hpp"
 #include "fixture_db.hpp"
@@ -182,6 +183,30 @@ TEST(ExportTable, TmaConfigsCarryTheKnobEverywhere) {
   EXPECT_EQ(shape.at("config").at("TMA"), 1);
   EXPECT_EQ(shape.at("config_index"), 2);
   EXPECT_EQ(j.at("gpus")[0].at("layout_defaults")[1].at("config_name"), test::kConfigTma);
+}
+
+// Format 7: every config and shape names its kernel family by id, in the header too, and the
+// table carries every family's source hash.
+TEST(ExportTable, EveryConfigCarriesItsFamilyId) {
+  Table t = sample_table("x.db");
+  t.gpus[0].shapes.push_back(table_shape(300, 200, 100, test::kConfigTma, 0.01, 0.01, "TN"));
+  choose_default(t.gpus[0], kFallback, kConfigA);
+  const auto h = render_cpp(t);
+  EXPECT_TRUE(contains(h,
+                       "inline constexpr const char* kConfigFamilies[] = {\n"
+                       "    \"warptile\",\n    \"warptile\",\n    \"ws_tma\",\n};"))
+      << h;
+  const auto j = nlohmann::json::parse(render_json(t));
+  EXPECT_EQ(j.at("format_version"), 7);
+  EXPECT_EQ(j.at("configs")[0].at("family"), "warptile");
+  EXPECT_EQ(j.at("configs")[2].at("family"), "ws_tma");
+  EXPECT_EQ(j.at("gpus")[0].at("shapes")[2].at("family"), "ws_tma");
+  EXPECT_EQ(j.at("kernel_hashes").at("warptile"), find_family("warptile")->source_hash());
+  EXPECT_EQ(j.at("kernel_hashes").at("ws_tma"), find_family("ws_tma")->source_hash());
+
+  Table empty = sample_table("x.db");
+  empty.gpus.clear();
+  EXPECT_TRUE(contains(render_cpp(empty), "inline constexpr const char* kConfigFamilies[1] = {};"));
 }
 
 TEST(ExportTable, HeaderFieldsComeFromTheOneConfigFieldList) {

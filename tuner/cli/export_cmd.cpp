@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "export.hpp"
 #include "file_util.hpp"
+#include "family.hpp"
 #include "kernel_source.hpp"
 #include "store.hpp"
 
@@ -124,8 +125,8 @@ void register_export(CLI::App& app) {
     t.database = path.string();
     t.generated_utc = export_timestamp();
     t.kernel_template = std::string(kKernelTemplateName);
-    t.kernel_hash = kernel_source_hash(KernelFamily::warptile);
-    t.tma_kernel_hash = kernel_source_hash(KernelFamily::ws_tma);
+    t.kernel_hash = kernel_source_hash();
+    t.tma_kernel_hash = find_family("ws_tma")->source_hash();
     t.allow_stale = o->allow_stale;
     std::size_t shapes = 0;
     for (const auto& id : gpus) {

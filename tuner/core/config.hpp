@@ -99,19 +99,19 @@ struct RuleInfo {
   std::string_view summary;
   bool structural;
 };
-const std::vector<RuleInfo>& rules();
+const std::vector<RuleInfo>& rules();  // every family's rules, each once (families/registry.cpp)
 
-// Every violated rule, in the order of rules(). Empty means the config is valid. A value out of
-// range (positive_values) is reported alone: the other rules' arithmetic is meaningless then.
+// Every violated rule: out of range (positive_values) alone, else those of the config's family
+// (family.hpp: family_of(c).check()), in the order it checks them. Empty means the config is valid.
 std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits = {});
 
 // TMA = 1: the shared memory one block of the TMA kernel takes in a layout (trans_a, trans_b),
-// dynamic stages and static barriers together.
+// dynamic stages and static barriers together. Defined with its family (families/ws_tma/).
 long long tma_shared_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b);
 
-// Canonical name, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1, then _s<STAGES> _p<PAD_A>
-// _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> _x<PACK> _c<STAGE_C> _m<TMA> for each knob that
-// differs from its default (so the seed's names stay valid and mean what they meant).
+// Canonical name: family prefix, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1, _s<STAGES> _p<PAD_A>
+// _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> _x<PACK> _c<STAGE_C> _m<TMA> for each knob off
+// its default the prefix does not imply (so the seed's names stay valid and mean the same).
 std::string to_name(const WarpTileConfig& c);
 // Parses a canonical name; nullopt when the text is not one.
 std::optional<WarpTileConfig> from_name(std::string_view name);

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "family.hpp"
+
 namespace sgt {
 
 long long min_lda(const Problem& p) {
@@ -19,6 +21,7 @@ long long min_ldc(const Problem& p) {
 
 std::vector<EdgeCheck> edge_cases(const WarpTileConfig& c, const std::string& layout) {
   std::vector<EdgeCheck> out;
+  const KernelFamily& family = family_of(c);
   auto add = [&](std::string label, long long M, long long N, long long K, long long pad = 0,
                  int offset = 0, float alpha = 1.0f, float beta = 0.0f) {
     EdgeCheck e;
@@ -31,16 +34,8 @@ std::vector<EdgeCheck> edge_cases(const WarpTileConfig& c, const std::string& la
     e.ldb = min_ldb(e.problem) + pad;
     e.ldc = min_ldc(e.problem) + pad;
     e.offset = offset;
-    if (c.TMA == 1 && c.PACK == 0) {
-      // The cases a TMA config's kernel is served (tma_operand, tma_maps.h): A's and B's rows
-      // rounded up to whole 16-byte units, offsets to whole float4s. C keeps its odd rows, so the
-      // single-float epilogue is still exercised; other operands go to another winner. (With
-      // PACK the kernel reads panels, which any operands give.)
-      const auto up = [](long long v) { return (v + 3) / 4 * 4; };
-      e.lda = up(e.lda);
-      e.ldb = up(e.ldb);
-      e.offset = offset * 4;
-    }
+    // What the family's kernel is served (the TMA kernel: rows of whole float4s).
+    family.adjust_edge_case(c, e);
     e.alpha = alpha;
     e.beta = beta;
     out.push_back(std::move(e));

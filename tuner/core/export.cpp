@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "family.hpp"
 #include "trial.hpp"
 
 namespace sgt {
@@ -306,6 +307,7 @@ std::string render_cpp(const Table& t) {
   if (configs.empty()) {
     line("inline constexpr Config kConfigs[1] = {};");
     line("inline constexpr const char* kConfigNames[1] = {};");
+    line("inline constexpr const char* kConfigFamilies[1] = {};");
   } else {
     line("inline constexpr Config kConfigs[] = {");
     for (const auto& c : configs)
@@ -313,6 +315,12 @@ std::string render_cpp(const Table& t) {
     line("};");
     line("inline constexpr const char* kConfigNames[] = {");
     for (const auto& c : configs) line(fmt::format("    {},", cpp_string_literal(to_name(c))));
+    line("};");
+    line("// The kernel family of each config (its id in sgemm-tune's registry): which kernel the");
+    line("// dispatch library launches it as.");
+    line("inline constexpr const char* kConfigFamilies[] = {");
+    for (const auto& c : configs)
+      line(fmt::format("    {},", cpp_string_literal(family_of(c).id())));
     line("};");
   }
   line("");
@@ -376,7 +384,10 @@ nlohmann::json table_json(const Table& t) {
   nlohmann::json fields = nlohmann::json::array();
   for (const auto& f : kConfigFields) fields.push_back(std::string(f.name));
   nlohmann::json cfgs = nlohmann::json::array();
-  for (const auto& c : configs) cfgs.push_back({{"name", to_name(c)}, {"config", c}});
+  for (const auto& c : configs)
+    cfgs.push_back({{"name", to_name(c)}, {"family", family_of(c).id()}, {"config", c}});
+  nlohmann::json hashes = nlohmann::json::object();
+  for (const auto* f : families()) hashes[std::string(f->id())] = f->source_hash();
 
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : t.gpus) {
@@ -389,6 +400,7 @@ nlohmann::json table_json(const Table& t) {
                         {"dtype", s.problem.dtype},
                         {"config_name", s.config_name},
                         {"config_index", *config_index(configs, s.config)},
+                        {"family", family_of(s.config).id()},
                         {"config", s.config},
                         {"median_ms", s.median_ms},
                         {"cublas_median_ms", s.cublas_median_ms},
@@ -434,6 +446,7 @@ nlohmann::json table_json(const Table& t) {
           {"kernel_template", t.kernel_template},
           {"kernel_hash", t.kernel_hash},
           {"tma_kernel_hash", t.tma_kernel_hash},
+          {"kernel_hashes", std::move(hashes)},
           {"allow_stale", t.allow_stale},
           {"fields", std::move(fields)},
           {"configs", std::move(cfgs)},

@@ -17,8 +17,9 @@ namespace sgt {
 
 // Version of the generated header's layout and of the JSON table (format "sgemm-tune-table").
 // 2: knob fields, layouts served, edge checks; 3: PAD_B; 4: PACK; 5: STAGE_C; 6: TMA, with the
-// TMA kernel's source hash; 7: the JSON's shapes give `ratio` (cuBLAS time / winner time) instead
-// of `pct_of_cublas`, defaults the source `best_ratio` (the header's layout is that of 6)
+// TMA kernel's source hash; 7: each config's kernel family id (kConfigFamilies, "family"), every
+// family's source hash ("kernel_hashes"), and the JSON's shapes give `ratio` (cuBLAS time / winner
+// time) instead of `pct_of_cublas`, defaults the source `best_ratio`
 constexpr int kTableFormatVersion = 7;
 
 // The winner of one tuned shape, as measured.

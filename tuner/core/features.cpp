@@ -1,6 +1,8 @@
 // Candidate features for the cost model (see features.hpp).
 #include "features.hpp"
 
+#include "family.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -33,9 +35,9 @@ Row build(const WarpTileConfig& c, const Problem& p, int sm_count) {
   const bool tb = p.layout.size() == 2 && p.layout[1] == 'T';
   const double M = static_cast<double>(p.M), N = static_cast<double>(p.N),
                K = static_cast<double>(p.K);
-  const int threads = c.NUM_THREADS + (c.TMA ? 128 : 0);
-  const double smem =
-      c.TMA ? static_cast<double>(tma_shared_bytes(c, ta, tb)) : static_cast<double>(g.SMEM_BYTES);
+  const KernelFamily& family = family_of(c);
+  const int threads = family.block_threads(c);
+  const double smem = static_cast<double>(family.block_shared_bytes(c, ta, tb));
   const double regs_per_block =
       static_cast<double>(threads) *
       std::min<double>(kRegistersPerThreadGuess, 32.0 + 1.5 * g.ACCUMULATORS);

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "family.hpp"
 #include "file_util.hpp"
 
 namespace sgt {
@@ -173,8 +174,8 @@ bool kernel_vec_loads(const Problem& p) {
 
 std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p,
                                        const Limits& limits) {
-  // Every valid TMA = 0 config serves every shape of a supported layout; a TMA = 1 one only
-  // operands its tensor copies can read.
+  // Every valid config of a family without shape rules serves every shape of a supported layout;
+  // the TMA family's only operands its tensor copies can read.
   std::vector<RuleViolation> out;
   if (!is_layout(p.layout)) {
     out.push_back(
@@ -182,33 +183,9 @@ std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p
   } else if (p.dtype != "f32") {
     out.push_back({"shape_layout",
                    fmt::format("data type '{}' is not served by this kernel (f32 only)", p.dtype)});
-  } else if (c.TMA == 1 && c.PACK == 0 && !tma_operands(p)) {
-    const bool ta = p.layout[0] == 'T', tb = p.layout[1] == 'T';
-    out.push_back(
-        {"shape_tma_operands",
-         fmt::format("TMA = 1 copies rows that are whole 16-byte units: lda = {} and ldb = {} "
-                     "(the stored rows of {}) must be multiples of 4",
-                     ta ? p.M : p.K, tb ? p.K : p.N, p.layout)});
   }
-  if (c.TMA == 1 && is_layout(p.layout)) {
-    // check() holds the layout that stages nothing to the limit; NN and TT stage one operand
-    // through shared memory, NT both.
-    // With PACK the kernel is the TN instance on the panels.
-    const long long bytes = c.PACK ? tma_shared_bytes(c, true, false)
-                                   : tma_shared_bytes(c, p.layout[0] == 'T', p.layout[1] == 'T');
-    if (bytes * c.MIN_BLOCKS > limits.max_dynamic_shared_bytes)
-      out.push_back({"shape_tma_shared_memory",
-                     fmt::format("TMA = 1 in {}: MIN_BLOCKS {} x {} bytes of stages (with the "
-                                 "staging boxes this layout needs) exceeds the dynamic limit {}",
-                                 p.layout, c.MIN_BLOCKS, bytes, limits.max_dynamic_shared_bytes)});
-  }
+  if (is_layout(p.layout)) family_of(c).check_shape(c, p, limits, out);
   return out;
-}
-
-bool tma_operands(const Problem& p) {
-  const bool ta = p.layout.size() == 2 && p.layout[0] == 'T';
-  const bool tb = p.layout.size() == 2 && p.layout[1] == 'T';
-  return (ta ? p.M : p.K) % sgt_kernel::kVec == 0 && (tb ? p.K : p.N) % sgt_kernel::kVec == 0;
 }
 
 }  // namespace sgt

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "family.hpp"
 #include "file_util.hpp"
 
 namespace sgt_embedded_spaces {
@@ -61,8 +62,13 @@ std::optional<std::string> single_value_rule(std::string_view field, int v) {
   if (field == "STAGES" && (v < 1 || v > 8)) {
     return "rule pipeline_stages: STAGES must be 1 or 2, or 2 to 8 with TMA = 1";
   }
-  if (field == "TMA" && v != 0 && v != 1) {
-    return "rule tma_flag: TMA must be 0 or 1";
+  if (field == "TMA") {
+    // TMA picks the kernel family: a value no registered family claims is no kernel at all.
+    WarpTileConfig probe;
+    probe.TMA = v;
+    bool claimed = false;
+    for (const auto* f : families()) claimed = claimed || f->claims(probe);
+    if (!claimed) return "rule tma_flag: TMA must be 0 or 1";
   }
   if (field == "NUM_THREADS" && v % 32 != 0) {
     return "rule thread_count: NUM_THREADS must be a multiple of the warp size 32";
@@ -277,8 +283,11 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
   };
   for (const auto& r : rules()) add_slot(std::string(r.name));
   if (problem) {
-    for (const char* r : {"shape_layout", "shape_tma_operands", "shape_tma_shared_memory"})
-      add_slot(r);
+    add_slot("shape_layout");
+    for (const auto* f : families()) {
+      for (const auto r : f->shape_rules())
+        if (!slot.contains(std::string(r))) add_slot(std::string(r));
+    }
   }
   for (size_t i = 0; i < space.constraints.size(); ++i) {
     add_slot(fmt::format("constraint[{}]", i));

@@ -24,6 +24,7 @@
 
 #include "check.hpp"
 #include "error.hpp"
+#include "family.hpp"
 #include "file_util.hpp"
 #include "kernel_source.hpp"
 #include "sha256.hpp"
@@ -242,22 +243,7 @@ std::string KernelCompiler::name_expression(const WarpTileConfig& c, std::string
   if (layout.size() != 2 || (layout[0] != 'N' && layout[0] != 'T') ||
       (layout[1] != 'N' && layout[1] != 'T'))
     throw InputError(fmt::format("layout '{}' is not one of NN, NT, TN, TT", layout));
-  auto flag = [](bool b) { return b ? "true" : "false"; };
-  if (c.TMA == 1) {
-    // sgemm_ws_tma: the template's parameters up to PAD_B (PACK, STAGE_C are 0; loads are TMA).
-    return fmt::format("sgemm_ws_tma<{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}>", c.BM,
-                       c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN, c.NUM_THREADS, c.MIN_BLOCKS,
-                       c.STAGES, c.PAD_A, c.GROUP_M, c.FMA_ORDER, c.PAD_B, flag(layout[0] == 'T'),
-                       flag(layout[1] == 'T'));
-  }
-  std::string args;
-  for (const auto& f : kConfigFields) {
-    // SPLIT_K is a launch parameter; TMA picks the other kernel.
-    if (f.member == &WarpTileConfig::SPLIT_K || f.member == &WarpTileConfig::TMA) continue;
-    args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
-  }
-  return fmt::format("{}<{},{},{},{}>", kKernelTemplateName, args, flag(layout[0] == 'T'),
-                     flag(layout[1] == 'T'), flag(vec));
+  return family_of(c).name_expression(c, layout, vec);
 }
 
 std::string KernelCompiler::cache_key(const WarpTileConfig& c, std::string_view layout,
@@ -290,35 +276,33 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
   r.layout = std::string(layout);
   r.vec_loads = vec;
 
-  // The TMA kernel's body (tensor copies, setmaxnreg) exists for sm_90a only: for any other
-  // target NVRTC would compile the trapping stub and ptxas report a few registers, an "ok" for a
-  // kernel that does nothing.
-  if (c.TMA == 1 && arch_number_ != 90) {
+  const KernelFamily& family = family_of(c);
+  // A family without a body for this architecture would compile to a stub (the TMA kernel's
+  // traps) and ptxas report a few registers, an "ok" for a kernel that does nothing.
+  if (!family.implemented_for(arch_number_)) {
     r.status = TrialStatus::compile_failed;
-    r.reason = fmt::format(
-        "rule tma_architecture: the TMA kernel is implemented for sm_90 only, not {} (its image "
-        "there would only trap)",
-        opts_.arch);
+    r.reason = family.refusal_on(opts_.arch);
     return fresh;
   }
   // The family's main file is the program; every other kernel file is a named header.
-  const auto family = kernel_sources(kernel_family(c));
+  const auto main_file = family.sources().at(0);
   std::vector<std::string> header_texts, header_names;
   for (const auto& f : kernel_sources()) {
-    if (f.name == family.at(0).name) continue;
+    if (f.name == main_file.name) continue;
     header_names.emplace_back(f.name);
     header_texts.emplace_back(f.text);
   }
   // The main file is a template only; nvrtcAddNameExpression instantiates it, so the program
   // text is the kernel file byte for byte and error lines point into it.
-  std::string text(family.at(0).text);
+  std::string text(main_file.text);
   // A retry appends a comment: a different program text, in case whatever lost the report keyed
   // on the text. Line numbers of errors are unchanged.
   if (attempt > 0) text += fmt::format("\n// attempt {}\n", attempt + 1);
-  Program prog(std::move(text), std::string(family.at(0).name), header_texts, header_names);
+  Program prog(std::move(text), std::string(main_file.name), header_texts, header_names);
   const std::string expr = name_expression(c, layout, vec);
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
-  SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kReduceExpression));
+  if (family.has_split_k_reduce())
+    SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kReduceExpression));
   if (c.PACK) SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kPackExpression));
 
   const std::vector<std::string> options = options_for(c);
@@ -346,8 +330,10 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
     const char* lowered = nullptr;
     SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered));
     r.lowered_name = lowered;
-    SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kReduceExpression, &lowered));
-    r.reduce_lowered_name = lowered;
+    if (family.has_split_k_reduce()) {
+      SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kReduceExpression, &lowered));
+      r.reduce_lowered_name = lowered;
+    }
     if (c.PACK) {
       SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kPackExpression, &lowered));
       r.pack_lowered_name = lowered;
@@ -449,9 +435,9 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layou
 
 std::vector<std::string> KernelCompiler::options_for(const WarpTileConfig& c) const {
   std::vector<std::string> o = options_;
-  // TMA = 1: the architecture-specific target of the same GPU (sm_90 -> sm_90a).
-  const bool plain = !opts_.arch.empty() && opts_.arch.back() >= '0' && opts_.arch.back() <= '9';
-  if (c.TMA == 1 && plain) o.front() = "-arch=" + opts_.arch + "a";
+  // The family's target for this GPU (the TMA kernel's: sm_90 -> sm_90a).
+  const std::string target = family_of(c).target_arch(opts_.arch);
+  if (target != opts_.arch) o.front() = "-arch=" + target;
   return o;
 }
 
@@ -504,10 +490,7 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, boo
 
 std::pair<std::string_view, bool> KernelCompiler::instance(const WarpTileConfig& c,
                                                            std::string_view layout, bool vec) {
-  if (c.PACK) return {kPackedLayout, true};
-  // The TMA kernel has one instance per layout: its copies take any operands it is served with.
-  if (c.TMA == 1) return {layout, true};
-  return {layout, vec};
+  return family_of(c).instance(c, layout, vec);
 }
 
 Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layout, bool vec) {

@@ -17,6 +17,7 @@
 
 #include "arch.hpp"
 #include "error.hpp"
+#include "family.hpp"
 #include "kernel_source.hpp"
 #include "nvrtc_compiler.hpp"
 #include "edge_cases.hpp"
@@ -191,6 +192,7 @@ class BuildQueue {
 TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
   TrialRequest r;
   r.name = comp.config_name;
+  r.family = std::string(family_of(c).id());
   r.cubin_path = comp.cubin_path.string();
   r.cubin_sha256 = comp.cubin_sha256;
   r.kernel = comp.lowered_name;
@@ -198,11 +200,10 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
   r.pack_kernel = comp.pack_lowered_name;
   r.tile = LaunchTile{c.BM, c.BN, c.BK, c.SPLIT_K};
   r.block = static_cast<unsigned>(c.NUM_THREADS);
-  if (c.TMA == 1) {
+  if (r.family == "ws_tma") {
     // The shared-memory layout depends on the layout only through which operands are staged.
     const auto t = sgt_kernel::make_tma_layout(derive(c), comp.layout[0] == 'T',
                                                comp.layout[1] == 'T', c.MIN_BLOCKS);
-    r.tile.tma = 1;
     r.tile.pad_a = c.PAD_A;
     r.tile.pad_b = c.PAD_B;
     r.tile.smem_bytes = t.SMEM_BYTES;

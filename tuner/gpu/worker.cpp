@@ -476,13 +476,23 @@ class Worker {
     return verify(in);
   }
 
-  static LaunchTile tile_from(const json& j) {
+  // The tile step of the launch plan for a kernel family (its id, family.hpp): the warp-tiling
+  // kernel's, or the TMA kernel's with tensor maps and dynamic shared memory. A family this worker
+  // has no launch for is a failed request, never another family's launch.
+  static int tma_tile_step(const std::string& family) {
+    if (family == "warptile") return 0;
+    if (family == "ws_tma") return 1;
+    throw Error(fmt::format("kernel family '{}' has no launch in this worker", family));
+  }
+
+  static LaunchTile tile_from(const json& req) {
+    const json& j = req.at("tile");
     LaunchTile t;
     t.BM = j.at("BM");
     t.BN = j.at("BN");
     t.BK = j.at("BK");
     t.split_k = j.value("split_k", 1);
-    t.tma = j.value("tma", 0);
+    t.tma = tma_tile_step(req.at("family").get<std::string>());
     t.pad_a = j.value("pad_a", 0);
     t.pad_b = j.value("pad_b", 0);
     t.smem_bytes = j.value("smem", 0);
@@ -522,7 +532,8 @@ class Worker {
     t.kernel = req.at("kernel");
     t.reduce_kernel = req.value("reduce_kernel", "");
     t.pack_kernel = req.value("pack_kernel", "");
-    t.tile = tile_from(req.at("tile"));
+    t.family = req.at("family").get<std::string>();
+    t.tile = tile_from(req);
     t.block = req.at("block");
     t.warmup = req.at("warmup");
     t.repetitions = req.at("reps");
@@ -592,7 +603,7 @@ class Worker {
       return {{"ok", false},
               {"error", "cached binary missing or its SHA-256 does not match; not loaded"}};
     }
-    const LaunchTile tile = tile_from(req.at("tile"));
+    const LaunchTile tile = tile_from(req);
     const unsigned block = req.at("block");
     const double tol = req.at("tolerance");
     const auto seed = req.at("seed").get<std::uint64_t>();

@@ -196,6 +196,7 @@ namespace {
 json candidate_request(const char* op, const TrialRequest& t) {
   return {{"op", op},
           {"name", t.name},
+          {"family", t.family},
           {"cubin", t.cubin_path},
           {"sha256", t.cubin_sha256},
           {"kernel", t.kernel},
@@ -206,7 +207,6 @@ json candidate_request(const char* op, const TrialRequest& t) {
             {"BN", t.tile.BN},
             {"BK", t.tile.BK},
             {"split_k", t.tile.split_k},
-            {"tma", t.tile.tma},
             {"pad_a", t.tile.pad_a},
             {"pad_b", t.tile.pad_b},
             {"smem", t.tile.smem_bytes}}},

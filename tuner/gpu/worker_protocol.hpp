@@ -8,11 +8,12 @@
 //                                          -> {ok, cublas: TimeStats}
 //            pad: extra elements per stored row of A, B and C (leading dimension = row + pad);
 //            offset: elements by which A, B and C start past an aligned allocation.
-//   trial    {name, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile {BM, BN, BK,
-//             split_k, tma?, pad_a?, pad_b?, smem?}, block,
+//   trial    {name, family, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile {BM, BN,
+//             BK, split_k, pad_a?, pad_b?, smem?}, block,
 //             warmup, reps, cut_after, cut_ratio, best_ms, tolerance, checksum?}
 //                                          -> {status, reason, verify_error, time, cut, checksum?}
-//   verify   {cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile, block, tolerance, seed,
+//   verify   {family, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile, block, tolerance,
+//   seed,
 //             cases: [EdgeCheck]}         -> {ok, cases: [EdgeCheck with passed/error/reason]}
 //            each case on its own buffers; the current problem is left as it was.
 //   cublas   {reps}                        -> {ok, cublas: TimeStats}
@@ -22,7 +23,9 @@
 // reduce_kernel(M, N, splits, alpha, partial, beta, C, ldc) when that grid has k-splits. With a
 // pack_kernel (PACK configs, whose kernel is the TN float4 instance), pack_kernel(K, a, b) first
 // copies the operands that need it into panels (PackOperand, warptile_geometry.h) and the tile
-// kernel reads those. A tile with tma = 1 (TMA configs) launches sgemm_ws_tma(M, N, K, alpha,
+// kernel reads those. family is the config's kernel family id (family.hpp), which picks the tile
+// step of the launch plan; a family the worker has no launch for is refused. Family ws_tma
+// (TMA configs) launches sgemm_ws_tma(M, N, K, alpha,
 // map_a, map_b, beta, C, ldc, k_chunk, partial) instead, with tensor maps the worker encodes for
 // the operands (tma_maps.h, from BK and the padded rows BM + pad_a, BN + pad_b) and smem bytes of
 // dynamic shared memory; block is then NUM_THREADS plus the producer warpgroup.
@@ -36,19 +39,21 @@
 
 namespace sgt::gpu {
 
-constexpr int kWorkerProtocol = 3;  // 3: TMA tiles
+constexpr int kWorkerProtocol = 4;  // 3: TMA tiles; 4: the family id picks the tile step
 
 // What the worker needs to know of a config to launch it.
 struct LaunchTile {
   int BM = 0, BN = 0, BK = 0;
   int split_k = 1;
-  // TMA configs: the kernel takes tensor maps and dynamic shared memory.
+  // Family ws_tma (set from the request's family): the kernel takes tensor maps and dynamic
+  // shared memory.
   int tma = 0, pad_a = 0, pad_b = 0;
   int smem_bytes = 0;
 };
 
 struct TrialRequest {
   std::string name;
+  std::string family = "warptile";  // the config's kernel family id
   std::string cubin_path;
   std::string cubin_sha256;
   std::string kernel;         // lowered (mangled) name

@@ -1,0 +1,106 @@
+// The test family `naive`: everything a kernel family is (identity, names, rules, sources, NVRTC
+// instance, launch shape), in one folder, for the test that adding a family needs nothing else.
+// It claims TMA = 2, the shared vocabulary's family selector, and reads BM, BN, TM, TN,
+// NUM_THREADS and MIN_BLOCKS; every other field holds one value.
+#include "naive/naive_family.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace sgt::test {
+
+namespace {
+
+constexpr int kSelector = 2;  // the TMA value of this family's configs
+
+const std::vector<RuleInfo>& naive_rules() {
+  static const std::vector<RuleInfo> kRules = {
+      {"naive_tile", "NUM_THREADS == (BM/TM)*(BN/TN): one TM x TN patch of C per thread", true},
+      {"naive_fixed_fields",
+       "the fields the naive kernel does not read hold one value: BK = WM = WN = 4, WNITER = 1, "
+       "every knob its default (no split-K: the family has no reduction kernel)",
+       false},
+      {"naive_threads", "NUM_THREADS and MIN_BLOCKS*NUM_THREADS within the block and SM limits",
+       false},
+  };
+  return kRules;
+}
+
+class Naive final : public KernelFamily {
+ public:
+  Naive() {
+    const auto path = std::filesystem::path(SGT_TEST_SOURCE_DIR) / "tests" / "families" / "naive" /
+                      "sgemm_naive.cuh";
+    std::ifstream f(path, std::ios::binary);
+    text_.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    if (text_.empty()) throw std::runtime_error("cannot read " + path.string());
+  }
+
+  std::string_view id() const override { return "naive"; }
+  std::string_view description() const override {
+    return "naive SGEMM: one TM x TN patch of C per thread, from global memory (a test family)";
+  }
+  bool claims(const WarpTileConfig& c) const override { return c.TMA == kSelector; }
+  std::string_view name_prefix() const override { return "nv_"; }
+  std::vector<std::pair<int WarpTileConfig::*, int>> implied() const override {
+    return {{&WarpTileConfig::TMA, kSelector}};
+  }
+
+  const std::vector<RuleInfo>& rules() const override { return naive_rules(); }
+  void check(const WarpTileConfig& c, const Limits& limits,
+             std::vector<RuleViolation>& out) const override {
+    if (c.BM % c.TM != 0 || c.BN % c.TN != 0 || (c.BM / c.TM) * (c.BN / c.TN) != c.NUM_THREADS) {
+      out.push_back({"naive_tile", fmt::format("{}x{} patches of a {}x{} tile are not {} threads",
+                                               c.TM, c.TN, c.BM, c.BN, c.NUM_THREADS)});
+    }
+    WarpTileConfig fixed;
+    fixed.BM = c.BM, fixed.BN = c.BN, fixed.TM = c.TM, fixed.TN = c.TN;
+    fixed.NUM_THREADS = c.NUM_THREADS, fixed.MIN_BLOCKS = c.MIN_BLOCKS;
+    fixed.BK = fixed.WM = fixed.WN = 4;
+    fixed.WNITER = 1;
+    fixed.TMA = kSelector;
+    if (!(c == fixed)) {
+      out.push_back({"naive_fixed_fields",
+                     "the naive kernel reads only BM, BN, TM, TN, NUM_THREADS and MIN_BLOCKS; "
+                     "BK, WM, WN must be 4, WNITER 1 and every knob its default"});
+    }
+    if (c.NUM_THREADS > limits.max_threads_per_block ||
+        1LL * c.NUM_THREADS * c.MIN_BLOCKS > limits.max_threads_per_sm) {
+      out.push_back({"naive_threads",
+                     fmt::format("{} threads x MIN_BLOCKS {} exceed the block ({}) or SM ({}) "
+                                 "limit",
+                                 c.NUM_THREADS, c.MIN_BLOCKS, limits.max_threads_per_block,
+                                 limits.max_threads_per_sm)});
+    }
+  }
+
+  std::vector<KernelSourceFile> sources() const override { return {{"sgemm_naive.cuh", text_}}; }
+  std::string name_expression(const WarpTileConfig& c, std::string_view layout,
+                              bool) const override {
+    auto flag = [](bool b) { return b ? "true" : "false"; };
+    return fmt::format("sgemm_naive<{},{},{},{},{},{},{},{}>", c.BM, c.BN, c.TM, c.TN,
+                       c.NUM_THREADS, c.MIN_BLOCKS, flag(layout[0] == 'T'), flag(layout[1] == 'T'));
+  }
+  std::pair<std::string_view, bool> instance(const WarpTileConfig&, std::string_view layout,
+                                             bool) const override {
+    return {layout, false};  // scalar loads only: one instance per layout
+  }
+  bool has_split_k_reduce() const override { return false; }
+  int block_threads(const WarpTileConfig& c) const override { return c.NUM_THREADS; }
+  long long block_shared_bytes(const WarpTileConfig&, bool, bool) const override { return 0; }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelFamily> make_naive_family() {
+  return std::make_unique<Naive>();
+}
+
+}  // namespace sgt::test

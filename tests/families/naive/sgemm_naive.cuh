@@ -1,0 +1,34 @@
+// A naive SGEMM, the kernel of the test family `naive`: each thread computes one TM x TN patch of
+// C straight from global memory. Row-major operands; TRANS_A, TRANS_B read A^T, B^T.
+#pragma once
+
+template <int BM, int BN, int TM, int TN, int NUM_THREADS, int MIN_BLOCKS, bool TRANS_A,
+          bool TRANS_B>
+__global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
+    sgemm_naive(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                int ldb, float beta, float* C, int ldc) {
+  static_assert((BM / TM) * (BN / TN) == NUM_THREADS, "one TM x TN patch per thread");
+  const int row0 = blockIdx.y * BM + (threadIdx.x / (BN / TN)) * TM;
+  const int col0 = blockIdx.x * BN + (threadIdx.x % (BN / TN)) * TN;
+  float acc[TM][TN] = {};
+  for (int k = 0; k < K; ++k) {
+    for (int i = 0; i < TM; ++i) {
+      const long long m = row0 + i;
+      const float a = m < M ? (TRANS_A ? A[k * 1LL * lda + m] : A[m * lda + k]) : 0.0f;
+      for (int j = 0; j < TN; ++j) {
+        const long long n = col0 + j;
+        const float b = n < N ? (TRANS_B ? B[n * ldb + k] : B[k * 1LL * ldb + n]) : 0.0f;
+        acc[i][j] += a * b;
+      }
+    }
+  }
+  for (int i = 0; i < TM; ++i) {
+    for (int j = 0; j < TN; ++j) {
+      const long long m = row0 + i, n = col0 + j;
+      if (m < M && n < N) {
+        float& c = C[m * ldc + n];
+        c = alpha * acc[i][j] + (beta == 0.0f ? 0.0f : beta * c);
+      }
+    }
+  }
+}

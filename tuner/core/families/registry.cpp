@@ -1,0 +1,105 @@
+// The kernel families, one line each, and their lookup by id and by config.
+#include <algorithm>
+#include <stdexcept>
+
+#include "family.hpp"
+#include "sha256.hpp"
+
+namespace sgt {
+
+std::unique_ptr<KernelFamily> make_warptile_family();  // families/warptile/
+std::unique_ptr<KernelFamily> make_ws_tma_family();    // families/ws_tma/
+
+namespace {
+
+// The registry. The first family is the fallback of family_of(), and its rules come first in
+// rules(): the warp-tiling template, which every other family so far is built on.
+std::unique_ptr<KernelFamily> (*const kFamilies[])() = {
+    make_warptile_family,
+    make_ws_tma_family,
+};
+
+struct Registry {
+  std::vector<std::unique_ptr<KernelFamily>> owned;
+  std::vector<const KernelFamily*> list;
+  std::vector<RuleInfo> rules;
+
+  void add(std::unique_ptr<KernelFamily> f) {
+    if (find(f->id()))
+      throw std::logic_error("kernel family registered twice: " + std::string(f->id()));
+    list.push_back(f.get());
+    owned.push_back(std::move(f));
+    merge_rules(*list.back());
+  }
+  const KernelFamily* find(std::string_view id) const {
+    for (const auto* f : list)
+      if (f->id() == id) return f;
+    return nullptr;
+  }
+  // Each rule once, in an order that keeps every family's own: a rule new to the union goes
+  // right after the rule its family lists before it, or at the end when it leads the list.
+  void merge_rules(const KernelFamily& f) {
+    size_t at = rules.size();
+    for (const auto& r : f.rules()) {
+      const auto it = std::find_if(rules.begin(), rules.end(),
+                                   [&](const RuleInfo& k) { return k.name == r.name; });
+      if (it != rules.end()) {
+        at = static_cast<size_t>(it - rules.begin()) + 1;
+        continue;
+      }
+      rules.insert(rules.begin() + static_cast<std::ptrdiff_t>(at), r);
+      ++at;
+    }
+  }
+};
+
+Registry& registry() {
+  static Registry r = [] {
+    Registry reg;
+    for (auto make : kFamilies) reg.add(make());
+    return reg;
+  }();
+  return r;
+}
+
+}  // namespace
+
+const std::vector<const KernelFamily*>& families() {
+  return registry().list;
+}
+
+const KernelFamily* find_family(std::string_view id) {
+  return registry().find(id);
+}
+
+const KernelFamily& family_of(const WarpTileConfig& c) {
+  for (const auto* f : registry().list)
+    if (f->claims(c)) return *f;
+  return *registry().list.front();
+}
+
+void register_family(std::unique_ptr<KernelFamily> family) {
+  registry().add(std::move(family));
+}
+
+const std::vector<RuleInfo>& rules() {
+  return registry().rules;
+}
+
+std::string hash_sources(const std::vector<KernelSourceFile>& files) {
+  std::string all;
+  for (const auto& f : files) {
+    all += f.name;
+    all += '\0';
+    all += f.text;
+    all += '\0';
+  }
+  return sha256_hex(all);
+}
+
+const std::string& KernelFamily::source_hash() const {
+  std::call_once(hash_once_, [&] { hash_ = hash_sources(sources()); });
+  return hash_;
+}
+
+}  // namespace sgt

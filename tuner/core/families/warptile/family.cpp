@@ -1,0 +1,136 @@
+// The warp-tiling family (sgemm_warptile.cuh): threads load each k-slice into shared memory, warps
+// compute their tiles from it. TMA = 0.
+#include <fmt/format.h>
+
+#include "families/warptile/rules.hpp"
+#include "family.hpp"
+#include "warptile_geometry.h"
+
+namespace sgt {
+
+namespace {
+
+class Warptile final : public KernelFamily {
+ public:
+  std::string_view id() const override { return "warptile"; }
+  std::string_view description() const override {
+    return "warp-tiling template: threads load the k-slices (sgemm_warptile.cuh)";
+  }
+  bool claims(const WarpTileConfig& c) const override { return c.TMA == 0; }
+  std::string_view name_prefix() const override { return "wt_"; }
+
+  const std::vector<RuleInfo>& rules() const override {
+    static const std::vector<RuleInfo> list = [] {
+      std::vector<RuleInfo> r;
+      for (const char* name : {"wmiter_divisibility",
+                               "positive_values",
+                               "warp_tiles_cover_block",
+                               "thread_count",
+                               "subtile_divisibility",
+                               "subtile_lane_grid",
+                               "load_stride_a",
+                               "load_stride_b",
+                               "float4_alignment",
+                               "pad_alignment",
+                               "pipeline_stages",
+                               "fma_order",
+                               "pack_flag",
+                               "stage_c_flag",
+                               "stage_c_buffer",
+                               "tma_flag",
+                               "max_threads_per_block",
+                               "shared_memory",
+                               "accumulator_budget",
+                               "resident_threads",
+                               "resident_blocks",
+                               "register_cap"})
+        r.push_back(warptile::rule(name));
+      return r;
+    }();
+    return list;
+  }
+
+  void check(const WarpTileConfig& c, const Limits& limits,
+             std::vector<RuleViolation>& out) const override {
+    if (!warptile::products_fit(c, {}, out)) return;
+    const auto g = derive(c);
+    warptile::check_tiling(c, out);
+    warptile::check_loaders(c, out);
+    warptile::check_float4(c, out);
+    warptile::check_knobs(c, out);
+    if (c.STAGES != 1 && c.STAGES != 2) {
+      out.push_back(
+          {"pipeline_stages",
+           fmt::format("STAGES = {}: the kernel has a single-buffer (1) and a double-buffer (2) "
+                       "loop",
+                       c.STAGES)});
+    }
+    // Only a TMA value no family claims comes here: family_of() falls back to this family.
+    if (c.TMA != 0) {
+      out.push_back(
+          {"tma_flag",
+           fmt::format("TMA = {}: threads load the slices (0) or TMA copies do (1)", c.TMA)});
+    }
+    if (c.NUM_THREADS > limits.max_threads_per_block) {
+      out.push_back(
+          {"max_threads_per_block", fmt::format("NUM_THREADS = {} exceeds the limit {}",
+                                                c.NUM_THREADS, limits.max_threads_per_block)});
+    }
+    if (g.SMEM_BYTES > limits.max_static_shared_bytes) {
+      out.push_back(
+          {"shared_memory",
+           fmt::format("STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 = {} bytes exceeds the limit {}",
+                       g.SMEM_BYTES, limits.max_static_shared_bytes)});
+    }
+    warptile::check_accumulators(c, limits, out);
+    const long long resident = static_cast<long long>(c.MIN_BLOCKS) * c.NUM_THREADS;
+    if (resident > limits.max_threads_per_sm) {
+      out.push_back(
+          {"resident_threads", fmt::format("MIN_BLOCKS*NUM_THREADS = {} exceeds {} threads per SM",
+                                           resident, limits.max_threads_per_sm)});
+    }
+    warptile::check_resident_blocks(c, limits, out);
+    if (resident > 0) {
+      // Registers are granted per thread in multiples of 8.
+      const long long cap = std::min<long long>(limits.max_registers_per_thread,
+                                                (limits.registers_per_sm / resident) / 8 * 8);
+      // The double-buffered loop also holds the next slice's float4s in registers.
+      const int prefetch = c.STAGES > 1 ? sgt_kernel::kVec * (g.A_PASSES + g.B_PASSES) : 0;
+      const int need = g.ACCUMULATORS + g.FRAGMENTS + prefetch;
+      if (cap < need) {
+        out.push_back({"register_cap",
+                       fmt::format("MIN_BLOCKS = {} caps registers at {} per thread, below the {} "
+                                   "that accumulators, fragments and prefetch alone need",
+                                   c.MIN_BLOCKS, cap, need)});
+      }
+    }
+  }
+
+  std::vector<KernelSourceFile> sources() const override {
+    return {embedded_kernel_file(kKernelMainFile), embedded_kernel_file("warptile_geometry.h")};
+  }
+
+  std::string name_expression(const WarpTileConfig& c, std::string_view layout,
+                              bool vec) const override {
+    return warptile::name_expression(c, layout, vec);
+  }
+  std::pair<std::string_view, bool> instance(const WarpTileConfig& c, std::string_view layout,
+                                             bool vec) const override {
+    // PACK runs the TN float4 instance on the packed panels, whatever the problem's layout.
+    if (c.PACK) return {"TN", true};
+    return {layout, vec};
+  }
+
+  int block_threads(const WarpTileConfig& c) const override { return c.NUM_THREADS; }
+  long long block_shared_bytes(const WarpTileConfig& c, bool, bool) const override {
+    return derive(c).SMEM_BYTES;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<KernelFamily> make_warptile_family() {
+  return std::make_unique<Warptile>();
+}
+
+}  // namespace sgt

@@ -1,0 +1,249 @@
+// The warp-tiling geometry's rules, shared by the families built on it.
+#include "families/warptile/rules.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "kernel_source.hpp"
+#include "warptile_geometry.h"
+
+namespace sgt::warptile {
+
+namespace {
+
+using sgt_kernel::kVec;
+using sgt_kernel::kWarpSize;
+
+void fail(std::vector<RuleViolation>& out, std::string_view rule, std::string reason) {
+  out.push_back({std::string(rule), std::move(reason)});
+}
+
+// A function's static, not a namespace-scope one: the registry may be built during another
+// translation unit's static initialisation (a test's constant config parses its name).
+const std::vector<RuleInfo>& table() {
+  static const std::vector<RuleInfo> kRules = {
+      {"wmiter_divisibility", "WM*WN is a whole multiple of 32*TM*TN*WNITER (WMITER >= 1)", true},
+      {"positive_values",
+       "every parameter is an integer in its range (1..65536, the pads from 0) and the tile "
+       "products "
+       "fit 32-bit index arithmetic",
+       true},
+      {"warp_tiles_cover_block", "warp tiles exactly tile the block tile (BM%WM, BN%WN)", true},
+      {"thread_count", "NUM_THREADS == (BM/WM)*(BN/WN)*32", true},
+      {"subtile_divisibility",
+       "WSUBM = WM/WMITER and WSUBN = WN/WNITER are whole and divide by TM, TN", true},
+      {"subtile_lane_grid", "a warp sub-tile holds exactly 32 thread tiles", true},
+      {"load_stride_a",
+       "the A slice's BM*BK/4 float4s are a whole multiple of NUM_THREADS (one or more passes)",
+       true},
+      {"load_stride_b",
+       "the B slice's BK*BN/4 float4s are a whole multiple of NUM_THREADS (one or more passes)",
+       true},
+      {"float4_alignment",
+       "BM, BN, BK, WN, TN are multiples of 4 (128-bit accesses); with TMA = 1 also TM (its "
+       "consumers read As as float4s only)",
+       true},
+      {"pad_alignment",
+       "PAD_A and PAD_B are multiples of 4, so As and Bs rows start 16-byte aligned", true},
+      {"pipeline_stages",
+       "STAGES is 1 (single buffer) or 2 (double buffer, register prefetch); with TMA = 1, 2 to 8 "
+       "ring stages",
+       false},
+      {"fma_order",
+       "FMA_ORDER is 0 (thread-tile rows first), 1 (columns first), 2 or 3 (the same, serpentine)",
+       false},
+      {"pack_flag", "PACK is 0 (operands read in place) or 1 (packed into k-major panels first)",
+       false},
+      {"stage_c_flag",
+       "STAGE_C is 0 (C stored from registers) or 1 (edge and unaligned tiles through shared "
+       "memory)",
+       false},
+      {"stage_c_buffer",
+       "with STAGE_C = 1, As or Bs holds every warp's staged rows: NUM_THREADS*WNITER*TN floats",
+       true},
+      {"tma_flag",
+       "TMA is 0 (threads load the k-slices) or 1 (a producer warpgroup feeds them by TMA copies), "
+       "and TMA = 1 takes STAGE_C = 0 (C is stored from registers)",
+       false},
+      {"max_threads_per_block",
+       "NUM_THREADS (plus the producer warpgroup with TMA = 1) within the device's block limit",
+       false},
+      {"shared_memory",
+       "STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 bytes within the static shared-memory limit; with TMA "
+       "= 1, the ring with both staging boxes and its barriers within the dynamic limit",
+       false},
+      {"accumulator_budget", "accumulators per thread within the stated budget", false},
+      {"resident_threads",
+       "MIN_BLOCKS*NUM_THREADS (each block with its producer warpgroup with TMA = 1) within the "
+       "threads one SM holds",
+       false},
+      {"resident_blocks", "MIN_BLOCKS within the blocks one SM holds", false},
+      {"register_cap", "the register cap implied by MIN_BLOCKS holds accumulators and fragments",
+       false},
+  };
+  return kRules;
+}
+
+}  // namespace
+
+const RuleInfo& rule(std::string_view name) {
+  for (const auto& r : table())
+    if (r.name == name) return r;
+  throw std::logic_error("not a warp-tiling rule: " + std::string(name));
+}
+
+bool products_fit(const WarpTileConfig& c, std::initializer_list<long long> extra,
+                  std::vector<RuleViolation>& out) {
+  const long long products[] = {1LL * c.WM * c.WN, 1LL * kWarpSize * c.TM * c.TN * c.WNITER,
+                                4LL * c.STAGES * (c.BM + c.PAD_A + c.BN + c.PAD_B) * c.BK,
+                                1LL * c.BM * c.BN, 1LL * c.NUM_THREADS * kVec};
+  const auto over = [](long long p) { return p > std::numeric_limits<int>::max(); };
+  if (std::any_of(std::begin(products), std::end(products), over) ||
+      std::any_of(extra.begin(), extra.end(), over)) {
+    fail(out, "positive_values", "tile products overflow 32-bit index arithmetic");
+    return false;
+  }
+  return true;
+}
+
+void check_tiling(const WarpTileConfig& c, std::vector<RuleViolation>& out) {
+  const auto g = derive(c);
+  const int per_pass = kWarpSize * c.TM * c.TN * c.WNITER;
+  if (per_pass <= 0 || g.WMITER < 1 || g.WMITER * per_pass != c.WM * c.WN) {
+    fail(out, "wmiter_divisibility",
+         fmt::format("WM*WN = {} is not a whole multiple of 32*TM*TN*WNITER = {}: threads would "
+                     "overlap or leave holes in C",
+                     c.WM * c.WN, per_pass));
+  }
+
+  if (c.WM <= 0 || c.WN <= 0 || c.BM % c.WM != 0 || c.BN % c.WN != 0) {
+    fail(out, "warp_tiles_cover_block",
+         fmt::format("warp tile {}x{} does not tile block tile {}x{}", c.WM, c.WN, c.BM, c.BN));
+  }
+
+  const int warps = c.WM > 0 && c.WN > 0 ? (c.BM / c.WM) * (c.BN / c.WN) : 0;
+  if (c.NUM_THREADS != warps * kWarpSize) {
+    fail(out, "thread_count",
+         fmt::format("NUM_THREADS = {} but (BM/WM)*(BN/WN)*32 = {}", c.NUM_THREADS,
+                     warps * kWarpSize));
+  }
+
+  if (g.WMITER < 1 || c.WNITER <= 0 || c.WM % g.WMITER != 0 || c.WN % c.WNITER != 0 || c.TM <= 0 ||
+      c.TN <= 0 || g.WSUBM % c.TM != 0 || g.WSUBN % c.TN != 0) {
+    fail(out, "subtile_divisibility",
+         fmt::format("sub-tile {}x{} (WM/WMITER = {}/{}, WN/WNITER = {}/{}) is not whole or not a "
+                     "multiple of the thread tile {}x{}",
+                     g.WSUBM, g.WSUBN, c.WM, g.WMITER, c.WN, c.WNITER, c.TM, c.TN));
+  }
+
+  const int lanes = sgt_kernel::safe_div(g.WSUBM, c.TM) * g.LANES_N;
+  if (lanes != kWarpSize) {
+    fail(out, "subtile_lane_grid",
+         fmt::format("sub-tile {}x{} over thread tile {}x{} gives {} lanes, not 32", g.WSUBM,
+                     g.WSUBN, c.TM, c.TN, lanes));
+  }
+}
+
+void check_loaders(const WarpTileConfig& c, std::vector<RuleViolation>& out) {
+  const auto g = derive(c);
+  const long long per_pass_elems = 1LL * kVec * c.NUM_THREADS;
+  if ((1LL * c.BM * c.BK) % per_pass_elems != 0 || g.A_PASSES < 1) {
+    fail(out, "load_stride_a",
+         fmt::format("A loader: the {}x{} slice is {} float4s, not a whole multiple of the {} "
+                     "threads (the loop would load less than the tile, or beyond it)",
+                     c.BM, c.BK, 1LL * c.BM * c.BK / kVec, c.NUM_THREADS));
+  }
+  if ((1LL * c.BK * c.BN) % per_pass_elems != 0 || g.B_PASSES < 1) {
+    fail(out, "load_stride_b",
+         fmt::format("B loader: the {}x{} slice is {} float4s, not a whole multiple of the {} "
+                     "threads (the loop would load less than the tile, or beyond it)",
+                     c.BK, c.BN, 1LL * c.BK * c.BN / kVec, c.NUM_THREADS));
+  }
+}
+
+bool check_float4(const WarpTileConfig& c, std::vector<RuleViolation>& out) {
+  if (c.BM % kVec != 0 || c.BK % kVec != 0 || c.BN % kVec != 0 || c.WN % kVec != 0 ||
+      c.TN % kVec != 0) {
+    fail(out, "float4_alignment",
+         fmt::format("BM = {}, BN = {}, BK = {}, WN = {}, TN = {} must all be multiples of 4 for "
+                     "128-bit loads and stores",
+                     c.BM, c.BN, c.BK, c.WN, c.TN));
+    return true;
+  }
+  return false;
+}
+
+void check_knobs(const WarpTileConfig& c, std::vector<RuleViolation>& out) {
+  const auto g = derive(c);
+  if (c.PAD_A % kVec != 0) {
+    fail(out, "pad_alignment",
+         fmt::format("PAD_A = {} would misalign the float4 accesses to As rows", c.PAD_A));
+  }
+  if (c.PAD_B % kVec != 0) {
+    fail(out, "pad_alignment",
+         fmt::format("PAD_B = {} would misalign the float4 accesses to Bs rows", c.PAD_B));
+  }
+
+  if (c.FMA_ORDER < 0 || c.FMA_ORDER > 3) {
+    fail(out, "fma_order",
+         fmt::format("FMA_ORDER = {}: the kernel knows orders 0 (rows first), 1 "
+                     "(columns first), 2 and 3 (the same, serpentine)",
+                     c.FMA_ORDER));
+  }
+
+  if (c.PACK != 0 && c.PACK != 1) {
+    fail(
+        out, "pack_flag",
+        fmt::format("PACK = {}: operands are read in place (0) or packed into panels (1)", c.PACK));
+  }
+
+  if (c.STAGE_C != 0 && c.STAGE_C != 1) {
+    fail(out, "stage_c_flag",
+         fmt::format("STAGE_C = {}: C is stored from registers (0) or through shared memory (1)",
+                     c.STAGE_C));
+  }
+  if (c.STAGE_C == 1 && sgt_kernel::stage_buffer(g) == 0) {
+    fail(out, "stage_c_buffer",
+         fmt::format("STAGE_C = 1: the warps' staged rows need {} floats, more than As ({}) or "
+                     "Bs ({}) holds",
+                     c.NUM_THREADS / kWarpSize * sgt_kernel::stage_warp_floats(g),
+                     g.STAGES * g.AS_SIZE, g.STAGES * g.BS_SIZE));
+  }
+}
+
+void check_accumulators(const WarpTileConfig& c, const Limits& limits,
+                        std::vector<RuleViolation>& out) {
+  const auto g = derive(c);
+  if (g.ACCUMULATORS > limits.max_accumulators) {
+    fail(out, "accumulator_budget",
+         fmt::format("{} accumulators per thread exceed the budget {}", g.ACCUMULATORS,
+                     limits.max_accumulators));
+  }
+}
+
+void check_resident_blocks(const WarpTileConfig& c, const Limits& limits,
+                           std::vector<RuleViolation>& out) {
+  if (c.MIN_BLOCKS > limits.max_blocks_per_sm) {
+    fail(out, "resident_blocks",
+         fmt::format("MIN_BLOCKS {} exceeds the {} blocks one SM holds", c.MIN_BLOCKS,
+                     limits.max_blocks_per_sm));
+  }
+}
+
+std::string name_expression(const WarpTileConfig& c, std::string_view layout, bool vec) {
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  std::string args;
+  for (const auto& f : kConfigFields) {
+    // SPLIT_K is a launch parameter; TMA picks the other kernel.
+    if (f.member == &WarpTileConfig::SPLIT_K || f.member == &WarpTileConfig::TMA) continue;
+    args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
+  }
+  return fmt::format("{}<{},{},{},{}>", kKernelTemplateName, args, flag(layout[0] == 'T'),
+                     flag(layout[1] == 'T'), flag(vec));
+}
+
+}  // namespace sgt::warptile

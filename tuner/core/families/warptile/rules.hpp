@@ -1,0 +1,41 @@
+// The rules of the warp-tiling geometry (warptile_geometry.h), shared by every family whose kernel
+// is built on it: its block, warp and thread tiles, its loaders, alignment and knobs.
+#pragma once
+
+#include <initializer_list>
+#include <string_view>
+#include <vector>
+
+#include "config.hpp"
+
+namespace sgt::warptile {
+
+// The rule's entry (name, summary, structural) from the warp-tiling rule table; the name must be
+// one of it.
+const RuleInfo& rule(std::string_view name);
+
+// The tile products, and any a family adds, fit the kernels' 32-bit index arithmetic; otherwise
+// positive_values is reported, alone.
+bool products_fit(const WarpTileConfig& c, std::initializer_list<long long> extra,
+                  std::vector<RuleViolation>& out);
+// wmiter_divisibility, warp_tiles_cover_block, thread_count, subtile_divisibility,
+// subtile_lane_grid.
+void check_tiling(const WarpTileConfig& c, std::vector<RuleViolation>& out);
+// load_stride_a, load_stride_b: the threads' float4 loaders cover each slice.
+void check_loaders(const WarpTileConfig& c, std::vector<RuleViolation>& out);
+// float4_alignment; true when it failed.
+bool check_float4(const WarpTileConfig& c, std::vector<RuleViolation>& out);
+// pad_alignment, fma_order, pack_flag, stage_c_flag, stage_c_buffer.
+void check_knobs(const WarpTileConfig& c, std::vector<RuleViolation>& out);
+// accumulator_budget.
+void check_accumulators(const WarpTileConfig& c, const Limits& limits,
+                        std::vector<RuleViolation>& out);
+// resident_blocks.
+void check_resident_blocks(const WarpTileConfig& c, const Limits& limits,
+                           std::vector<RuleViolation>& out);
+
+// The name expression of sgemm_warptile<...> for an instance: every field but SPLIT_K (a launch
+// parameter) and TMA (which picks another family), then the layout and the loads.
+std::string name_expression(const WarpTileConfig& c, std::string_view layout, bool vec);
+
+}  // namespace sgt::warptile

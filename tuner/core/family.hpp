@@ -1,0 +1,110 @@
+// A kernel family: the one place that knows what one kernel is. Its identity and names, which
+// configs it claims, its named rules and shape rules, its sources and their hash, its NVRTC
+// instance, the shape of its launch and its edge cases. The registry (families/registry.cpp) lists
+// every family; the rest of the tuner asks the family of a config instead of testing knobs.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "config.hpp"
+#include "kernel_source.hpp"
+
+namespace sgt {
+
+struct Problem;
+struct EdgeCheck;
+
+class KernelFamily {
+ public:
+  virtual ~KernelFamily() = default;
+
+  // Stable id, stored in databases, export tables and worker requests ("warptile", "ws_tma").
+  virtual std::string_view id() const = 0;
+  virtual std::string_view description() const = 0;
+
+  // Which configs are this family's. Exactly one registered family claims each valid config.
+  virtual bool claims(const WarpTileConfig& c) const = 0;
+
+  // Canonical names begin with the prefix. Fields in implied() hold the given value in every
+  // config of the family and are not written in its names (the prefix says them).
+  virtual std::string_view name_prefix() const = 0;
+  virtual std::vector<std::pair<int WarpTileConfig::*, int>> implied() const { return {}; }
+
+  // Every rule check() may report, in the order it reports them; rules() is their union over
+  // the registry.
+  virtual const std::vector<RuleInfo>& rules() const = 0;
+  // The violated rules of a config whose fields are all in range (check() has tested that).
+  virtual void check(const WarpTileConfig& c, const Limits& limits,
+                     std::vector<RuleViolation>& out) const = 0;
+  // Names of the shape rules check_shape() may report, and the rules themselves for a problem
+  // whose layout and data type are served at all.
+  virtual std::vector<std::string_view> shape_rules() const { return {}; }
+  virtual void check_shape(const WarpTileConfig&, const Problem&, const Limits&,
+                           std::vector<RuleViolation>&) const {}
+
+  // The kernel files, the main file first (it is the NVRTC program; the others are headers).
+  virtual std::vector<KernelSourceFile> sources() const = 0;
+  // SHA-256 over sources() (each file's name as included and its bytes): every trial and cache
+  // entry records it, so an edit of these files makes exactly this family's trials stale.
+  const std::string& source_hash() const;
+
+  // The NVRTC instance. The kernel's name expression for an instance (layout, float4 loads).
+  virtual std::string name_expression(const WarpTileConfig& c, std::string_view layout,
+                                      bool vec) const = 0;
+  // The instance a problem in `layout` with float4-capable operands (`vec`) runs.
+  virtual std::pair<std::string_view, bool> instance(const WarpTileConfig& c,
+                                                     std::string_view layout, bool vec) const {
+    (void)c;
+    return {layout, vec};
+  }
+  // Whether the kernel has a body for an architecture ("sm_90" -> 90); a family without one is
+  // refused by a named rule rather than compiled into a stub.
+  virtual bool implemented_for(int arch_number) const {
+    (void)arch_number;
+    return true;
+  }
+  // The reason a compile for an architecture it is not implemented for fails with, led by the
+  // rule's name.
+  virtual std::string refusal_on(std::string_view arch) const {
+    return "rule architecture: kernel family " + std::string(id()) + " is not implemented for " +
+           std::string(arch);
+  }
+  // The NVRTC target for a GPU's plain architecture ("sm_90" -> "sm_90a" for a family that
+  // needs the architecture-specific features).
+  virtual std::string target_arch(const std::string& arch) const { return arch; }
+  // The split-K reduction kernel lives in the family's sources (SPLIT_K > 1 can be served).
+  virtual bool has_split_k_reduce() const { return true; }
+
+  // The block one launch runs: threads (with any producer warps) and shared memory in a layout.
+  virtual int block_threads(const WarpTileConfig& c) const = 0;
+  virtual long long block_shared_bytes(const WarpTileConfig& c, bool trans_a,
+                                       bool trans_b) const = 0;
+
+  // Adjusts one edge case to what the family's kernel is served (leading dimensions, offsets).
+  virtual void adjust_edge_case(const WarpTileConfig&, EdgeCheck&) const {}
+
+ private:
+  mutable std::once_flag hash_once_;
+  mutable std::string hash_;
+};
+
+// The registered families, in registry order.
+const std::vector<const KernelFamily*>& families();
+// The family with this id; nullptr when none is registered.
+const KernelFamily* find_family(std::string_view id);
+// The family that claims a config; when none does (an out-of-range selector), the registry's
+// first, whose rules say why the config is invalid.
+const KernelFamily& family_of(const WarpTileConfig& c);
+// Registers a family defined outside the registry (a test's, a plugin's) after the built-in ones.
+// Ids must be unique; the family must outlive every use.
+void register_family(std::unique_ptr<KernelFamily> family);
+
+// SHA-256 over files as a family's source_hash() computes it.
+std::string hash_sources(const std::vector<KernelSourceFile>& files);
+
+}  // namespace sgt
