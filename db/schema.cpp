@@ -161,6 +161,16 @@ ALTER TABLE configs ADD COLUMN family TEXT;
 
 PRAGMA user_version = 4;
 )sql"},
+    // A finalist's re-timing is its own measurement, though it may carry its screening trial's
+    // timestamp to the second and seed: the strategy ("<strategy>/final") tells them apart, so
+    // neither is dropped as the other stored twice.
+    {5, R"sql(
+DROP INDEX trials_identity;
+CREATE UNIQUE INDEX trials_identity
+  ON trials (gpu_id, problem_id, config_id, template_id, timestamp, seed, strategy);
+
+PRAGMA user_version = 5;
+)sql"},
 };
 
 bool is_identifier(std::string_view s) {

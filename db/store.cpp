@@ -377,7 +377,7 @@ StoreImpl::Inserted StoreImpl::insert_trial(long long gpu, const StoredTrial& st
   }
   // The same measurement arriving twice (merge, import, a retried record) is not a new trial.
   Stmt s(conn, fmt::format("INSERT INTO trials ({}) VALUES ({}) ON CONFLICT (gpu_id, problem_id,"
-                           " config_id, template_id, timestamp, seed) DO NOTHING",
+                           " config_id, template_id, timestamp, seed, strategy) DO NOTHING",
                            cols, params));
   s.bind(1, gpu).bind(2, problem).bind(3, config).bind(4, tmpl);
   s.bind(5, st.driver_version).bind(6, st.nvrtc_major);
@@ -397,10 +397,10 @@ StoreImpl::Inserted StoreImpl::insert_trial(long long gpu, const StoredTrial& st
               "SELECT t.id, (SELECT count(*) FROM edge_checks e WHERE e.trial_id = t.id)"
               " FROM trials t WHERE t.gpu_id = :gpu AND t.problem_id = :problem"
               " AND t.config_id = :config AND t.template_id = :tmpl AND t.timestamp = :ts"
-              " AND t.seed = :seed");
+              " AND t.seed = :seed AND t.strategy = :strategy");
     find.bind(":gpu", gpu).bind(":problem", problem).bind(":config", config);
     find.bind(":tmpl", tmpl).bind(":ts", t.timestamp);
-    find.bind(":seed", static_cast<long long>(t.seed));
+    find.bind(":seed", static_cast<long long>(t.seed)).bind(":strategy", t.strategy);
     if (!find.step() || find.int64(1) > 0) return r;
     trial_id = find.int64(0);
   }

@@ -208,7 +208,7 @@ class SqliteStore final : public TrialStore {
                                 const std::string& kernel_hash) override;
   // One transaction per trial, committed (synchronous=FULL) before returning. Uses trial.problem,
   // the GPU from begin(), and to_name(trial.config) when config_name is empty. Recording the same
-  // trial again (same GPU, problem, config, kernel, timestamp, seed) is a no-op.
+  // trial again (same GPU, problem, config, kernel, timestamp, seed, strategy) is a no-op.
   void record(const Trial& trial) override;
 
   // --- Reading ---

@@ -17,6 +17,7 @@
 
 #include <sqlite3.h>
 
+#include "schema.hpp"
 #include "sqlite.hpp"
 #include "store.hpp"
 #include "test_support.hpp"
@@ -123,7 +124,7 @@ TEST(ReleaseFixture, AWritersOpenLabelsEveryStoredConfigWithItsFamily) {
     s.step();
     return s.int64(0);
   };
-  EXPECT_EQ(count("PRAGMA user_version"), 4);
+  EXPECT_EQ(count("PRAGMA user_version"), latest_schema_version());
   EXPECT_EQ(count("SELECT count(*) FROM configs"), 219);
   EXPECT_EQ(count("SELECT count(*) FROM configs WHERE family IS NULL"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM configs WHERE family = 'ws_tma'"), 163);

@@ -114,6 +114,26 @@ TEST_F(StoreTest, RecordingTheSameTrialTwiceKeepsOneRow) {
   EXPECT_EQ(store.trials().size(), 2u);
 }
 
+// A finalist's re-timing may carry its screening trial's timestamp (to the second) and seed: it
+// is still a measurement of its own, kept beside the screening one (before schema 5 it was
+// dropped as the screening trial stored twice, and its edge checks went to that trial).
+TEST_F(StoreTest, AFinalistsRetimingInTheSameSecondIsKept) {
+  const auto p = shape(512, 512, 512);
+  auto store = rw();
+  store.begin(test::h200(), p);
+  auto screened = make_trial(p, 0, 1.0);
+  screened.strategy = "exhaustive";
+  auto final = screened;
+  final.strategy = "exhaustive/final";
+  final.time.median_ms = 0.9;
+  store.record(screened);
+  store.record(final);
+  store.record(final);  // still one row per measurement
+  const auto all = store.trials();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_NE(all[0].trial.strategy, all[1].trial.strategy);
+}
+
 TEST_F(StoreTest, BeginKeepsOneGpuRowWithTheLatestFingerprint) {
   const auto p = shape(512, 512, 512);
   auto store = rw();

@@ -161,7 +161,8 @@ void register_db(CLI::App& app) {
         "merge",
         "Add every trial of other tuning databases (read, never modified), e.g. the shards of a\n"
         "`tune --shard` run. Trials already present (same GPU, problem, config, kernel hash,\n"
-        "timestamp, seed) are skipped: merging twice changes nothing. Winners are derived, so\n"
+        "timestamp, seed, strategy) are skipped: merging twice changes nothing. Winners are "
+        "derived, so\n"
         "they follow. Prints, per source, the trials added and already present, problem by\n"
         "problem, and the totals");
     sub->add_option("OTHER", o->others, "The other tuning databases, merged in this order")

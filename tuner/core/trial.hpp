@@ -123,9 +123,9 @@ class TrialStore {
                                         const std::string& kernel_hash) = 0;
   // Stores one finished trial durably before returning, with its edge_checks (in the same
   // transaction). Recording a trial that is already stored (same GPU, problem, config, kernel,
-  // timestamp, seed) adds nothing, except that edge checks it carries are attached to the stored
-  // trial if that has none yet: a trial recorded before its edge checks ran may be recorded again
-  // with them.
+  // timestamp, seed, strategy) adds nothing, except that edge checks it carries are attached to the
+  // stored trial if that has none yet: a trial recorded before its edge checks ran may be recorded
+  // again with them.
   virtual void record(const Trial& trial) = 0;
 };
 
