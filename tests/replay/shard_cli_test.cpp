@@ -171,10 +171,10 @@ TEST(ShardCli, AutoReadsASlurmArrayOrAKubernetesIndex) {
     EXPECT_NE(r.out.find("shard 1/3 (SLURM_ARRAY_TASK_ID=6 of array 3-9:3 (3 tasks))"),
               std::string::npos)
         << r.out;
-    // A shard's dry run is a list, whatever number of shapes it was dealt.
+    // A shard's dry run is the several-shapes form, whatever number of shapes it was dealt.
     const auto j = test::run_cli(dry, false);
     ASSERT_EQ(j.exit_code, 0);
-    EXPECT_TRUE(nlohmann::json::parse(j.out).is_array()) << j.out;
+    EXPECT_TRUE(nlohmann::json::parse(j.out).at("runs").is_array()) << j.out;
   }
   {
     test::ScopedEnv k("JOB_COMPLETION_INDEX", "4");

@@ -75,7 +75,7 @@ void print_merge(const std::vector<std::pair<std::string, db::IngestResult>>& pe
       one["from"] = from;
       sj.push_back(std::move(one));
     }
-    std::puts(j.dump(2).c_str());
+    print_json(std::move(j));
     return;
   }
   for (const auto& [from, r] : per_source) {
