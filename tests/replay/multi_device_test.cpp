@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 
 #include "dataset.hpp"
@@ -59,6 +62,23 @@ class MemoryStore final : public TrialStore {
   std::vector<Trial> trials;
 };
 
+// Holds each device at its first measurement until every device has reached one (or 30 s have
+// passed), so that devices measuring at once on threads all take part however the threads are
+// scheduled: a replay answers at once, and one thread could otherwise take every candidate.
+struct Gate {
+  explicit Gate(int n) : n(n) {}
+  void arrive() {
+    std::unique_lock lock(mu);
+    ++arrived;
+    cv.notify_all();
+    cv.wait_for(lock, std::chrono::seconds(30), [&] { return arrived >= n; });
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  int arrived = 0;
+  const int n;
+};
+
 // A device in front of a replay: the same answers, but it may be lost after `lose_after`
 // measurements (its worker could not be replaced), and it may claim to be a real GPU, so that the
 // session measures on all devices at once, one thread each.
@@ -77,6 +97,7 @@ class Device final : public gpu::Evaluator {
   TimeStats set_problem(const gpu::ProblemSetup& s) override { return replay_.set_problem(s); }
   TimeStats baseline(int reps) override { return replay_.baseline(reps); }
   gpu::TrialResponse run_trial(const gpu::TrialRequest& req, std::chrono::milliseconds t) override {
+    if (gate && trials_ == 0) gate->arrive();
     if (lose_after_ >= 0 && trials_ >= lose_after_)
       throw Error(fmt::format("GPU worker on device {} could not be restarted", info_.device));
     ++trials_;
@@ -90,6 +111,7 @@ class Device final : public gpu::Evaluator {
   double elapsed_s() const override { return replay_.elapsed_s(); }
   std::string kind() const override { return kind_; }
   int trials() const { return trials_; }
+  Gate* gate = nullptr;
 
  private:
   ReplayEvaluator replay_;
@@ -190,6 +212,8 @@ TEST(MultiDeviceTune, DevicesMeasuringAtOnceOnThreadsMeasureEachCandidateOnce) {
   MemoryStore store;
   const auto single = gpu::run_tune(o, one, store);
   auto three = devices(rec, 3, "test-gpu");  // not a replay: one thread per device
+  Gate gate(3);
+  for (auto& d : three) d->gate = &gate;
   const auto r = tune_on(rec, o, three);
   expect_each_once(r.screened, o.candidates.size());
   EXPECT_EQ(r.report.measured, static_cast<int>(o.candidates.size()));
