@@ -17,6 +17,7 @@
 #include "replay_evaluator.hpp"
 #include "space.hpp"
 #include "test_support.hpp"
+#include "replay_support.hpp"
 #include "tune.hpp"
 
 namespace sgt {
@@ -25,42 +26,10 @@ namespace {
 using gpu::Recording;
 using gpu::ReplayEvaluator;
 
-Recording load(const std::string& name) {
-  const auto file =
-      std::filesystem::path(SGT_TEST_SOURCE_DIR) / "datasets" / "h200" / (name + ".json.gz");
-  auto ds = db::read_dataset(file);
-  Recording r{file.string(), ds.gpu.fingerprint, ds.header.problem, {}};
-  for (auto& st : ds.trials) r.trials.push_back(std::move(st.trial));
-  return r;
-}
-
-std::vector<WarpTileConfig> survivors(const std::string& space, const Problem& p) {
-  std::vector<std::pair<std::string, Enumeration>> parts;
-  for (const auto& name : split_space_union(space)) {
-    parts.emplace_back(name, enumerate(load_space(name), p));
-  }
-  return merge_enumerations(parts).survivors;
-}
-
-class MemoryStore final : public TrialStore {
- public:
-  void begin(const GpuFingerprint&, const Problem&) override {}
-  std::optional<Trial> finished(const std::string& name, const std::string& hash) override {
-    for (auto it = trials.rbegin(); it != trials.rend(); ++it) {
-      if (it->config_name == name && it->kernel_hash == hash) return *it;
-    }
-    return std::nullopt;
-  }
-  void record(const Trial& t) override { trials.push_back(t); }
-  std::vector<std::string> screened() const {
-    std::vector<std::string> out;
-    for (const auto& t : trials) {
-      if (!t.strategy.ends_with("/final")) out.push_back(t.config_name);
-    }
-    return out;
-  }
-  std::vector<Trial> trials;
-};
+using test::load;
+using test::MemoryStore;
+using test::shipped;
+using test::survivors;
 
 // Holds each device at its first measurement until every device has reached one (or 30 s have
 // passed), so that devices measuring at once on threads all take part however the threads are
@@ -161,7 +130,7 @@ void expect_each_once(const std::vector<std::string>& screened, size_t candidate
 }
 
 TEST(MultiDeviceTune, FourReplayDevicesMeasureEveryCandidateOnceAndPickTheSameWinner) {
-  const auto rec = load("1024x1024x1024-NN");
+  const auto rec = load(shipped("1024x1024x1024-NN"));
   auto o = options(rec, survivors("auto", rec.problem));
   const size_t n = o.candidates.size();
   ASSERT_GT(n, 1000u);
@@ -206,7 +175,7 @@ TEST(MultiDeviceTune, FourReplayDevicesMeasureEveryCandidateOnceAndPickTheSameWi
 }
 
 TEST(MultiDeviceTune, DevicesMeasuringAtOnceOnThreadsMeasureEachCandidateOnce) {
-  const auto rec = load("512x2048x512-NT");
+  const auto rec = load(shipped("512x2048x512-NT"));
   auto o = options(rec, survivors("quick+tma", rec.problem));
   ReplayEvaluator one(rec, 2);
   MemoryStore store;
@@ -224,7 +193,7 @@ TEST(MultiDeviceTune, DevicesMeasuringAtOnceOnThreadsMeasureEachCandidateOnce) {
 }
 
 TEST(MultiDeviceTune, ALostDeviceHandsItsCandidateOnAndNothingIsMeasuredTwice) {
-  const auto rec = load("512x2048x512-NT");
+  const auto rec = load(shipped("512x2048x512-NT"));
   auto o = options(rec, survivors("quick+tma", rec.problem));
   for (const std::string kind : {"replay", "test-gpu"}) {
     SCOPED_TRACE(kind);
@@ -261,7 +230,7 @@ TEST(MultiDeviceTune, ALostDeviceHandsItsCandidateOnAndNothingIsMeasuredTwice) {
 }
 
 TEST(MultiDeviceTune, GpusOfDifferentModelsRefuseToShareATune) {
-  const auto rec = load("512x2048x512-NT");
+  const auto rec = load(shipped("512x2048x512-NT"));
   auto other = rec;
   other.gpu.sm_count = 114;
   std::vector<std::unique_ptr<Device>> devs;

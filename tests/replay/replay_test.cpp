@@ -14,6 +14,7 @@
 #include "space.hpp"
 #include "store.hpp"
 #include "test_support.hpp"
+#include "replay_support.hpp"
 #include "tune.hpp"
 
 namespace sgt {
@@ -22,38 +23,10 @@ namespace {
 using gpu::Recording;
 using gpu::ReplayEvaluator;
 
-std::filesystem::path shipped(const std::string& name) {
-  return std::filesystem::path(SGT_TEST_SOURCE_DIR) / "datasets" / "h200" / (name + ".json.gz");
-}
-
-Recording load(const std::filesystem::path& file) {
-  auto ds = db::read_dataset(file);
-  Recording r{file.string(), ds.gpu.fingerprint, ds.header.problem, {}};
-  for (auto& st : ds.trials) r.trials.push_back(std::move(st.trial));
-  return r;
-}
-
-std::vector<WarpTileConfig> survivors(const std::string& space, const Problem& p) {
-  std::vector<std::pair<std::string, Enumeration>> parts;
-  for (const auto& name : split_space_union(space)) {
-    parts.emplace_back(name, enumerate(load_space(name), p));
-  }
-  return merge_enumerations(parts).survivors;
-}
-
-// Keeps trials in memory: finished() answers the latest trial of a config, as the database does.
-class MemoryStore final : public TrialStore {
- public:
-  void begin(const GpuFingerprint&, const Problem&) override {}
-  std::optional<Trial> finished(const std::string& name, const std::string& hash) override {
-    for (auto it = trials.rbegin(); it != trials.rend(); ++it) {
-      if (it->config_name == name && it->kernel_hash == hash) return *it;
-    }
-    return std::nullopt;
-  }
-  void record(const Trial& t) override { trials.push_back(t); }
-  std::vector<Trial> trials;
-};
+using test::load;
+using test::MemoryStore;
+using test::shipped;
+using test::survivors;
 
 gpu::TuneOptions options(const Recording& r, std::vector<WarpTileConfig> candidates) {
   gpu::TuneOptions o;
