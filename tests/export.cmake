@@ -56,8 +56,17 @@ if(CMAKE_SCRIPT_MODE_FILE)
     # arguments are every field but SPLIT_K (the 14th: a launch parameter) and TMA, then TRANS_A,
     # TRANS_B and VEC: each config in the four layouts, each with float4 and with single-float
     # main-loop loads. TMA = 1: sgemm_ws_tma, whose arguments leave PACK and STAGE_C (the 17th and
-    # 18th) out as well, then TRANS_A and TRANS_B: the four layouts.
+    # 18th) out as well, then TRANS_A and TRANS_B: the four layouts. A PACK config (the 17th) runs
+    # one instance whatever the call's layout, TN with float4 loads on the panels (its family's
+    # KernelFamily::instance), so that is all the table names.
     list(GET values 18 tma)
+    list(GET values 16 pack)
+    set(layouts "Lb0ELb0E" "Lb0ELb1E" "Lb1ELb0E" "Lb1ELb1E")
+    set(loads "Lb0E" "Lb1E")
+    if(pack EQUAL 1)
+      set(layouts "Lb1ELb0E")
+      set(loads "Lb1E")
+    endif()
     set(skip 13 18)
     if(tma EQUAL 1)
       list(APPEND skip 16 17)
@@ -71,11 +80,11 @@ if(CMAKE_SCRIPT_MODE_FILE)
       endif()
       math(EXPR i "${i} + 1")
     endforeach()
-    foreach(layout "Lb0ELb0E" "Lb0ELb1E" "Lb1ELb0E" "Lb1ELb1E")
+    foreach(layout IN LISTS layouts)
       if(tma EQUAL 1)
         list(APPEND expected "_Z12sgemm_ws_tmaI${mangled}${layout}Ev")
       else()
-        foreach(vec "Lb0E" "Lb1E")
+        foreach(vec IN LISTS loads)
           list(APPEND expected "_Z14sgemm_warptileI${mangled}${layout}${vec}Ev")
         endforeach()
       endif()

@@ -16,8 +16,40 @@
 
 #include "launch_plan.h"
 #include "select.hpp"
+// The kernels of the two launch ABIs: the warp-tiling family's (pointers; and the pack and split-K
+// reduction kernels of every launch plan) and the TMA family's (tensor_maps; its TmaMap
+// parameter).
 #include "sgemm_warptile.cuh"
 #include "sgemm_ws_tma.cuh"
+#if SGT_TUNED_TABLE_FORMAT_VERSION >= 8
+// The kernel files of the table's families, as the table names them (format 8).
+static_assert(SGT_TUNED_KERNEL_FILE_COUNT <= 8,
+              "this dispatch library includes the kernel files of at most 8 kernel families");
+#ifdef SGT_TUNED_KERNEL_FILE_0
+#include SGT_TUNED_KERNEL_FILE_0
+#endif
+#ifdef SGT_TUNED_KERNEL_FILE_1
+#include SGT_TUNED_KERNEL_FILE_1
+#endif
+#ifdef SGT_TUNED_KERNEL_FILE_2
+#include SGT_TUNED_KERNEL_FILE_2
+#endif
+#ifdef SGT_TUNED_KERNEL_FILE_3
+#include SGT_TUNED_KERNEL_FILE_3
+#endif
+#ifdef SGT_TUNED_KERNEL_FILE_4
+#include SGT_TUNED_KERNEL_FILE_4
+#endif
+#ifdef SGT_TUNED_KERNEL_FILE_5
+#include SGT_TUNED_KERNEL_FILE_5
+#endif
+#ifdef SGT_TUNED_KERNEL_FILE_6
+#include SGT_TUNED_KERNEL_FILE_6
+#endif
+#ifdef SGT_TUNED_KERNEL_FILE_7
+#include SGT_TUNED_KERNEL_FILE_7
+#endif
+#endif
 
 // TMA = 1 kernels have a body only where nvcc defines __CUDA_ARCH_SPECIFIC__ (12.9 and later), and
 // tma_maps.h encodes their tensor maps through the runtime's driver entry points (12.5 and later).
@@ -29,10 +61,11 @@
 #define SGT_TUNED_TMA_TOOLKIT 0
 #endif
 
-// Format 7 adds each config's family id (kConfigFamilies), which this library derives from the
-// TMA field as before, and renames JSON fields only, so tables exported in format 6 still build.
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION == 6 || SGT_TUNED_TABLE_FORMAT_VERSION == 7,
-              "this dispatch library reads table formats 6 and 7: export the table with the "
+// Format 8 names each config's kernel instances and launch (its family's), which this library
+// instantiates and follows; formats 6 and 7 (two families, told apart by the TMA field) still
+// build, their instances and launches derived from the fields as before.
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION >= 6 && SGT_TUNED_TABLE_FORMAT_VERSION <= 8,
+              "this dispatch library reads table formats 6 to 8: export the table with the "
               "sgemm-tune that ships this library");
 
 namespace sgemm_tuned {
@@ -60,6 +93,23 @@ struct Instances {
   TmaKernel tma[4];  // TMA = 1: sgemm_ws_tma (and vec, scalar empty); NN, NT, TN, TT
 };
 
+#if SGT_TUNED_TABLE_FORMAT_VERSION >= 8
+// Taking each address the table names instantiates that kernel, and only the table's: its float4
+// and single-float instances for calls in each layout, by the launch its family uses. Kernels
+// launched with tensor maps need the toolkit that builds them (probe_tma refuses them otherwise).
+#define SGT_TUNED_INSTANCE_pointers(NN, NT, TN, TT, sNN, sNT, sTN, sTT) \
+  Instances{{&NN, &NT, &TN, &TT}, {&sNN, &sNT, &sTN, &sTT}, {}},
+#if SGT_TUNED_TMA_TOOLKIT
+#define SGT_TUNED_INSTANCE_tensor_maps(NN, NT, TN, TT, sNN, sNT, sTN, sTT) \
+  Instances{{}, {}, {&NN, &NT, &TN, &TT}},
+#else
+#define SGT_TUNED_INSTANCE_tensor_maps(...) Instances{},
+#endif
+#define SGT_TUNED_INSTANCE(index, launch, ...) SGT_TUNED_INSTANCE_##launch(__VA_ARGS__)
+// The trailing entry keeps the array non-empty for a table without configs.
+const Instances kKernels[] = {SGT_TUNED_INSTANCES(SGT_TUNED_INSTANCE) Instances{}};
+#undef SGT_TUNED_INSTANCE
+#else
 // Taking each address instantiates the kernel for that config (in the four layouts; the warp-tiling
 // template with both loads, or for TMA = 1 sgemm_ws_tma), and only for the configs of the table.
 // SPLIT_K is a launch parameter, not a template argument; STAGE_C is always 0 with TMA, and a TMA
@@ -102,9 +152,9 @@ constexpr Instances instances() {
 const Instances kKernels[] = {SGT_TUNED_CONFIGS(SGT_TUNED_KERNEL) Instances{}};
 #undef SGT_TUNED_KERNEL
 
-int layout_index(bool trans_a, bool trans_b) {
-  return (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
-}
+#endif
+
+using detail::layout_index;
 
 struct DeviceState {
   detail::DeviceIdentity id;
@@ -120,10 +170,6 @@ sgt_kernel::Geometry geometry(const table::Config& c) {
                                    c.NUM_THREADS, c.STAGES, c.PAD_A, c.PAD_B);
 }
 
-// The TMA = 1 kernel's block and shared memory in one layout (layout_index order).
-sgt_kernel::TmaLayout tma_layout(const table::Config& c, int layout) {
-  return sgt_kernel::make_tma_layout(geometry(c), layout >= 2, layout % 2 == 1, c.MIN_BLOCKS);
-}
 #endif
 
 // Why this build cannot run TMA = 1 kernels anywhere; nullptr when it can. SGT_TUNED_SM90A is
@@ -146,13 +192,14 @@ const char* tma_build_refusal() {
 // Empty when this build can launch TMA = 1 config i on the device, else why not. Sets each
 // layout's dynamic shared-memory limit, which a launch above 48 KB needs first.
 std::string probe_tma(const cudaDeviceProp& p, int i) {
+  const auto f = detail::launch_facts(i);
   if (const char* why = tma_build_refusal()) return why;
 #if SGT_TUNED_TMA_TOOLKIT
-  if (p.major != 9 || p.minor != 0) {
+  if (f.arch_only != 0 && p.major * 10 + p.minor != f.arch_only) {
     return strf(
-        "it is a TMA = 1 kernel, which runs only on compute capability 9.0 (sm_90a), not "
+        "it is a TMA = 1 kernel, which runs only on compute capability %d.%d (sm_%da), not "
         "on sm_%d%d",
-        p.major, p.minor);
+        f.arch_only / 10, f.arch_only % 10, f.arch_only, p.major, p.minor);
   }
   if (!sgt_kernel::tma_encoder()) {
     return "it is a TMA = 1 kernel, and the driver offers no cuTensorMapEncodeTiled for its "
@@ -165,7 +212,7 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
     // boxes fit (misfit() keeps calls of the others away).
     const bool ta = layout >= 2, tb = layout % 2 == 1;
     if (cfg.PACK && !(ta && !tb)) continue;
-    if (detail::tma_block_bytes(cfg, ta, tb) > detail::kTmaSharedLimit) continue;
+    if (f.block_bytes[layout] > detail::kTmaSharedLimit) continue;
     ++layouts;
     const auto kernel = reinterpret_cast<const void*>(kKernels[i].tma[layout]);
     cudaFuncAttributes a{};
@@ -182,23 +229,23 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
       return "it is a TMA = 1 kernel, and the device loaded an image of it without its sm_90a "
              "body (one that only traps)";
     }
-    const auto t = tma_layout(cfg, layout);
-    if (a.maxThreadsPerBlock < t.THREADS) {
+    const int smem_bytes = f.dynamic_smem[layout];
+    if (a.maxThreadsPerBlock < f.threads) {
       return strf(
           "it needs %d threads per block (NUM_THREADS and the producer warpgroup), and "
           "sm_%d%d fits only %d at %d registers",
-          t.THREADS, p.major, p.minor, a.maxThreadsPerBlock, a.numRegs);
+          f.threads, p.major, p.minor, a.maxThreadsPerBlock, a.numRegs);
     }
-    const size_t smem = static_cast<size_t>(t.SMEM_BYTES) + a.sharedSizeBytes;
+    const size_t smem = static_cast<size_t>(smem_bytes) + a.sharedSizeBytes;
     if (smem > p.sharedMemPerBlockOptin) {
       return strf("it needs %zu bytes of shared memory per block, and sm_%d%d allows %zu", smem,
                   p.major, p.minor, static_cast<size_t>(p.sharedMemPerBlockOptin));
     }
     if (const cudaError_t e =
-            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, t.SMEM_BYTES);
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
         e != cudaSuccess) {
       (void)cudaGetLastError();
-      return strf("its %d bytes of dynamic shared memory were refused (%s)", t.SMEM_BYTES,
+      return strf("its %d bytes of dynamic shared memory were refused (%s)", smem_bytes,
                   cudaGetErrorString(e));
     }
   }
@@ -207,6 +254,7 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
 #else
   (void)p;
   (void)i;
+  (void)f;
   return {};
 #endif
 }
@@ -218,8 +266,14 @@ cudaError_t probe(int dev, DeviceState& s) {
   if (const cudaError_t e = sgt_kernel::make_call_pool(dev, &s.pool); e != cudaSuccess) return e;
   s.unusable.assign(table::kConfigCount, std::string());
   for (int i = 0; i < table::kConfigCount; ++i) {
-    if (table::kConfigs[i].TMA == 1) {
+    const auto facts = detail::launch_facts(i);
+    if (facts.tensor_maps) {
       s.unusable[i] = probe_tma(p, i);
+      continue;
+    }
+    if (facts.arch_only != 0 && p.major * 10 + p.minor != facts.arch_only) {
+      s.unusable[i] = strf("its kernel family has a body only for sm_%d, not sm_%d%d",
+                           facts.arch_only, p.major, p.minor);
       continue;
     }
     cudaFuncAttributes a{};
@@ -233,10 +287,10 @@ cudaError_t probe(int dev, DeviceState& s) {
           "this build holds no kernel image of it for sm_%d%d (%s); add %d%d to "
           "CMAKE_CUDA_ARCHITECTURES",
           p.major, p.minor, cudaGetErrorString(e), p.major, p.minor);
-    } else if (a.maxThreadsPerBlock < table::kConfigs[i].NUM_THREADS) {
+    } else if (a.maxThreadsPerBlock < facts.threads) {
       s.unusable[i] =
           strf("it needs %d threads per block, and sm_%d%d fits only %d at %d registers",
-               table::kConfigs[i].NUM_THREADS, p.major, p.minor, a.maxThreadsPerBlock, a.numRegs);
+               facts.threads, p.major, p.minor, a.maxThreadsPerBlock, a.numRegs);
     }
   }
   return cudaSuccess;
@@ -311,9 +365,10 @@ cudaError_t run_cublas(DeviceState& s, bool trans_a, bool trans_b, int M, int N,
 
 // The call's launches (launch_plan.h, which the tuner's worker runs too): its config's tile,
 // packing and split-K, on this device.
-sgt_kernel::CallPlan plan(const table::Config& cfg, const detail::Call& call,
-                          const detail::DeviceIdentity& dev) {
-  return sgt_kernel::plan_call({cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K, cfg.PACK != 0, cfg.TMA == 1},
+sgt_kernel::CallPlan plan(int config, const detail::Call& call, const detail::DeviceIdentity& dev) {
+  const auto& cfg = table::kConfigs[config];
+  return sgt_kernel::plan_call({cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K, cfg.PACK != 0,
+                                detail::launch_facts(config).tensor_maps},
                                call.M, call.N, call.K, call.trans_a, call.trans_b,
                                reinterpret_cast<const float*>(call.A), call.A % 16 == 0, call.lda,
                                reinterpret_cast<const float*>(call.B), call.B % 16 == 0, call.ldb,
@@ -347,9 +402,9 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call,
                        float beta, float* C, cudaStream_t stream) {
 #if SGT_TUNED_TMA_TOOLKIT
   const auto& cfg = table::kConfigs[choice.config];
-  const auto p = plan(cfg, call, dev.id);
+  const auto p = plan(choice.config, call, dev.id);
   const int layout = layout_index(p.trans_a, p.trans_b);
-  const auto t = tma_layout(cfg, layout);
+  const auto f = detail::launch_facts(choice.config);
   const void* kernel = reinterpret_cast<const void*>(kKernels[choice.config].tma[layout]);
   auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work) {
     // With K = 0 the kernel copies nothing: its maps stay zero, and the operands need nothing.
@@ -363,9 +418,9 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call,
           r != CUDA_SUCCESS)
         return to_cuda_error(r);
     }
-    return sgt_kernel::launch_ws_tma(kernel, p, static_cast<unsigned>(t.THREADS),
-                                     static_cast<size_t>(t.SMEM_BYTES), maps.a, maps.b, call.M,
-                                     call.N, call.K, alpha, beta, C, call.ldc, work, stream);
+    return sgt_kernel::launch_ws_tma(
+        kernel, p, static_cast<unsigned>(f.threads), static_cast<size_t>(f.dynamic_smem[layout]),
+        maps.a, maps.b, call.M, call.N, call.K, alpha, beta, C, call.ldc, work, stream);
   };
   return sgt_kernel::run_call(p, reinterpret_cast<const void*>(&sgemm_pack<0>),
                               reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M,
@@ -382,16 +437,17 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, const
                    float alpha, const float* A, const float* B, float beta, float* C,
                    cudaStream_t stream) {
   const auto& cfg = table::kConfigs[choice.config];
-  if (cfg.TMA == 1) return launch_tma(choice, call, dev, alpha, A, B, beta, C, stream);
-  const auto p = plan(cfg, call, dev.id);
+  const auto f = detail::launch_facts(choice.config);
+  if (f.tensor_maps) return launch_tma(choice, call, dev, alpha, A, B, beta, C, stream);
+  const auto p = plan(choice.config, call, dev.id);
   // A PACK config runs its TN float4 instance (on panels where the operands need them).
   const auto& instances =
       choice.vec || cfg.PACK ? kKernels[choice.config].vec : kKernels[choice.config].scalar;
   const void* kernel = reinterpret_cast<const void*>(instances[layout_index(p.trans_a, p.trans_b)]);
   auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work) {
-    return sgt_kernel::launch_warptile(kernel, p, static_cast<unsigned>(cfg.NUM_THREADS), call.M,
-                                       call.N, call.K, alpha, a, lda, b, ldb, beta, C, call.ldc,
-                                       work, stream);
+    return sgt_kernel::launch_warptile(kernel, p, static_cast<unsigned>(f.threads), call.M, call.N,
+                                       call.K, alpha, a, lda, b, ldb, beta, C, call.ldc, work,
+                                       stream);
   };
   return sgt_kernel::run_call(p, reinterpret_cast<const void*>(&sgemm_pack<0>),
                               reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M,

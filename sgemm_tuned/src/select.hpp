@@ -99,8 +99,8 @@ inline const char* tma_refusal(std::uintptr_t p, int ld) {
   return nullptr;
 }
 
-// The opt-in shared memory of a compute-capability 9.0 block, which every TMA = 1 kernel the
-// library launches runs within (the tuner's Limits::max_dynamic_shared_bytes).
+// The opt-in shared memory of a compute-capability 9.0 block, which every kernel the library
+// launches runs within (the tuner's Limits::max_dynamic_shared_bytes).
 constexpr int kTmaSharedLimit = 227 * 1024;
 
 // The layout a TMA = 1 config's kernel runs as for a call: TN on the panels with PACK.
@@ -120,30 +120,85 @@ inline long long tma_block_bytes(const table::Config& c, bool trans_a, bool tran
          3LL * 8 * c.STAGES;
 }
 
-// Empty when config `c` can compute the call; else why not. The warp-tiling kernel serves any
-// shape, layout, leading dimension and alignment; only the grid has a limit. A TMA = 1 kernel
-// reads A and B through tensor copies, which need tma_refusal's alignment (with K = 0 it copies
-// nothing and needs none).
-inline std::string misfit(const table::Config& c, const Call& call) {
+// How a config's kernel is launched: by the argument list of its family (tensor maps, or the
+// warp-tiling kernel's pointers), with its block, its shared memory in each call layout (NN, NT,
+// TN, TT) and the architecture it has a body for.
+struct LaunchFacts {
+  bool tensor_maps = false;
+  int threads = 0;
+  int dynamic_smem[4] = {};
+  long long block_bytes[4] = {};
+  int arch_only = 0;           // the one compute capability it runs on (90); 0: any
+  bool arch_specific = false;  // its body is in the architecture-specific image only (sm_90a)
+};
+
+// A config as the two families of table formats 6 and 7 launch it (the TMA field picks the
+// family); also what a config outside the table is checked with.
+inline LaunchFacts launch_facts(const table::Config& c) {
+  LaunchFacts f;
+  f.threads = c.NUM_THREADS;
+  for (int layout = 0; layout < 4; ++layout) {
+    const bool ta = c.PACK ? true : layout >= 2, tb = c.PACK ? false : layout % 2 == 1;
+    if (c.TMA == 1) {
+      const auto g = sgt_kernel::make_geometry(c.BM, c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN,
+                                               c.NUM_THREADS, c.STAGES, c.PAD_A, c.PAD_B);
+      const auto t = sgt_kernel::make_tma_layout(g, ta, tb, c.MIN_BLOCKS);
+      f.threads = t.THREADS;
+      f.dynamic_smem[layout] = t.SMEM_BYTES;
+      f.block_bytes[layout] = tma_block_bytes(c, ta, tb);
+    } else {
+      f.block_bytes[layout] = 4LL * c.STAGES * ((c.BM + c.PAD_A) + (c.BN + c.PAD_B)) * c.BK;
+    }
+  }
+  if (c.TMA == 1) f.tensor_maps = true, f.arch_only = 90, f.arch_specific = true;
+  return f;
+}
+
+// Config i of the table: from format 8 on, as its family says (kConfigLaunch), so that the
+// library serves any family the tuner registers.
+inline LaunchFacts launch_facts(int config) {
+#if SGT_TUNED_TABLE_FORMAT_VERSION >= 8
+  const auto& l = table::kConfigLaunch[config];
+  LaunchFacts f;
+  f.tensor_maps = l.abi == 1;
+  f.threads = l.threads;
+  for (int layout = 0; layout < 4; ++layout) {
+    f.dynamic_smem[layout] = l.dynamic_smem[layout];
+    f.block_bytes[layout] = l.block_bytes[layout];
+  }
+  f.arch_only = l.arch_only;
+  f.arch_specific = l.arch_specific;
+  return f;
+#else
+  return launch_facts(table::kConfigs[config]);
+#endif
+}
+
+inline int layout_index(bool trans_a, bool trans_b) {
+  return (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
+}
+
+// Empty when config `c`, launched as `f` says, can compute the call; else why not. A kernel that
+// reads its operands through pointers serves any shape, layout, leading dimension and alignment;
+// only the grid has a limit. One that reads A and B through tensor copies needs tma_refusal's
+// alignment (with K = 0 it copies nothing and needs none).
+inline std::string misfit(const table::Config& c, const LaunchFacts& f, const Call& call) {
   const long long blocks = (static_cast<long long>(call.M) + c.BM - 1) / c.BM *
                            ((static_cast<long long>(call.N) + c.BN - 1) / c.BN);
   if (blocks > 0x7fffffffLL) {
     return strf("%lld blocks exceed the grid limit of 2^31-1", blocks);
   }
-  if (c.TMA == 1) {
-    // A config tuned in one layout may not fit another's staging boxes (the tuner's shape rule
-    // shape_tma_shared_memory); a default or nearest shape must not send it there.
-    const long long bytes =
-        tma_block_bytes(c, tma_runs_trans_a(c, call), tma_runs_trans_b(c, call));
-    if (bytes > kTmaSharedLimit) {
-      return strf(
-          "its TMA stages need %lld bytes of shared memory in this layout, over the %d "
-          "a block may have",
-          bytes, kTmaSharedLimit);
-    }
+  // A config tuned in one layout may not fit another's staging boxes (the tuner's shape rule
+  // shape_tma_shared_memory); a default or nearest shape must not send it there.
+  const long long bytes = f.block_bytes[layout_index(call.trans_a, call.trans_b)];
+  if (bytes > kTmaSharedLimit) {
+    return strf(
+        "its %sstages need %lld bytes of shared memory in this layout, over the %d a block may "
+        "have",
+        f.tensor_maps ? "TMA " : "", bytes, kTmaSharedLimit);
   }
   // With PACK the copies read the panels, which any operands give.
-  if (c.TMA == 1 && c.PACK == 0 && call.K > 0) {
+  if (f.tensor_maps && c.PACK == 0 && call.K > 0) {
     if (const char* why = tma_refusal(call.A, call.lda)) {
       return strf("its TMA tensor copies cannot read A (%s)", why);
     }
@@ -152,6 +207,9 @@ inline std::string misfit(const table::Config& c, const Call& call) {
     }
   }
   return {};
+}
+inline std::string misfit(const table::Config& c, const Call& call) {
+  return misfit(c, launch_facts(c), call);
 }
 
 // The kernel instance a tuned shape's winner was tuned, verified and is launched as: the tuner's
@@ -254,7 +312,7 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
 
   const auto& g = table::kGpus[c.gpu];
   auto why_not = [&](int config) {
-    std::string why = misfit(table::kConfigs[config], call);
+    std::string why = misfit(table::kConfigs[config], launch_facts(config), call);
     return why.empty() ? std::string(usable(config)) : why;
   };
   std::string passed;  // the closest candidate passed over, for explain()
@@ -387,7 +445,7 @@ inline std::string describe(const DeviceIdentity& dev, const Call& call, const C
       if (!c.why.empty()) out += "; " + c.why;
       const auto& cfg = table::kConfigs[c.config];
       std::string accesses = access_text(call, c.vec);
-      if (cfg.TMA == 1) {
+      if (launch_facts(c.config).tensor_maps) {
         accesses = tma_access_text(call);
         if (cfg.PACK) accesses = "operands packed into k-major panels, then " + accesses;
       }

@@ -237,6 +237,64 @@ TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForSm90aWithTmaConfigs)
   }
 }
 
+// A table exported in format 7, before the header named each config's instances, kernel files
+// and launch, still builds: the library derives them from the TMA field, as for that format's two
+// families, and instantiates the same TMA kernels.
+TEST(ExportHeaderCompile, ATableOfFormat7StillBuilds) {
+  const std::string nvcc = SGT_NVCC;
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc in this build";
+  test::TempDir dir;
+  const auto db = dir.path() / "tma.db";
+  {
+    auto s = db::SqliteStore::open(db, db::OpenMode::read_write);
+    const auto p = test::fixture_shape(300, 200, 100);
+    s.begin(test::fixture_h200(), p);
+    s.record(test::fixture_trial(p, test::kConfigTma, 0.01, 0.01, 1));
+  }
+  const auto inc = dir.path() / "include";
+  export_header(db, inc);
+  // Format 8's additions out, and the version back to 7: what format 7 wrote.
+  std::istringstream in(test::read_file(inc / "sgemm_tuned_table.hpp"));
+  std::string old, line;
+  bool skip = false;
+  int dropped = 0;
+  while (std::getline(in, line)) {
+    const bool starts = line.starts_with("// X(index, launch") ||
+                        line.starts_with("// How a config's kernel is launched") ||
+                        line.starts_with("inline constexpr Launch kConfigLaunch");
+    if (starts) skip = true, ++dropped;
+    if (!skip) {
+      if (line == "#define SGT_TUNED_TABLE_FORMAT_VERSION 8") line.back() = '7';
+      if (line == "inline constexpr int kFormatVersion = 8;")
+        line = "inline constexpr int kFormatVersion = 7;";
+      old += line + "\n";
+    }
+    if (skip && (line.starts_with("#define SGT_TUNED_KERNEL_FILE_COUNT") || line == "};"))
+      skip = false;
+  }
+  ASSERT_EQ(dropped, 3) << old;
+  ASSERT_FALSE(contains(old, "SGT_TUNED_INSTANCES")) << old;
+  ASSERT_FALSE(contains(old, "Launch")) << old;
+  ASSERT_TRUE(contains(old, "#define SGT_TUNED_TABLE_FORMAT_VERSION 7\n")) << old;
+  test::write_file(inc / "sgemm_tuned_table.hpp", old);
+  const std::filesystem::path src(SGT_TEST_SOURCE_DIR);
+  const auto obj = dir.path() / "dispatch.o";
+  const auto r = test::run_shell(
+      sh_quote(nvcc) + " -std=c++17 -gencode arch=compute_90a,code=sm_90a -DSGT_TUNED_SM90A=1" +
+      " -Werror all-warnings -Xcompiler=-Wall,-Wextra -c -I " + sh_quote(inc) + " -I " +
+      sh_quote(src / "sgemm_tuned" / "include") + " -I " + sh_quote(src / "sgemm_tuned" / "src") +
+      " -I " + sh_quote(src / "kernel_templates") + " " +
+      sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " + sh_quote(obj));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto syms = test::run_shell("nm " + sh_quote(obj));
+  if (syms.exit_code == 0) {
+    const std::string args =
+        "ILi64ELi128ELi32ELi32ELi32ELi1ELi4ELi4ELi256ELi1ELi3ELi4ELi8ELi1ELi0E";
+    for (const char* layout : {"Lb0ELb0E", "Lb0ELb1E", "Lb1ELb0E", "Lb1ELb1E"})
+      EXPECT_TRUE(contains(syms.out, "_Z12sgemm_ws_tma" + args + layout + "Ev")) << layout;
+  }
+}
+
 // select.hpp restates the TMA operand rule of tma_maps.h (which needs the CUDA headers, and the
 // CPU selection tests have none): compiled together by nvcc, the two must agree everywhere.
 TEST(ExportHeaderCompile, TmaRefusalIsTheRuleOfTmaOperand) {

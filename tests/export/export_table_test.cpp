@@ -149,7 +149,7 @@ TEST(ExportTable, HeaderSaysWhatGeneratedItFromWhichDatabaseAndWhen) {
   EXPECT_TRUE(contains(h, "inline constexpr const char* kKernelHash = \"abc123\";"));
   EXPECT_TRUE(contains(h, "inline constexpr const char* kTmaKernelHash = \"def456\";"));
   EXPECT_TRUE(contains(head, "kernel source hash abc123 (TMA = 1 configs: def456)")) << head;
-  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 7\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 8\n")) << h;
 }
 
 // A TMA = 1 winner is a config like any other: its knob is the last field of the X-list row, of
@@ -171,7 +171,7 @@ TEST(ExportTable, TmaConfigsCarryTheKnobEverywhere) {
   EXPECT_TRUE(contains(h, "{300, 200, 100, \"TN\", 2, 0.01, 100},  // " + test::kConfigTma)) << h;
   EXPECT_TRUE(contains(h, "  int TMA;  // 1 = warp-specialised")) << h;
   EXPECT_TRUE(contains(h, "&& a.TMA == b.TMA;")) << h;
-  EXPECT_TRUE(contains(h, "sgemm_ws_tma<...> (TMA = 1)")) << h;
+  EXPECT_TRUE(contains(h, "  X(2, tensor_maps, (sgemm_ws_tma<")) << h;
 
   const auto j = nlohmann::json::parse(render_json(t));
   EXPECT_EQ(j.at("tma_kernel_hash"), "def456");
@@ -197,7 +197,7 @@ TEST(ExportTable, EveryConfigCarriesItsFamilyId) {
                        "    \"warptile\",\n    \"warptile\",\n    \"ws_tma\",\n};"))
       << h;
   const auto j = nlohmann::json::parse(render_json(t));
-  EXPECT_EQ(j.at("format_version"), 7);
+  EXPECT_EQ(j.at("format_version"), 8);
   EXPECT_EQ(j.at("configs")[0].at("family"), "warptile");
   EXPECT_EQ(j.at("configs")[2].at("family"), "ws_tma");
   EXPECT_EQ(j.at("gpus")[0].at("shapes")[2].at("family"), "ws_tma");
@@ -207,6 +207,50 @@ TEST(ExportTable, EveryConfigCarriesItsFamilyId) {
   Table empty = sample_table("x.db");
   empty.gpus.clear();
   EXPECT_TRUE(contains(render_cpp(empty), "inline constexpr const char* kConfigFamilies[1] = {};"));
+  EXPECT_TRUE(contains(render_cpp(empty), "inline constexpr Launch kConfigLaunch[1] = {};"));
+  EXPECT_TRUE(contains(render_cpp(empty), "#define SGT_TUNED_INSTANCES(X)\n"));
+}
+
+// Format 8: each config's kernel instances are its family's name expressions (what NVRTC compiles
+// for the tuner), its kernel files and its launch are its family's, so the dispatch library
+// instantiates and launches any family with no code of its own.
+TEST(ExportTable, EveryConfigCarriesItsFamilysInstancesAndLaunch) {
+  Table t = sample_table("x.db");
+  t.gpus[0].shapes.push_back(table_shape(300, 200, 100, test::kConfigTma, 0.01, 0.01, "TN"));
+  choose_default(t.gpus[0], kFallback, kConfigA);
+  const auto h = render_cpp(t);
+  const auto a = *from_name(kConfigA), tma = *from_name(test::kConfigTma);
+  const auto& wt = family_of(a);
+  const auto& ws = family_of(tma);
+  std::string instances;
+  for (const bool vec : {true, false})
+    for (const char* layout : {"NN", "NT", "TN", "TT"})
+      instances += ", (" + wt.name_expression(a, layout, vec) + ")";
+  EXPECT_TRUE(contains(h, "  X(0, pointers" + instances + ") \\\n")) << h;
+  // The TMA kernel has one instance per layout, whatever the loads.
+  EXPECT_TRUE(contains(h, "(" + ws.name_expression(tma, "NT", true) + "), (" +
+                              ws.name_expression(tma, "TN", true) + ")"))
+      << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_KERNEL_FILE_0 \"sgemm_warptile.cuh\"\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_KERNEL_FILE_1 \"sgemm_ws_tma.cuh\"\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_KERNEL_FILE_COUNT 2\n")) << h;
+  // Launches: pointers with static shared memory; tensor maps with the producer warpgroup, the
+  // dynamic shared memory of each layout, and sm_90a only.
+  const auto wt_bytes = wt.block_shared_bytes(a, false, false);
+  EXPECT_TRUE(contains(
+      h, fmt::format("    {{0, {}, {{0, 0, 0, 0}}, {{{}, {}, {}, {}}}, 0, "
+                     "false}},  // {}",
+                     wt.block_threads(a), wt_bytes, wt_bytes, wt_bytes, wt_bytes, kConfigA)))
+      << h;
+  EXPECT_TRUE(contains(
+      h, fmt::format(
+             "    {{1, {}, {{{}, {}, {}, {}}}, {{{}, {}, {}, {}}}, 90, true}},  // {}",
+             ws.block_threads(tma), ws.dynamic_shared_bytes(tma, false, false),
+             ws.dynamic_shared_bytes(tma, false, true), ws.dynamic_shared_bytes(tma, true, false),
+             ws.dynamic_shared_bytes(tma, true, true), ws.block_shared_bytes(tma, false, false),
+             ws.block_shared_bytes(tma, false, true), ws.block_shared_bytes(tma, true, false),
+             ws.block_shared_bytes(tma, true, true), test::kConfigTma)))
+      << h;
 }
 
 TEST(ExportTable, HeaderFieldsComeFromTheOneConfigFieldList) {
@@ -238,7 +282,9 @@ TEST(ExportTable, DatabaseTextCannotEscapeTheComments) {
   bool in_xlist = false;
   while (std::getline(lines, line)) {
     EXPECT_FALSE(line.starts_with("#error")) << h;
-    if (line.starts_with("#define SGT_TUNED_CONFIGS(X)")) in_xlist = true;
+    if (line.starts_with("#define SGT_TUNED_CONFIGS(X)") ||
+        line.starts_with("#define SGT_TUNED_INSTANCES(X)"))
+      in_xlist = true;
     if (!in_xlist) EXPECT_FALSE(line.ends_with("\\")) << line;
     if (in_xlist && !line.ends_with("\\")) in_xlist = false;
   }

@@ -14,7 +14,9 @@
 #include <sqlite3.h>
 
 #include "config.hpp"
+#include "export.hpp"
 #include "family.hpp"
+#include "index_sim.hpp"
 #include "kernel_source.hpp"
 #include "naive/naive_family.hpp"
 #include "nvrtc_compiler.hpp"
@@ -22,6 +24,7 @@
 #include "sqlite.hpp"
 #include "store.hpp"
 #include "test_support.hpp"
+#include "tune.hpp"
 
 namespace sgt {
 namespace {
@@ -194,6 +197,116 @@ TEST(KernelFamilies, ATrialOfANewFamilyIsStoredWithItsFamilyAndFoundAgain) {
   s.bind(":name", t.config_name);
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.text(0), "naive");
+}
+
+// The worker runs a family by its launch ABI, not its id: a family with the warp-tiling kernel's
+// argument list (the naive one) needs no launch code; the TMA family's request carries tensor maps'
+// pads and dynamic shared memory, and both block shapes are the families' own.
+TEST(KernelFamilies, ANewFamilysTrialRequestCarriesItsLaunch) {
+  naive();
+  gpu::Compiled comp;
+  comp.config_name = "x";
+  comp.layout = "NT";
+  const auto c = naive_config(32, 16, 2, 4);
+  auto r = gpu::make_trial_request(comp, c);
+  EXPECT_EQ(r.family, "naive");
+  EXPECT_EQ(r.launch, "pointers");
+  EXPECT_EQ(r.block, 64u);
+  EXPECT_EQ(r.tile.smem_bytes, 0);
+  EXPECT_EQ(r.tile.BM, 32);
+  EXPECT_EQ(r.tile.BN, 16);
+
+  auto tma = *from_name(test::kSeed + std::string("_s2_m1"));
+  tma.PAD_A = 4;
+  const auto& ws = *find_family("ws_tma");
+  ASSERT_EQ(&family_of(tma), &ws);
+  r = gpu::make_trial_request(comp, tma);
+  EXPECT_EQ(r.family, "ws_tma");
+  EXPECT_EQ(r.launch, "tensor_maps");
+  EXPECT_EQ(r.block, static_cast<unsigned>(ws.block_threads(tma)));
+  EXPECT_GT(r.block, static_cast<unsigned>(tma.NUM_THREADS));  // the producer warpgroup
+  EXPECT_EQ(r.tile.smem_bytes, ws.dynamic_shared_bytes(tma, false, true));
+  EXPECT_GT(r.tile.smem_bytes, 0);
+  EXPECT_EQ(r.tile.pad_a, 4);
+  EXPECT_EQ(parse_launch_abi(r.launch), LaunchAbi::tensor_maps);
+  EXPECT_FALSE(parse_launch_abi("registers"));
+}
+
+// A family that brings no index simulation is reported as not simulated, never as clean; the
+// built-in families' simulations are theirs.
+TEST(KernelFamilies, ANewFamilyWithoutASimulationIsNotCalledClean) {
+  const auto& f = naive();
+  const auto r = simulate_config(naive_config(32, 32, 2, 4));
+  ASSERT_EQ(r.defects.size(), 1u);
+  EXPECT_EQ(r.defects[0].kind, "not_simulated");
+  EXPECT_NE(r.defects[0].detail.find("naive"), std::string::npos);
+  EXPECT_NE(f.simulation_scope().find("no index simulation"), std::string::npos);
+  EXPECT_TRUE(f.derived(naive_config(32, 32, 2, 4)).empty());
+  const auto seed = *from_name(test::kSeed);
+  EXPECT_TRUE(simulate_config(seed).ok()) << simulate_config(seed).summary();
+  EXPECT_EQ(family_of(seed).simulation_scope(), simulate_config_scope());
+  EXPECT_TRUE(family_of(seed).derived(seed).contains("WMITER"));
+}
+
+// The dispatch library built for a table that holds a new family's winner: the table names its
+// kernel instances, kernel file and launch (format 8), so nvcc instantiates the family's kernel
+// from dispatch.cu as it is, with the family's folder on the include path.
+TEST(KernelFamilies, TheDispatchLibraryBuildsANewFamilysWinnerWithNoCodeOfItsOwn) {
+  const std::string nvcc = SGT_NVCC;
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc in this build";
+  const auto& f = naive();
+  const auto c = naive_config(32, 32, 2, 4);
+  Table t;
+  t.tool_version = "test";
+  t.database = "naive.db";
+  t.generated_utc = "2026-01-01T00:00:00Z";
+  t.kernel_template = "sgemm_warptile";
+  TableGpu g;
+  g.name = "NVIDIA H200";
+  g.cc_major = 9;
+  g.sm_count = 132;
+  TableShape s;
+  s.problem.M = s.problem.N = s.problem.K = 512;
+  s.config = c;
+  s.config_name = to_name(c);
+  s.median_ms = 0.5;
+  s.cublas_median_ms = 0.1;
+  s.ok_trials = 1;
+  g.shapes = {s};
+  choose_default(g, *from_name(test::kSeed), test::kSeed);
+  t.gpus = {g};
+  const auto h = render_cpp(t);
+  const std::string expr = f.name_expression(c, "NT", false);
+  EXPECT_NE(h.find("pointers, (" + f.name_expression(c, "NN", false) + "), (" + expr + ")"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("#define SGT_TUNED_KERNEL_FILE_1 \"sgemm_naive.cuh\""), std::string::npos) << h;
+  EXPECT_NE(h.find("\"naive\","), std::string::npos) << h;  // kConfigFamilies
+
+  test::TempDir dir;
+  const auto inc = dir.path() / "include";
+  fs::create_directories(inc);
+  std::ofstream(inc / "sgemm_tuned_table.hpp", std::ios::binary) << h;
+  const fs::path src(SGT_TEST_SOURCE_DIR);
+  const auto obj = dir.path() / "dispatch.o";
+  const auto r = test::run_shell(
+      test::sh_quote(nvcc) + " -std=c++17 -arch=sm_90 -Werror all-warnings -c -I " +
+      test::sh_quote(inc) + " -I " + test::sh_quote(src / "sgemm_tuned" / "include") + " -I " +
+      test::sh_quote(src / "sgemm_tuned" / "src") + " -I " +
+      test::sh_quote(src / "kernel_templates") + " -I " +
+      test::sh_quote(src / "tests" / "families" / "naive") + " " +
+      test::sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " + test::sh_quote(obj));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto syms = test::run_shell("nm " + test::sh_quote(obj));
+  ASSERT_EQ(syms.exit_code, 0) << syms.out;
+  // Its four layouts: template arguments BM, BN, TM, TN, NUM_THREADS, MIN_BLOCKS, TRANS_A, TRANS_B.
+  for (const char* layout : {"Lb0ELb0E", "Lb0ELb1E", "Lb1ELb0E", "Lb1ELb1E"}) {
+    EXPECT_NE(
+        syms.out.find(std::string("_Z11sgemm_naiveILi32ELi32ELi2ELi4ELi128ELi1E") + layout + "E"),
+        std::string::npos)
+        << layout << "\n"
+        << syms.out;
+  }
 }
 
 // Where the family lives: every file of it in its folder, and nothing of the project's own

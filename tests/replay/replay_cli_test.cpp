@@ -257,11 +257,20 @@ TEST(TuneCli, DryRunShowsTheAutoSetWithTheTmaFamilyStrategyAndBudget) {
   EXPECT_GT(j.at("families").at("ws_tma").get<int>(), 1000);
   EXPECT_GT(j.at("families").at("warptile").get<int>(), 5000);
   EXPECT_EQ(j.at("spaces").size(), 10u);
-  // Off Hopper the TMA family is not there; the text form says so.
+  EXPECT_EQ(j.at("dropped").at("ws_tma"), 0);
+  // Off Hopper the TMA family is not there; the text form says so, with the family's rule.
   const auto ampere = test::run_cli("tune --dry-run --arch sm_86 --shape 3000x3000x3000");
   ASSERT_EQ(ampere.exit_code, 0) << ampere.out;
-  EXPECT_NE(ampere.out.find("TMA configs dropped: they need sm_90"), std::string::npos)
+  EXPECT_NE(ampere.out.find("ws_tma configs dropped: rule tma_architecture"), std::string::npos)
       << ampere.out;
+  const auto ampere_json =
+      nlohmann::json::parse(test::run_cli("tune --dry-run --arch sm_86 --shape 3000x3000x3000 "
+                                          "--json",
+                                          false)
+                                .out);
+  EXPECT_EQ(ampere_json.at("families").at("ws_tma"), 0);
+  EXPECT_EQ(ampere_json.at("dropped").at("ws_tma"), j.at("families").at("ws_tma"));
+  EXPECT_EQ(ampere_json.at("tma_dropped"), j.at("families").at("ws_tma"));
   EXPECT_EQ(test::run_cli("tune --dry-run --budget 5x").exit_code, 2);
   EXPECT_EQ(test::run_cli("tune --arch sm_90").exit_code, 2);
 }

@@ -10,9 +10,9 @@
 #include "commands.hpp"
 #include "json_output.hpp"
 #include "error.hpp"
+#include "family.hpp"
 #include "index_sim.hpp"
 #include "space.hpp"
-#include "tma_geometry.h"
 
 namespace sgt::cli {
 
@@ -76,26 +76,16 @@ void register_check(CLI::App& app) {
       violations.insert(violations.end(), sv.begin(), sv.end());
     }
     const auto sim = simulate_config(c);
-    const auto g = derive(c);
+    const auto& family = family_of(c);
     const bool in_range = violations.empty() || violations.front().rule != "positive_values";
 
     if (o->json) {
-      nlohmann::json j = {{"name", to_name(c)}, {"params", c}, {"valid", violations.empty()}};
+      nlohmann::json j = {{"name", to_name(c)},
+                          {"family", family.id()},
+                          {"params", c},
+                          {"valid", violations.empty()}};
       if (in_range) {
-        j["derived"] = {{"WMITER", g.WMITER},         {"WSUBM", g.WSUBM},
-                        {"WSUBN", g.WSUBN},           {"A_PASSES", g.A_PASSES},
-                        {"B_PASSES", g.B_PASSES},     {"AS_LD", g.AS_LD},
-                        {"SMEM_BYTES", g.SMEM_BYTES}, {"ACCUMULATORS", g.ACCUMULATORS},
-                        {"FRAGMENTS", g.FRAGMENTS}};
-        if (c.TMA == 1) {
-          const auto tl = sgt_kernel::make_tma_layout(g, false, false, c.MIN_BLOCKS);
-          j["derived"]["TMA_THREADS"] = tl.THREADS;
-          j["derived"]["TMA_CONSUMER_REGS"] = tl.CONSUMER_REGS;
-          j["derived"]["TMA_SHARED_BYTES"] = {{"TN", tma_shared_bytes(c, true, false)},
-                                              {"NN", tma_shared_bytes(c, false, false)},
-                                              {"TT", tma_shared_bytes(c, true, true)},
-                                              {"NT", tma_shared_bytes(c, false, true)}};
-        }
+        j["derived"] = family.derived(c);
         // The knobs past the seed's ten (STAGES, PAD_A, GROUP_M, SPLIT_K, ...).
         for (const auto& f : kConfigFields) {
           if (f.default_value != kRequired) j["derived"][std::string(f.name)] = c.*f.member;
@@ -103,29 +93,14 @@ void register_check(CLI::App& app) {
       }
       auto& vj = j["violations"] = nlohmann::json::array();
       for (const auto& v : violations) vj.push_back({{"rule", v.rule}, {"reason", v.reason}});
-      j["simulation_scope"] = simulate_config_scope();
+      j["simulation_scope"] = family.simulation_scope();
       auto& sj = j["simulation"] = nlohmann::json::array();
       for (const auto& d : sim.defects) sj.push_back({{"kind", d.kind}, {"detail", d.detail}});
       print_json(std::move(j));
     } else {
       fmt::print("{}\n", to_name(c));
-      if (in_range && c.TMA == 1) {
-        // The TMA kernel: no load passes; dynamic shared memory by layout (what each stages).
-        const auto tl = sgt_kernel::make_tma_layout(g, false, false, c.MIN_BLOCKS);
-        fmt::print(
-            "  WMITER {}  sub-tile {}x{}  AS_LD {}  threads {} ({} consumers + {} producers)  "
-            "registers {} -> {} consumers  shared TN {} B, NN/TT {} B, NT {} B  accumulators {}  "
-            "fragments {}\n",
-            g.WMITER, g.WSUBM, g.WSUBN, g.AS_LD, tl.THREADS, c.NUM_THREADS,
-            sgt_kernel::kTmaProducerThreads, tl.LAUNCH_REGS, tl.CONSUMER_REGS,
-            tma_shared_bytes(c, true, false), tma_shared_bytes(c, false, false),
-            tma_shared_bytes(c, false, true), g.ACCUMULATORS, g.FRAGMENTS);
-      } else if (in_range) {
-        fmt::print(
-            "  WMITER {}  sub-tile {}x{}  load passes A {} B {}  AS_LD {}  shared {} B  "
-            "accumulators {}  fragments {}\n",
-            g.WMITER, g.WSUBM, g.WSUBN, g.A_PASSES, g.B_PASSES, g.AS_LD, g.SMEM_BYTES,
-            g.ACCUMULATORS, g.FRAGMENTS);
+      if (in_range) {
+        if (const auto line = family.derived_line(c); !line.empty()) fmt::print("  {}\n", line);
         std::string knobs;
         for (const auto& f : kConfigFields) {
           if (f.default_value != kRequired) knobs += fmt::format("  {} {}", f.name, c.*f.member);
@@ -145,9 +120,9 @@ void register_check(CLI::App& app) {
             "outside, every As/Bs element loaded once (reads inside the matrix; zero beyond it in "
             "k), operands matched, "
             "float4 accesses aligned, every tile and every k taken once\n",
-            simulate_config_scope());
+            family.simulation_scope());
       } else {
-        fmt::print("  simulation of {} finds:\n", simulate_config_scope());
+        fmt::print("  simulation of {} finds:\n", family.simulation_scope());
       }
       for (const auto& d : sim.defects) fmt::print("  simulation {}: {}\n", d.kind, d.detail);
     }

@@ -23,14 +23,14 @@ namespace {
 
 // nvcc's static_asserts refuse a config that breaks a structural rule, so one such winner (only
 // an imported or hand-edited database can hold it) would break every build that embeds the table.
-// The TMA = 1 kernel asserts its ring depth, box and register rules too, and the dispatch library
-// instantiates it only as tma_flag allows (TMA 0 or 1, and with it STAGE_C = 0).
+// A family's kernel may assert more of its rules (KernelFamily::asserted_rules: the TMA kernel its
+// ring depth, box and register rules, and tma_flag, as the dispatch library instantiates it).
 std::vector<RuleViolation> structural_violations(const WarpTileConfig& c) {
   std::set<std::string_view> structural;
   for (const auto& r : rules()) {
     if (r.structural) structural.insert(r.name);
   }
-  if (c.TMA != 0) structural.insert({"tma_flag", "pipeline_stages", "tma_box", "tma_registers"});
+  for (const auto rule : family_of(c).asserted_rules()) structural.insert(rule);
   auto v = check(c);
   std::erase_if(v, [&](const RuleViolation& r) { return !structural.count(r.rule); });
   return v;

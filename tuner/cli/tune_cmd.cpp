@@ -345,7 +345,7 @@ CostBasis cost_basis(const std::string& arch) {
 nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch, const CostBasis& cost,
                        const std::string& strategy, double budget_s, size_t max_evals,
                        size_t patience, unsigned jobs) {
-  const bool has_tma = arch == "sm_90" || arch == "sm_90a";
+  const int arch_number = std::atoi(arch.c_str() + 3);  // "sm_90a" -> 90
   nlohmann::json spaces = nlohmann::json::array();
   std::set<std::string> seen;
   for (const auto& part : split_space_union(plan.space_arg)) {
@@ -354,12 +354,23 @@ nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch, const 
     for (const auto& c : e.survivors) fresh += seen.insert(to_name(c)).second;
     spaces.push_back({{"space", part}, {"survivors", e.survivors.size()}, {"new", fresh}});
   }
-  size_t tma = 0, candidates = 0;
+  // Candidates per family, and those dropped because the family has no kernel for the
+  // architecture (every registered family listed, with 0 where the space has none).
+  nlohmann::json families = nlohmann::json::object(), dropped = nlohmann::json::object();
+  for (const auto* f : sgt::families())
+    families[std::string(f->id())] = 0, dropped[std::string(f->id())] = 0;
+  size_t candidates = 0, dropped_all = 0;
   std::set<std::string> binaries;
   for (const auto& c : plan.enumeration.survivors) {
-    if (c.TMA == 1 && !has_tma) continue;
+    const auto& family = family_of(c);
+    const std::string id(family.id());
+    if (!family.implemented_for(arch_number)) {
+      dropped[id] = dropped[id].get<size_t>() + 1;
+      ++dropped_all;
+      continue;
+    }
     ++candidates;
-    tma += c.TMA == 1;
+    families[id] = families[id].get<size_t>() + 1;
     const auto [layout, vec] =
         gpu::KernelCompiler::instance(c, plan.problem.layout, kernel_vec_loads(plan.problem));
     binaries.insert(
@@ -374,8 +385,10 @@ nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch, const 
           {"space", plan.space_arg},
           {"spaces", spaces},
           {"candidates", candidates},
-          {"families", {{"warptile", candidates - tma}, {"ws_tma", tma}}},
-          {"tma_dropped", has_tma ? 0 : plan.enumeration.survivors.size() - candidates},
+          {"families", families},
+          {"dropped", dropped},
+          // Kept for readers of format 1's first outputs: every family's dropped candidates.
+          {"tma_dropped", dropped_all},
           {"binaries", binaries.size()},
           {"strategy", strategy},
           {"budget_s", budget_s},
@@ -399,12 +412,17 @@ void print_dry_run(const nlohmann::json& j) {
                terminal_safe(s.at("space").get<std::string>()), s.at("survivors").get<size_t>(),
                s.at("new").get<size_t>());
   }
-  fmt::print(
-      "  families: warptile {}, ws_tma (TMA) {}{}\n", j.at("families").at("warptile").get<size_t>(),
-      j.at("families").at("ws_tma").get<size_t>(),
-      j.at("tma_dropped").get<size_t>() ? fmt::format(" ({} TMA configs dropped: they need sm_90)",
-                                                      j.at("tma_dropped").get<size_t>())
-                                        : "");
+  std::string families, dropped;
+  for (const auto& [id, n] : j.at("families").items()) {
+    families += fmt::format("{}{} {}", families.empty() ? "" : ", ", id, n.get<size_t>());
+    const size_t d = j.at("dropped").at(id);
+    if (d > 0) {
+      const auto* f = find_family(id);
+      dropped += fmt::format("; {} {} configs dropped: {}", d, id,
+                             f ? f->refusal_on(j.at("arch").get<std::string>()) : "");
+    }
+  }
+  fmt::print("  families: {}{}\n", families, dropped);
   fmt::print("  binaries: {} (split-K variants share one)\n", j.at("binaries").get<size_t>());
   const double budget = j.at("budget_s");
   const size_t max_evals = j.at("max_evals"), patience = j.at("patience");

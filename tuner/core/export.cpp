@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "arch.hpp"
 #include "error.hpp"
 #include "family.hpp"
 #include "trial.hpp"
@@ -148,6 +149,37 @@ void choose_default(TableGpu& gpu, const WarpTileConfig& fallback, std::string_v
   }
 }
 
+// The four layouts in the table's order (layout_index: NN, NT, TN, TT).
+constexpr const char* kTableLayouts[] = {"NN", "NT", "TN", "TT"};
+
+// A config's kernel instance for a call in `layout` with float4 loads or not, as its family names
+// it: the very name expression NVRTC compiles when the tuner measures it.
+std::string instance_expression(const WarpTileConfig& c, const char* layout, bool vec) {
+  const auto& family = family_of(c);
+  const auto [runs, runs_vec] = family.instance(c, layout, vec);
+  return family.name_expression(c, runs, runs_vec);
+}
+
+// The one compute capability (e.g. 90) a family has a kernel body for, or 0 when it has one for
+// every architecture sgemm-tune knows.
+int only_architecture(const KernelFamily& f) {
+  std::vector<int> ok;
+  for (const auto& a : arch_table())
+    if (f.implemented_for(a.major * 10 + a.minor)) ok.push_back(a.major * 10 + a.minor);
+  return ok.size() == 1 ? ok.front() : 0;
+}
+
+// The main kernel file of every family the configs use, the warp-tiling one first (its pack and
+// split-K reduction kernels serve every family's launch plan).
+std::vector<std::string> kernel_files(const std::vector<WarpTileConfig>& configs) {
+  std::vector<std::string> files{std::string(families().front()->sources().front().name)};
+  for (const auto& c : configs) {
+    const auto name = std::string(family_of(c).sources().front().name);
+    if (std::find(files.begin(), files.end(), name) == files.end()) files.push_back(name);
+  }
+  return files;
+}
+
 std::vector<WarpTileConfig> table_configs(const Table& t) {
   std::vector<WarpTileConfig> out;
   auto add = [&](const WarpTileConfig& c) {
@@ -224,9 +256,10 @@ std::string render_cpp(const Table& t) {
   std::string field_list;
   for (const auto& f : kConfigFields) field_list += fmt::format(", {}", f.name);
   line(fmt::format("// X(index{}):", field_list));
-  line("// every config of kConfigs, in the kernel template's parameter order; the dispatch");
-  line("// library instantiates sgemm_warptile<...> (TMA = 0) or sgemm_ws_tma<...> (TMA = 1) from");
-  line("// this list.");
+  line(
+      "// every config of kConfigs, in the kernel template's parameter order (the dispatch "
+      "library");
+  line("// checks kConfigs against it).");
   if (configs.empty()) {
     line("#define SGT_TUNED_CONFIGS(X)");
   } else {
@@ -236,6 +269,32 @@ std::string render_cpp(const Table& t) {
                        i + 1 < configs.size() ? " \\" : ""));
     }
   }
+  line("");
+  line("// X(index, launch, NN, NT, TN, TT, NN_scalar, NT_scalar, TN_scalar, TT_scalar): each");
+  line(
+      "// config's kernel instances as its family names them (the expressions NVRTC compiles when");
+  line("// the tuner measures it) for calls in each layout, with float4 loads and without, by the");
+  line("// launch ABI of its family: pointers (sgemm_warptile's arguments) or tensor_maps");
+  line("// (sgemm_ws_tma's). The dispatch library instantiates exactly these.");
+  if (configs.empty()) {
+    line("#define SGT_TUNED_INSTANCES(X)");
+  } else {
+    line("#define SGT_TUNED_INSTANCES(X) \\");
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      std::string args;
+      for (const bool vec : {true, false})
+        for (const char* layout : kTableLayouts)
+          args += fmt::format(", ({})", instance_expression(configs[i], layout, vec));
+      line(fmt::format("  X({}, {}{}){}", i, to_string(family_of(configs[i]).launch_abi()), args,
+                       i + 1 < configs.size() ? " \\" : ""));
+    }
+  }
+  line("// The kernel files those instances are declared in, on the dispatch library's include");
+  line("// path (kernel_templates/, or a family's own folder).");
+  const auto files = kernel_files(configs);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    line(fmt::format("#define SGT_TUNED_KERNEL_FILE_{} {}", i, cpp_string_literal(files[i])));
+  line(fmt::format("#define SGT_TUNED_KERNEL_FILE_COUNT {}", files.size()));
   line("");
   line("namespace sgt_tuned_table {");
   line("");
@@ -250,6 +309,20 @@ std::string render_cpp(const Table& t) {
                      i + 1 == kConfigFields.size() ? ";" : ""));
   }
   line("}");
+  line("");
+  line("// How a config's kernel is launched, as its family says (family.hpp).");
+  line("struct Launch {");
+  line(
+      "  int abi;      // 0: pointers (sgemm_warptile's arguments), 1: tensor_maps "
+      "(sgemm_ws_tma's)");
+  line("  int threads;  // threads of one block (with any producer warps)");
+  line("  int dynamic_smem[4];       // dynamic shared memory of one launch, per call layout (NN,");
+  line(
+      "                             // NT, TN, TT); 0 for a kernel with static shared memory only");
+  line("  long long block_bytes[4];  // all the shared memory one block holds, per call layout");
+  line("  int arch_only;       // the one compute capability (e.g. 90) it has a body for; 0: any");
+  line("  bool arch_specific;  // its body is in the architecture-specific image only (sm_90a)");
+  line("};");
   line("");
   line("// The winner of one tuned shape. Its comment says on how many edge cases (shapes off the");
   line("// tile, primes, K not a multiple of BK, padded leading dimensions, offset pointers) the");
@@ -308,6 +381,7 @@ std::string render_cpp(const Table& t) {
     line("inline constexpr Config kConfigs[1] = {};");
     line("inline constexpr const char* kConfigNames[1] = {};");
     line("inline constexpr const char* kConfigFamilies[1] = {};");
+    line("inline constexpr Launch kConfigLaunch[1] = {};");
   } else {
     line("inline constexpr Config kConfigs[] = {");
     for (const auto& c : configs)
@@ -321,6 +395,22 @@ std::string render_cpp(const Table& t) {
     line("inline constexpr const char* kConfigFamilies[] = {");
     for (const auto& c : configs)
       line(fmt::format("    {},", cpp_string_literal(family_of(c).id())));
+    line("};");
+    line("inline constexpr Launch kConfigLaunch[] = {");
+    for (const auto& c : configs) {
+      const auto& f = family_of(c);
+      std::string smem, bytes;
+      for (const char* layout : kTableLayouts) {
+        const auto runs = f.instance(c, layout, true).first;
+        const bool ta = runs[0] == 'T', tb = runs[1] == 'T';
+        smem += fmt::format("{}{}", smem.empty() ? "" : ", ", f.dynamic_shared_bytes(c, ta, tb));
+        bytes += fmt::format("{}{}", bytes.empty() ? "" : ", ", f.block_shared_bytes(c, ta, tb));
+      }
+      line(fmt::format("    {{{}, {}, {{{}}}, {{{}}}, {}, {}}},  // {}",
+                       f.launch_abi() == LaunchAbi::tensor_maps ? 1 : 0, f.block_threads(c), smem,
+                       bytes, only_architecture(f),
+                       f.target_arch("sm_90") != "sm_90" ? "true" : "false", to_name(c)));
+    }
     line("};");
   }
   line("");

@@ -19,8 +19,11 @@ namespace sgt {
 // 2: knob fields, layouts served, edge checks; 3: PAD_B; 4: PACK; 5: STAGE_C; 6: TMA, with the
 // TMA kernel's source hash; 7: each config's kernel family id (kConfigFamilies, "family"), every
 // family's source hash ("kernel_hashes"), and the JSON's shapes give `ratio` (cuBLAS time / winner
-// time) instead of `pct_of_cublas`, defaults the source `best_ratio`
-constexpr int kTableFormatVersion = 7;
+// time) instead of `pct_of_cublas`, defaults the source `best_ratio`; 8: the header gives each
+// config's kernel instances as its family names them (SGT_TUNED_INSTANCES), the files that
+// declare them (SGT_TUNED_KERNEL_FILE_i) and how it is launched (kConfigLaunch), so the dispatch
+// library serves any registered family without code of its own
+constexpr int kTableFormatVersion = 8;
 
 // The winner of one tuned shape, as measured.
 struct TableShape {

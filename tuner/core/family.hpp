@@ -6,10 +6,13 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "config.hpp"
 #include "kernel_source.hpp"
@@ -18,6 +21,25 @@ namespace sgt {
 
 struct Problem;
 struct EdgeCheck;
+struct SimReport;
+
+// How the tile kernel of a family is launched: the argument list the worker and sgemm_tuned pass
+// it. `pointers`: sgemm_warptile's (M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, k_chunk,
+// partial), static shared memory. `tensor_maps`: sgemm_ws_tma's (M, N, K, alpha, map_a, map_b,
+// beta, C, ldc, k_chunk, partial), tensor maps of the operands encoded by the launcher from BK and
+// the padded rows, and dynamic shared memory. A new family with one of these argument lists needs
+// no launch code of its own; the launch plan around it (pack, split-K reduce, workspace) is
+// shared.
+enum class LaunchAbi { pointers, tensor_maps };
+// "pointers", "tensor_maps": the names the worker protocol carries.
+inline std::string_view to_string(LaunchAbi a) {
+  return a == LaunchAbi::tensor_maps ? "tensor_maps" : "pointers";
+}
+inline std::optional<LaunchAbi> parse_launch_abi(std::string_view s) {
+  if (s == "pointers") return LaunchAbi::pointers;
+  if (s == "tensor_maps") return LaunchAbi::tensor_maps;
+  return std::nullopt;
+}
 
 class KernelFamily {
  public:
@@ -68,11 +90,12 @@ class KernelFamily {
     (void)arch_number;
     return true;
   }
-  // The reason a compile for an architecture it is not implemented for fails with, led by the
-  // rule's name.
+  // The named rule a config of the family breaks on an architecture it is not implemented for,
+  // and the reason a compile for one fails with, led by that rule's name.
+  virtual std::string_view architecture_rule() const { return "architecture"; }
   virtual std::string refusal_on(std::string_view arch) const {
-    return "rule architecture: kernel family " + std::string(id()) + " is not implemented for " +
-           std::string(arch);
+    return "rule " + std::string(architecture_rule()) + ": kernel family " + std::string(id()) +
+           " is not implemented for " + std::string(arch);
   }
   // The NVRTC target for a GPU's plain architecture ("sm_90" -> "sm_90a" for a family that
   // needs the architecture-specific features).
@@ -85,8 +108,35 @@ class KernelFamily {
   virtual long long block_shared_bytes(const WarpTileConfig& c, bool trans_a,
                                        bool trans_b) const = 0;
 
+  // How its tile kernel is launched, and the dynamic shared memory one launch asks for in a
+  // layout (0 for a kernel with static shared memory only).
+  virtual LaunchAbi launch_abi() const { return LaunchAbi::pointers; }
+  virtual int dynamic_shared_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b) const {
+    (void)c, (void)trans_a, (void)trans_b;
+    return 0;
+  }
+
+  // Rules besides the structural ones (RuleInfo::structural) that the kernel's own static_asserts
+  // enforce: a winner breaking one would break every build of sgemm_tuned that embeds it, so
+  // `export` refuses it.
+  virtual std::vector<std::string_view> asserted_rules() const { return {}; }
+
   // Adjusts one edge case to what the family's kernel is served (leading dimensions, offsets).
   virtual void adjust_edge_case(const WarpTileConfig&, EdgeCheck&) const {}
+
+  // What `check` shows of a config whose fields are in range: derived quantities (a JSON object)
+  // and one line of them for the text output. Empty when the family derives nothing.
+  virtual nlohmann::json derived(const WarpTileConfig& c) const;
+  virtual std::string derived_line(const WarpTileConfig& c) const {
+    (void)c;
+    return {};
+  }
+
+  // The CPU simulation of the kernel's indexing (index_sim.hpp) for one config, and one line
+  // saying what it covers. nullopt: the family has no simulation, and `check` and `space
+  // --verify` say so rather than call it clean.
+  virtual std::optional<SimReport> simulate(const WarpTileConfig& c) const;
+  virtual std::string simulation_scope() const { return "no index simulation for this family"; }
 
  private:
   mutable std::once_flag hash_once_;

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <thread>
 
+#include "family.hpp"
 #include "index_sim_detail.hpp"
 
 namespace sgt {
@@ -246,6 +247,17 @@ std::vector<SimGrid> standard_grids(const WarpTileConfig& c) {
 }
 
 SimReport simulate_config(const WarpTileConfig& c) {
+  const auto& family = family_of(c);
+  if (auto r = family.simulate(c)) return std::move(*r);
+  SimReport r;
+  r.defects.push_back({std::string(kKinds[sim_detail::kNotSimulated].name),
+                       fmt::format("kernel family {} has no index simulation: its indexing is "
+                                   "not checked on the CPU",
+                                   family.id())});
+  return r;
+}
+
+SimReport simulate_warptile_config(const WarpTileConfig& c) {
   Merger merged;
   const SimIndexing ix;
   std::vector<SimCase> done;

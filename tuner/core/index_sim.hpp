@@ -32,7 +32,8 @@ struct SimDefect {
   // tma_copy_refused, tma_barrier, tma_copy_out_of_stage, tma_copy_hole, tma_copy_misplaced,
   // tma_swizzle_mismatch, tma_transpose_read_out_of_box, tma_transpose_out_of_stage,
   // tma_transpose_hole, tma_transpose_overlap, tma_transpose_misplaced, tma_smem_overlap,
-  // tma_smem_misaligned, tma_smem_overflow, tma_warpgroups, tma_k_hole, tma_k_overlap. Where a
+  // tma_smem_misaligned, tma_smem_overflow, tma_warpgroups, tma_k_hole, tma_k_overlap; and
+  // not_simulated for a config of a kernel family that has no simulation (family.hpp). Where a
   // validity rule guards against the defect, its detail names the rule ("rule tma_transpose").
   std::string kind;
   std::string detail;  // one concrete (thread, element) example, then how many in all
@@ -196,16 +197,20 @@ struct SimGrid {
 };
 std::vector<SimGrid> standard_grids(const WarpTileConfig& c);
 
-// Everything at once: standard_cases() through simulate_block and standard_grids() through
-// simulate_grid (a grid's block that equals one already simulated runs once). Each defect's detail
-// names the case it was found in ("[TN edge 65x1 k1 scalar-kernel] ...") and how many other cases
-// show the same kind.
+// Everything at once, as the config's kernel family simulates it (KernelFamily::simulate); a
+// family without a simulation gives the one defect not_simulated.
 SimReport simulate_config(const WarpTileConfig& c);
+// The simulation of the two built-in families (the warp-tiling template and the TMA-fed kernel):
+// standard_cases() through simulate_block and standard_grids() through simulate_grid (a grid's
+// block that equals one already simulated runs once). Each defect's detail names the case it was
+// found in ("[TN edge 65x1 k1 scalar-kernel] ...") and how many other cases show the same kind.
+SimReport simulate_warptile_config(const WarpTileConfig& c);
 // simulate_config for many configs, on up to `threads` threads (0: one per hardware thread);
 // report i belongs to configs[i].
 std::vector<SimReport> simulate_configs(const std::vector<WarpTileConfig>& configs,
                                         unsigned threads = 0);
-// One line saying what simulate_config covers, for command output.
+// One line saying what simulate_warptile_config covers, for command output; the scope of a
+// config's simulation is its family's simulation_scope().
 std::string simulate_config_scope();
 
 }  // namespace sgt

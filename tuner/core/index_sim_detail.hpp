@@ -81,6 +81,7 @@ enum Kind : int {
   kTmaWarpgroups,
   kTmaKHole,
   kTmaKOverlap,
+  kNotSimulated,
   kNumKinds
 };
 
@@ -142,6 +143,7 @@ inline constexpr std::array<KindInfo, kNumKinds> kKinds = {{
     {"tma_warpgroups", "warpgroups"},
     {"tma_k_hole", "k values"},
     {"tma_k_overlap", "k values"},
+    {"not_simulated", "configs"},
 }};
 
 // Counts per kind and keeps the first example; the example is only formatted once, so a config

@@ -23,7 +23,6 @@
 #include "edge_cases.hpp"
 #include "sha256.hpp"
 #include "strategy.hpp"
-#include "tma_geometry.h"
 
 namespace sgt::gpu {
 
@@ -190,24 +189,24 @@ class BuildQueue {
 }  // namespace
 
 TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
+  const auto& family = family_of(c);
   TrialRequest r;
   r.name = comp.config_name;
-  r.family = std::string(family_of(c).id());
+  r.family = std::string(family.id());
+  r.launch = std::string(to_string(family.launch_abi()));
   r.cubin_path = comp.cubin_path.string();
   r.cubin_sha256 = comp.cubin_sha256;
   r.kernel = comp.lowered_name;
   r.reduce_kernel = comp.reduce_lowered_name;
   r.pack_kernel = comp.pack_lowered_name;
   r.tile = LaunchTile{c.BM, c.BN, c.BK, c.SPLIT_K};
-  r.block = static_cast<unsigned>(c.NUM_THREADS);
-  if (r.family == "ws_tma") {
-    // The shared-memory layout depends on the layout only through which operands are staged.
-    const auto t = sgt_kernel::make_tma_layout(derive(c), comp.layout[0] == 'T',
-                                               comp.layout[1] == 'T', c.MIN_BLOCKS);
+  const bool ta = comp.layout[0] == 'T', tb = comp.layout[1] == 'T';
+  r.block = static_cast<unsigned>(family.block_threads(c));
+  r.tile.smem_bytes = family.dynamic_shared_bytes(c, ta, tb);
+  if (family.launch_abi() == LaunchAbi::tensor_maps) {
+    // The boxes of the operands' tensor maps span the padded rows.
     r.tile.pad_a = c.PAD_A;
     r.tile.pad_b = c.PAD_B;
-    r.tile.smem_bytes = t.SMEM_BYTES;
-    r.block = static_cast<unsigned>(t.THREADS);
   }
   return r;
 }
@@ -311,15 +310,17 @@ class Session {
 
  private:
   // A candidate this GPU cannot hold (more threads or blocks per SM than it has, more shared memory
-  // per block, a TMA config off sm_90) is not measured: a space written for an H200 tunes what
-  // fits elsewhere instead of recording every misfit as a failure.
+  // per block, a family not written for its architecture) is not measured: a space written for an
+  // H200 tunes what fits elsewhere instead of recording every misfit as a failure.
   void drop_unsupported(const GpuFingerprint& fp) {
     const ArchInfo* arch = find_arch(fp.cc_major, fp.cc_minor);
     std::map<std::string, size_t> why;
     const auto n = std::erase_if(o_.candidates, [&](const WarpTileConfig& c) {
       if (!arch) {
-        // Not in the table: only what is certain, that the TMA kernel is sm_90's alone.
-        if (c.TMA == 1 && fp.cc_major != 9) return ++why["tma_architecture"], true;
+        // Not in the table: only what is certain, the architectures each family is written for.
+        const auto& family = family_of(c);
+        if (!family.implemented_for(fp.cc_major * 10 + fp.cc_minor))
+          return ++why[std::string(family.architecture_rule())], true;
         return false;
       }
       const auto v = check(c, hardware_limits(*arch));

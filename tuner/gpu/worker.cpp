@@ -22,6 +22,7 @@
 
 #include "bench.hpp"
 #include "check.hpp"
+#include "family.hpp"
 #include "gpu_select.hpp"
 #include "launch_plan.h"
 #include "tma_maps.h"
@@ -476,13 +477,16 @@ class Worker {
     return verify(in);
   }
 
-  // The tile step of the launch plan for a kernel family (its id, family.hpp): the warp-tiling
-  // kernel's, or the TMA kernel's with tensor maps and dynamic shared memory. A family this worker
-  // has no launch for is a failed request, never another family's launch.
-  static int tma_tile_step(const std::string& family) {
-    if (family == "warptile") return 0;
-    if (family == "ws_tma") return 1;
-    throw Error(fmt::format("kernel family '{}' has no launch in this worker", family));
+  // The tile step of the launch plan for a request: the one its family's launch ABI names,
+  // pointers or tensor maps with dynamic shared memory. An ABI this worker has no step for is a
+  // failed request, never another launch.
+  static int tensor_map_tile_step(const json& req) {
+    const std::string launch = req.at("launch");
+    const auto abi = parse_launch_abi(launch);
+    if (!abi)
+      throw Error(fmt::format("launch '{}' of kernel family '{}' has no tile step in this worker",
+                              launch, req.at("family").get<std::string>()));
+    return *abi == LaunchAbi::tensor_maps ? 1 : 0;
   }
 
   static LaunchTile tile_from(const json& req) {
@@ -492,7 +496,7 @@ class Worker {
     t.BN = j.at("BN");
     t.BK = j.at("BK");
     t.split_k = j.value("split_k", 1);
-    t.tma = tma_tile_step(req.at("family").get<std::string>());
+    t.tma = tensor_map_tile_step(req);
     t.pad_a = j.value("pad_a", 0);
     t.pad_b = j.value("pad_b", 0);
     t.smem_bytes = j.value("smem", 0);
@@ -533,6 +537,7 @@ class Worker {
     t.reduce_kernel = req.value("reduce_kernel", "");
     t.pack_kernel = req.value("pack_kernel", "");
     t.family = req.at("family").get<std::string>();
+    t.launch = req.at("launch").get<std::string>();
     t.tile = tile_from(req);
     t.block = req.at("block");
     t.warmup = req.at("warmup");

@@ -197,6 +197,7 @@ json candidate_request(const char* op, const TrialRequest& t) {
   return {{"op", op},
           {"name", t.name},
           {"family", t.family},
+          {"launch", t.launch},
           {"cubin", t.cubin_path},
           {"sha256", t.cubin_sha256},
           {"kernel", t.kernel},

@@ -8,12 +8,13 @@
 //                                          -> {ok, cublas: TimeStats}
 //            pad: extra elements per stored row of A, B and C (leading dimension = row + pad);
 //            offset: elements by which A, B and C start past an aligned allocation.
-//   trial    {name, family, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile {BM, BN,
+//   trial    {name, family, launch, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile {BM,
+//   BN,
 //             BK, split_k, pad_a?, pad_b?, smem?}, block,
 //             warmup, reps, cut_after, cut_ratio, best_ms, tolerance, checksum?}
 //                                          -> {status, reason, verify_error, time, cut, checksum?}
-//   verify   {family, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile, block, tolerance,
-//   seed,
+//   verify   {family, launch, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile, block,
+//   tolerance, seed,
 //             cases: [EdgeCheck]}         -> {ok, cases: [EdgeCheck with passed/error/reason]}
 //            each case on its own buffers; the current problem is left as it was.
 //   cublas   {reps}                        -> {ok, cublas: TimeStats}
@@ -23,14 +24,15 @@
 // reduce_kernel(M, N, splits, alpha, partial, beta, C, ldc) when that grid has k-splits. With a
 // pack_kernel (PACK configs, whose kernel is the TN float4 instance), pack_kernel(K, a, b) first
 // copies the operands that need it into panels (PackOperand, warptile_geometry.h) and the tile
-// kernel reads those. family is the config's kernel family id (family.hpp), which picks the tile
-// step of the launch plan; a family the worker has no launch for is refused. Family ws_tma
-// (TMA configs) launches sgemm_ws_tma(M, N, K, alpha,
-// map_a, map_b, beta, C, ldc, k_chunk, partial) instead, with tensor maps the worker encodes for
-// the operands (tma_maps.h, from BK and the padded rows BM + pad_a, BN + pad_b) and smem bytes of
-// dynamic shared memory; block is then NUM_THREADS plus the producer warpgroup.
-// Every response carries "ok" (false with "error" when the request itself failed). A trial that
-// poisons the CUDA context answers status "crashed" and the worker exits.
+// kernel reads those. family is the config's kernel family id (family.hpp), for messages; launch
+// is its launch ABI ("pointers" or "tensor_maps", LaunchAbi), which picks the tile step of the
+// launch plan, so a family the parent registers runs in any worker of the same protocol, and an
+// unknown launch is refused. A family launched with tensor maps (ws_tma: sgemm_ws_tma(M, N, K,
+// alpha, map_a, map_b, beta, C, ldc, k_chunk, partial)) gets maps the worker encodes for the
+// operands (tma_maps.h, from BK and the padded rows BM + pad_a, BN + pad_b) and smem bytes of
+// dynamic shared memory; block is the family's block_threads() (for ws_tma NUM_THREADS plus the
+// producer warpgroup). Every response carries "ok" (false with "error" when the request itself
+// failed). A trial that poisons the CUDA context answers status "crashed" and the worker exits.
 #pragma once
 
 #include <string>
@@ -39,14 +41,15 @@
 
 namespace sgt::gpu {
 
-constexpr int kWorkerProtocol = 4;  // 3: TMA tiles; 4: the family id picks the tile step
+// 3: TMA tiles; 4: the family id picks the tile step; 5: the family's launch ABI does.
+constexpr int kWorkerProtocol = 5;
 
 // What the worker needs to know of a config to launch it.
 struct LaunchTile {
   int BM = 0, BN = 0, BK = 0;
   int split_k = 1;
-  // Family ws_tma (set from the request's family): the kernel takes tensor maps and dynamic
-  // shared memory.
+  // 1 when the request's family is launched with tensor maps (LaunchAbi::tensor_maps): the kernel
+  // takes maps of the padded operand rows and `smem_bytes` of dynamic shared memory.
   int tma = 0, pad_a = 0, pad_b = 0;
   int smem_bytes = 0;
 };
@@ -54,6 +57,7 @@ struct LaunchTile {
 struct TrialRequest {
   std::string name;
   std::string family = "warptile";  // the config's kernel family id
+  std::string launch = "pointers";  // its launch ABI (to_string(LaunchAbi))
   std::string cubin_path;
   std::string cubin_sha256;
   std::string kernel;         // lowered (mangled) name

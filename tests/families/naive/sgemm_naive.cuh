@@ -1,15 +1,20 @@
 // A naive SGEMM, the kernel of the test family `naive`: each thread computes one TM x TN patch of
-// C straight from global memory. Row-major operands; TRANS_A, TRANS_B read A^T, B^T.
+// C straight from global memory. Row-major operands; TRANS_A, TRANS_B read A^T, B^T. It takes the
+// warp-tiling kernel's arguments (LaunchAbi::pointers) and its one-dimensional grid of
+// ceil(M/BM) * ceil(N/BN) tiles, row of tiles after row, so the worker and the launch plan run it
+// as they run that kernel; with no split-K, k_chunk is K and the workspace is unused.
 #pragma once
 
 template <int BM, int BN, int TM, int TN, int NUM_THREADS, int MIN_BLOCKS, bool TRANS_A,
           bool TRANS_B>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     sgemm_naive(int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-                int ldb, float beta, float* C, int ldc) {
+                int ldb, float beta, float* C, int ldc, int k_chunk, float* partial) {
   static_assert((BM / TM) * (BN / TN) == NUM_THREADS, "one TM x TN patch per thread");
-  const int row0 = blockIdx.y * BM + (threadIdx.x / (BN / TN)) * TM;
-  const int col0 = blockIdx.x * BN + (threadIdx.x % (BN / TN)) * TN;
+  (void)k_chunk, (void)partial;
+  const int tiles_n = (N + BN - 1) / BN;
+  const int row0 = (blockIdx.x / tiles_n) * BM + (threadIdx.x / (BN / TN)) * TM;
+  const int col0 = (blockIdx.x % tiles_n) * BN + (threadIdx.x % (BN / TN)) * TN;
   float acc[TM][TN] = {};
   for (int k = 0; k < K; ++k) {
     for (int i = 0; i < TM; ++i) {

@@ -2,7 +2,10 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "family.hpp"
+#include "index_sim.hpp"
 #include "sha256.hpp"
 
 namespace sgt {
@@ -95,6 +98,14 @@ std::string hash_sources(const std::vector<KernelSourceFile>& files) {
     all += '\0';
   }
   return sha256_hex(all);
+}
+
+nlohmann::json KernelFamily::derived(const WarpTileConfig&) const {
+  return nlohmann::json::object();
+}
+
+std::optional<SimReport> KernelFamily::simulate(const WarpTileConfig&) const {
+  return std::nullopt;
 }
 
 const std::string& KernelFamily::source_hash() const {

@@ -1,9 +1,11 @@
 // The warp-tiling family (sgemm_warptile.cuh): threads load each k-slice into shared memory, warps
 // compute their tiles from it. TMA = 0.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "families/warptile/rules.hpp"
 #include "family.hpp"
+#include "index_sim.hpp"
 #include "warptile_geometry.h"
 
 namespace sgt {
@@ -125,6 +127,22 @@ class Warptile final : public KernelFamily {
   long long block_shared_bytes(const WarpTileConfig& c, bool, bool) const override {
     return derive(c).SMEM_BYTES;
   }
+
+  // A TMA value no family claims falls back to this family; the dispatch library has instances
+  // for the registered values only.
+  std::vector<std::string_view> asserted_rules() const override { return {"tma_flag"}; }
+
+  nlohmann::json derived(const WarpTileConfig& c) const override {
+    return warptile::derived_geometry(c);
+  }
+  std::string derived_line(const WarpTileConfig& c) const override {
+    return warptile::geometry_line(c);
+  }
+
+  std::optional<SimReport> simulate(const WarpTileConfig& c) const override {
+    return simulate_warptile_config(c);
+  }
+  std::string simulation_scope() const override { return simulate_config_scope(); }
 };
 
 }  // namespace

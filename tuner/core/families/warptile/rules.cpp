@@ -7,6 +7,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "kernel_source.hpp"
 #include "warptile_geometry.h"
@@ -244,6 +245,24 @@ std::string name_expression(const WarpTileConfig& c, std::string_view layout, bo
   }
   return fmt::format("{}<{},{},{},{}>", kKernelTemplateName, args, flag(layout[0] == 'T'),
                      flag(layout[1] == 'T'), flag(vec));
+}
+
+nlohmann::json derived_geometry(const WarpTileConfig& c) {
+  const auto g = derive(c);
+  return {{"WMITER", g.WMITER},         {"WSUBM", g.WSUBM},
+          {"WSUBN", g.WSUBN},           {"A_PASSES", g.A_PASSES},
+          {"B_PASSES", g.B_PASSES},     {"AS_LD", g.AS_LD},
+          {"SMEM_BYTES", g.SMEM_BYTES}, {"ACCUMULATORS", g.ACCUMULATORS},
+          {"FRAGMENTS", g.FRAGMENTS}};
+}
+
+std::string geometry_line(const WarpTileConfig& c) {
+  const auto g = derive(c);
+  return fmt::format(
+      "WMITER {}  sub-tile {}x{}  load passes A {} B {}  AS_LD {}  shared {} B  accumulators {}  "
+      "fragments {}",
+      g.WMITER, g.WSUBM, g.WSUBN, g.A_PASSES, g.B_PASSES, g.AS_LD, g.SMEM_BYTES, g.ACCUMULATORS,
+      g.FRAGMENTS);
 }
 
 }  // namespace sgt::warptile

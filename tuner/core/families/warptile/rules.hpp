@@ -3,8 +3,11 @@
 #pragma once
 
 #include <initializer_list>
+#include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "config.hpp"
 
@@ -37,5 +40,10 @@ void check_resident_blocks(const WarpTileConfig& c, const Limits& limits,
 // The name expression of sgemm_warptile<...> for an instance: every field but SPLIT_K (a launch
 // parameter) and TMA (which picks another family), then the layout and the loads.
 std::string name_expression(const WarpTileConfig& c, std::string_view layout, bool vec);
+
+// The geometry `check` shows (WMITER, sub-tile, load passes, AS_LD, shared bytes, accumulators,
+// fragments), as JSON and as its text line.
+nlohmann::json derived_geometry(const WarpTileConfig& c);
+std::string geometry_line(const WarpTileConfig& c);
 
 }  // namespace sgt::warptile

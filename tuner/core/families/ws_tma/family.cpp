@@ -2,10 +2,12 @@
 // k-slices by tensor copies to consumer warps that compute the warp-tiling geometry's tiles.
 // TMA = 1; sm_90a only.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "edge_cases.hpp"
 #include "families/warptile/rules.hpp"
 #include "family.hpp"
+#include "index_sim.hpp"
 #include "problem.hpp"
 #include "tma_geometry.h"
 
@@ -246,6 +248,7 @@ class WsTma final : public KernelFamily {
   // Its body (tensor copies, setmaxnreg) exists for sm_90a only: elsewhere NVRTC would compile
   // the trapping stub and ptxas report a few registers, an "ok" for a kernel that does nothing.
   bool implemented_for(int arch_number) const override { return arch_number == 90; }
+  std::string_view architecture_rule() const override { return "tma_architecture"; }
   std::string refusal_on(std::string_view arch) const override {
     return fmt::format(
         "rule tma_architecture: the TMA kernel is implemented for sm_90 only, not {} (its image "
@@ -264,6 +267,45 @@ class WsTma final : public KernelFamily {
   long long block_shared_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b) const override {
     return tma_shared_bytes(c, trans_a, trans_b);
   }
+  LaunchAbi launch_abi() const override { return LaunchAbi::tensor_maps; }
+  // The shared-memory layout depends on the layout only through which operands are staged.
+  int dynamic_shared_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b) const override {
+    return sgt_kernel::make_tma_layout(derive(c), trans_a, trans_b, c.MIN_BLOCKS).SMEM_BYTES;
+  }
+  // Its ring depth, box and register rules are static_asserts of the kernel too.
+  std::vector<std::string_view> asserted_rules() const override {
+    return {"tma_flag", "pipeline_stages", "tma_box", "tma_registers"};
+  }
+
+  nlohmann::json derived(const WarpTileConfig& c) const override {
+    auto j = warptile::derived_geometry(c);
+    const auto tl = sgt_kernel::make_tma_layout(derive(c), false, false, c.MIN_BLOCKS);
+    j["TMA_THREADS"] = tl.THREADS;
+    j["TMA_CONSUMER_REGS"] = tl.CONSUMER_REGS;
+    j["TMA_SHARED_BYTES"] = {{"TN", tma_shared_bytes(c, true, false)},
+                             {"NN", tma_shared_bytes(c, false, false)},
+                             {"TT", tma_shared_bytes(c, true, true)},
+                             {"NT", tma_shared_bytes(c, false, true)}};
+    return j;
+  }
+  // No load passes; dynamic shared memory by layout (what each stages).
+  std::string derived_line(const WarpTileConfig& c) const override {
+    const auto g = derive(c);
+    const auto tl = sgt_kernel::make_tma_layout(g, false, false, c.MIN_BLOCKS);
+    return fmt::format(
+        "WMITER {}  sub-tile {}x{}  AS_LD {}  threads {} ({} consumers + {} producers)  "
+        "registers {} -> {} consumers  shared TN {} B, NN/TT {} B, NT {} B  accumulators {}  "
+        "fragments {}",
+        g.WMITER, g.WSUBM, g.WSUBN, g.AS_LD, tl.THREADS, c.NUM_THREADS,
+        sgt_kernel::kTmaProducerThreads, tl.LAUNCH_REGS, tl.CONSUMER_REGS,
+        tma_shared_bytes(c, true, false), tma_shared_bytes(c, false, false),
+        tma_shared_bytes(c, false, true), g.ACCUMULATORS, g.FRAGMENTS);
+  }
+
+  std::optional<SimReport> simulate(const WarpTileConfig& c) const override {
+    return simulate_warptile_config(c);
+  }
+  std::string simulation_scope() const override { return simulate_config_scope(); }
 
   void adjust_edge_case(const WarpTileConfig& c, EdgeCheck& e) const override {
     if (c.PACK != 0) return;  // the kernel reads panels, which any operands give
