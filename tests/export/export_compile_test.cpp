@@ -192,6 +192,19 @@ TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForAnEmptyTable) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
 }
 
+// dispatch.cu compiled by nvcc for sm_90a, as a TMA-capable build of sgemm_tuned is, against the
+// table header in `inc`, free of warnings.
+test::RunResult compile_dispatch_sm90a(const std::string& nvcc, const std::filesystem::path& inc,
+                                       const std::filesystem::path& obj) {
+  const std::filesystem::path src(SGT_TEST_SOURCE_DIR);
+  return test::run_shell(
+      sh_quote(nvcc) + " -std=c++17 -gencode arch=compute_90a,code=sm_90a -DSGT_TUNED_SM90A=1" +
+      " -Werror all-warnings -Xcompiler=-Wall,-Wextra -c -I " + sh_quote(inc) + " -I " +
+      sh_quote(src / "sgemm_tuned" / "include") + " -I " + sh_quote(src / "sgemm_tuned" / "src") +
+      " -I " + sh_quote(src / "kernel_templates") + " " +
+      sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " + sh_quote(obj));
+}
+
 // The dispatch library with TMA = 1 configs, built for sm_90a as a TMA-capable build is: the kernel
 // bodies (four layouts), their launch with tensor maps, and the probe, all free of warnings.
 TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForSm90aWithTmaConfigs) {
@@ -215,14 +228,8 @@ TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForSm90aWithTmaConfigs)
   export_header(db, inc);
   EXPECT_TRUE(contains(test::read_file(inc / "sgemm_tuned_table.hpp"),
                        "inline constexpr int kConfigCount = 2;"));
-  const std::filesystem::path src(SGT_TEST_SOURCE_DIR);
   const auto obj = dir.path() / "dispatch.o";
-  const auto r = test::run_shell(
-      sh_quote(nvcc) + " -std=c++17 -gencode arch=compute_90a,code=sm_90a -DSGT_TUNED_SM90A=1" +
-      " -Werror all-warnings -Xcompiler=-Wall,-Wextra -c -I " + sh_quote(inc) + " -I " +
-      sh_quote(src / "sgemm_tuned" / "include") + " -I " + sh_quote(src / "sgemm_tuned" / "src") +
-      " -I " + sh_quote(src / "kernel_templates") + " " +
-      sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " + sh_quote(obj));
+  const auto r = compile_dispatch_sm90a(nvcc, inc, obj);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // One kernel of the family per layout; the warp-tiling template is not instantiated for them.
   const auto syms = test::run_shell("nm " + sh_quote(obj));
@@ -277,14 +284,8 @@ TEST(ExportHeaderCompile, ATableOfFormat7StillBuilds) {
   ASSERT_FALSE(contains(old, "Launch")) << old;
   ASSERT_TRUE(contains(old, "#define SGT_TUNED_TABLE_FORMAT_VERSION 7\n")) << old;
   test::write_file(inc / "sgemm_tuned_table.hpp", old);
-  const std::filesystem::path src(SGT_TEST_SOURCE_DIR);
   const auto obj = dir.path() / "dispatch.o";
-  const auto r = test::run_shell(
-      sh_quote(nvcc) + " -std=c++17 -gencode arch=compute_90a,code=sm_90a -DSGT_TUNED_SM90A=1" +
-      " -Werror all-warnings -Xcompiler=-Wall,-Wextra -c -I " + sh_quote(inc) + " -I " +
-      sh_quote(src / "sgemm_tuned" / "include") + " -I " + sh_quote(src / "sgemm_tuned" / "src") +
-      " -I " + sh_quote(src / "kernel_templates") + " " +
-      sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " + sh_quote(obj));
+  const auto r = compile_dispatch_sm90a(nvcc, inc, obj);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto syms = test::run_shell("nm " + sh_quote(obj));
   if (syms.exit_code == 0) {

@@ -40,16 +40,7 @@ const KernelFamily& naive() {
   return *f;
 }
 
-WarpTileConfig naive_config(int BM, int BN, int TM, int TN) {
-  WarpTileConfig c;
-  c.BM = BM, c.BN = BN, c.TM = TM, c.TN = TN;
-  c.NUM_THREADS = (BM / TM) * (BN / TN);
-  c.MIN_BLOCKS = 1;
-  c.BK = c.WM = c.WN = 4;
-  c.WNITER = 1;
-  c.TMA = 2;
-  return c;
-}
+using test::naive_config;
 
 TEST(KernelFamilies, TheRegistryListsEachFamilyOnceByItsId) {
   naive();

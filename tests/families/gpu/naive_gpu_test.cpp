@@ -30,16 +30,7 @@ class Trials final : public TrialStore {
   std::vector<Trial> trials;
 };
 
-WarpTileConfig naive_config(int BM, int BN, int TM, int TN) {
-  WarpTileConfig c;
-  c.BM = BM, c.BN = BN, c.TM = TM, c.TN = TN;
-  c.NUM_THREADS = (BM / TM) * (BN / TN);
-  c.MIN_BLOCKS = 1;
-  c.BK = c.WM = c.WN = 4;
-  c.WNITER = 1;
-  c.TMA = 2;
-  return c;
-}
+using test::naive_config;
 
 TEST(KernelFamiliesGpu, ANewFamilyIsTunedAndVerifiedByAWorkerThatDoesNotKnowIt) {
   SKIP_WITHOUT_GPU();

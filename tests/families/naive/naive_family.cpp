@@ -103,4 +103,15 @@ std::unique_ptr<KernelFamily> make_naive_family() {
   return std::make_unique<Naive>();
 }
 
+WarpTileConfig naive_config(int BM, int BN, int TM, int TN) {
+  WarpTileConfig c;
+  c.BM = BM, c.BN = BN, c.TM = TM, c.TN = TN;
+  c.NUM_THREADS = (BM / TM) * (BN / TN);
+  c.MIN_BLOCKS = 1;
+  c.BK = c.WM = c.WN = 4;
+  c.WNITER = 1;
+  c.TMA = kSelector;
+  return c;
+}
+
 }  // namespace sgt::test
