@@ -444,7 +444,9 @@ void register_tune(CLI::App& app) {
       "candidates (--space auto) are searched by the model strategy until 200 measurements in\n"
       "a row bring no gain (--patience 200), for at most 5 minutes (--budget 5m);\n"
       "--strategy exhaustive measures every one.");
-  add_gpu_option(*sub, o->gpu, true);
+  add_gpu_option(*sub, o->gpu,
+                 "candidates are measured side by side on all of them, the finalists re-timed on "
+                 "the first. With --replay, a list stands for that many devices");
   auto* shape_opt = sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")
                         ->capture_default_str();
   sub->add_option("--layout", o->layout,
