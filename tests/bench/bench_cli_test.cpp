@@ -121,6 +121,8 @@ TEST(BenchCli, BadOptionsAreBadInput) {
       {" --csv " + q(dir.path()), "is a directory"},
       {" --gpu -1", "--gpu"},  // a name ("first") is a GPU to look for, a negative index is not
       {" --gpu ''", "--gpu"},
+      {" --gpu 0,0", "device 0 is listed twice"},  // a GPU set, as tune reads it
+      {" --gpu 0,h200", "--gpu"},
       {" --space " + q(dir.path() / "nope-space.json"), "nope-space.json"},
   };
   for (const auto& c : cases) {
@@ -140,7 +142,8 @@ TEST(BenchCli, WithoutAGpuSaysSoAndWritesNothing) {
   const auto png = dir.path() / "out.png";
   const auto db = dir.path() / "t.db";
   const auto cache = dir.path() / "cache";
-  for (const std::string extra : {"", " --no-tune"}) {
+  // A GPU set needs its GPUs as one GPU does: none here, nothing written.
+  for (const std::string extra : {"", " --no-tune", " --gpu all", " --gpu 0,1 --no-tune"}) {
     const auto r =
         test::run_cli("bench --suite " + q(suite) + " --csv " + q(csv) + " --plot " + q(png) +
                       " --db " + q(db) + " --cache-dir " + q(cache) + " --space quick" + extra);

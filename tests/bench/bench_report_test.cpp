@@ -120,6 +120,7 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   tuned.source = "tuned";
   tuned.space = "suite";
   tuned.loads = "scalar";
+  tuned.device = 3;
   const auto csv = bench_csv({tuned, failed, incorrect});
   const auto ls = lines(csv);
   ASSERT_EQ(ls.size(), 4u) << csv;
@@ -145,7 +146,8 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
                                              "tuned_spread",
                                              "cublas_spread",
                                              "seed",
-                                             "reason"};
+                                             "reason",
+                                             "device"};
   EXPECT_EQ(header, expected);
   auto col = [&](const std::vector<std::string>& f, const std::string& name) {
     for (size_t i = 0; i < header.size(); ++i) {
@@ -174,6 +176,7 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   EXPECT_EQ(col(ok, "source"), "tuned");
   EXPECT_EQ(col(ok, "space"), "suite");
   EXPECT_EQ(col(ok, "loads"), "scalar");
+  EXPECT_EQ(col(ok, "device"), "3");  // the GPU that tuned and re-timed it
 
   // Not measured: empty numbers, never zeros; the reason survives commas and quotes.
   const auto un = fields(ls[2]);
@@ -183,8 +186,9 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   EXPECT_EQ(col(un, "tuned_ms"), "");
   EXPECT_EQ(col(un, "ratio"), "");
   EXPECT_EQ(col(un, "reason"), "no winner, \"quoted\", with commas");
-  EXPECT_EQ(col(un, "space"), "");  // from the database: no space this run
-  EXPECT_EQ(col(un, "loads"), "");  // nothing ran
+  EXPECT_EQ(col(un, "space"), "");   // from the database: no space this run
+  EXPECT_EQ(col(un, "loads"), "");   // nothing ran
+  EXPECT_EQ(col(un, "device"), "");  // no device took it
 
   // A failed re-time keeps its times but has no ratio.
   const auto bad = fields(ls[3]);
@@ -200,6 +204,7 @@ TEST(BenchReport, RowJsonCarriesTheRatio) {
   EXPECT_EQ(j.at("layout"), "TN");
   EXPECT_NEAR(j.at("ratio").get<double>(), 1.1, 1e-12);
   EXPECT_FALSE(j.contains("reason"));
+  EXPECT_EQ(j.at("device"), -1);
   EXPECT_EQ(bench_label(parse_shape("1x2x3")), "1x2x3 NN");
 }
 

@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <regex>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
@@ -102,6 +104,111 @@ TEST(ReplayCli, FourReplayDevicesMeasureEachCandidateOnceAndAgreeWithOne) {
   const auto twice = test::run_cli("tune --gpu 0,0 --shape 64x64x64");
   EXPECT_EQ(twice.exit_code, 2) << twice.out;
   EXPECT_NE(twice.out.find("device 0 is listed twice"), std::string::npos) << twice.out;
+}
+
+// The screening trials of a --results file: (shape layout, config) -> how often stored.
+std::map<std::pair<std::string, std::string>, int> screened(const std::filesystem::path& file) {
+  std::map<std::pair<std::string, std::string>, int> out;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto t = nlohmann::json::parse(line);
+    if (t.at("strategy").get<std::string>().ends_with("/final")) continue;
+    const auto& p = t.at("problem");
+    ++out[{fmt::format("{}x{}x{} {}", p.at("M").get<int>(), p.at("N").get<int>(),
+                       p.at("K").get<int>(), p.at("layout").get<std::string>()),
+           t.at("config_name").get<std::string>()}];
+  }
+  return out;
+}
+
+// A suite on several replay devices is spread whole over them: each shape tuned on one device
+// (all its candidates and finalists), in turns of the devices' recorded clocks, so the result is
+// the same on every run. Each shape's winner is the one a single device picks, every candidate is
+// stored once, and the JSON says which device tuned each shape.
+TEST(ReplayCli, ASuiteSpreadOverThreeReplayDevicesAgreesWithOne) {
+  test::TempDir dir;
+  const std::vector<std::string> shapes = {"512x2048x512-NT", "1024x1024x1024-NN",
+                                           "2048x512x2048-TN", "64x4096x4096-NN"};
+  const auto suite = dir.path() / "suite.json";
+  nlohmann::json entries = nlohmann::json::array();
+  std::string replays;
+  for (const auto& s : shapes) {
+    entries.push_back({{"shape", s.substr(0, s.find('-'))}, {"layout", s.substr(s.find('-') + 1)}});
+    replays += " --replay " + shipped(s);
+  }
+  std::ofstream(suite) << entries.dump();
+  auto tune = [&](const std::string& gpus, const std::string& name, bool json = true) {
+    const auto r =
+        test::run_cli("tune --shapes " + test::sh_quote(suite) + replays +
+                          " --space default --strategy exhaustive --top 2 --seed 7 --gpu " + gpus +
+                          " --db " + test::sh_quote(dir.path() / (name + ".db")) + " --results " +
+                          test::sh_quote(dir.path() / (name + ".jsonl")) + " --csv " +
+                          test::sh_quote(dir.path() / (name + ".csv")) + (json ? " --json" : ""),
+                      !json);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return r.out;
+  };
+  const auto one = nlohmann::json::parse(tune("0", "one"));
+  const auto three = nlohmann::json::parse(tune("0,1,2", "three"));
+  ASSERT_EQ(three.at("summary").size(), shapes.size());
+  ASSERT_EQ(three.at("runs").size(), shapes.size());
+  EXPECT_FALSE(one.contains("devices"));  // one device: the suite as before
+  ASSERT_EQ(three.at("devices").size(), 3u);
+  size_t taken = 0;
+  for (size_t d = 0; d < 3; ++d) {
+    const auto& dev = three.at("devices").at(d);
+    EXPECT_EQ(dev.at("device"), d);
+    EXPECT_GE(dev.at("shapes").get<size_t>(), 1u) << dev;
+    EXPECT_EQ(dev.at("lost"), "") << dev;
+    taken += dev.at("shapes").get<size_t>();
+  }
+  EXPECT_EQ(taken, shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto& s3 = three.at("summary").at(i);
+    const auto& s1 = one.at("summary").at(i);
+    const auto& run = three.at("runs").at(i);
+    // Suite order, whatever device finished first.
+    EXPECT_EQ(s3.at("shape").get<std::string>() + "-" + s3.at("layout").get<std::string>(),
+              shapes[i]);
+    EXPECT_EQ(s3.at("status"), "ok") << s3;
+    EXPECT_EQ(s3.at("winner"), s1.at("winner")) << shapes[i];
+    EXPECT_EQ(s1.at("device"), 0);
+    // The shape was tuned whole on the device the summary names: its one lane screened every
+    // candidate, and re-timed the finalists.
+    EXPECT_EQ(run.at("device"), s3.at("device")) << shapes[i];
+    ASSERT_EQ(run.at("devices").size(), 1u) << shapes[i];
+    EXPECT_EQ(run.at("devices").at(0).at("device"), s3.at("device"));
+    EXPECT_EQ(run.at("measured"), run.at("candidates"));
+    EXPECT_EQ(run.at("measured"), one.at("runs").at(i).at("measured"));
+  }
+  // The devices' clocks start level: the first three shapes go to devices 0, 1, 2 in turn.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(three.at("summary").at(i).at("device"), i);
+  // Every candidate of every shape stored once, as with one device.
+  const auto stored = screened(dir.path() / "three.jsonl");
+  EXPECT_EQ(stored, screened(dir.path() / "one.jsonl"));
+  for (const auto& [key, n] : stored) EXPECT_EQ(n, 1) << key.first << " " << key.second;
+  // The CSV names each shape's device last.
+  std::ifstream csv(dir.path() / "three.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  EXPECT_TRUE(header.ends_with(",date,device")) << header;
+  std::getline(csv, row);
+  EXPECT_TRUE(row.ends_with(",0")) << row;
+
+  // The same suite again, on devices listed in another order: the same shapes on the same turns,
+  // now named by the indices given, and the same winners; the text says which GPU tuned what.
+  const auto again = tune("2,0,1", "again", false);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto& s = three.at("summary").at(i);
+    EXPECT_NE(again.find(s.at("winner").get<std::string>()), std::string::npos) << again;
+  }
+  EXPECT_NE(again.find("Tuned 512x2048x512 NT on NVIDIA H200 (GPU 2)"), std::string::npos) << again;
+  EXPECT_NE(again.find("Tuned 1024x1024x1024 NN on NVIDIA H200 (GPU 0)"), std::string::npos)
+      << again;
+  EXPECT_NE(again.find("shapes tuned per GPU: GPU 2 "), std::string::npos) << again;
+  EXPECT_NE(again.find("[info] [GPU 1] "), std::string::npos) << "the logs name the GPU\n" << again;
+  EXPECT_EQ(screened(dir.path() / "again.jsonl"), stored);
 }
 
 // dataset write counts coverage itself: a database imported from a dataset writes the same
@@ -207,7 +314,7 @@ TEST(TuneCli, TheSuiteCsvHasBenchsColumnsAndPlots) {
   std::getline(in, header);
   EXPECT_EQ(header,
             "shape,M,N,K,layout,winner,median_ms,cublas_ms,ratio,gflops,wall_s,"
-            "edge_checks_passed,edge_checks_total,status,gpu,date");
+            "edge_checks_passed,edge_checks_total,status,gpu,date,device");
   int rows = 0;
   while (std::getline(in, row)) {
     EXPECT_NE(row.find(",ok,NVIDIA H200,"), std::string::npos) << row;

@@ -28,8 +28,12 @@
 #include "tune.hpp"
 #include "tune_store.hpp"
 #include "plot_util.hpp"
+#include "fleet.hpp"
+#include "log_tag.hpp"
 #include "recordings.hpp"
+#include "shape_spread.hpp"
 #include "shard.hpp"
+#include "shared_store.hpp"
 
 namespace sgt::cli {
 
@@ -68,24 +72,32 @@ void check_output_path(const std::string& opt, const std::string& path) {
   }
 }
 
+// Several GPUs: each row says which one measured it, in a last column.
 void print_table(const std::vector<gpu::BenchRow>& rows, const gpu::BenchSummary& s,
-                 const std::string& gpu_name, int reps) {
+                 const std::string& gpu_name, int reps, size_t gpus) {
   fmt::print(
-      "Tuned winners against cuBLAS FP32 on {} (same run; median of {} repetitions, best of "
+      "Tuned winners against cuBLAS FP32 on {} (same run{}; median of {} repetitions, best of "
       "{} interleaved rounds per side)\n\n",
-      gpu_name, reps, kRounds);
-  fmt::print("{:<20} {:<6} {:<44} {:>10} {:>10} {:>7} {:>9} {:>9}\n", "shape", "layout", "winner",
-             "tuned ms", "cuBLAS ms", "ratio", "GFLOP/s", "cuBLAS");
+      gpus > 1 ? fmt::format("{} x {}", gpus, gpu_name) : gpu_name,
+      gpus > 1 ? ", both sides of a shape on the GPU in its last column" : "", reps, kRounds);
+  const std::string gpu_head = gpus > 1 ? fmt::format(" {:>4}", "GPU") : "";
+  auto gpu_cell = [&](const gpu::BenchRow& r) {
+    if (gpus <= 1) return std::string();
+    return fmt::format(" {:>4}", r.device >= 0 ? std::to_string(r.device) : "-");
+  };
+  fmt::print("{:<20} {:<6} {:<44} {:>10} {:>10} {:>7} {:>9} {:>9}{}\n", "shape", "layout", "winner",
+             "tuned ms", "cuBLAS ms", "ratio", "GFLOP/s", "cuBLAS", gpu_head);
   for (const auto& r : rows) {
     if (!r.measured()) {
-      fmt::print("{:<20} {:<6} {:<44} {}{}\n", r.problem.shape(), r.problem.layout,
+      fmt::print("{:<20} {:<6} {:<44} {}{}{}\n", r.problem.shape(), r.problem.layout,
                  r.config.empty() ? "-" : r.config, r.status,
-                 r.reason.empty() ? "" : ": " + r.reason);
+                 r.reason.empty() ? "" : ": " + r.reason,
+                 gpus > 1 && r.device >= 0 ? fmt::format(" (GPU {})", r.device) : "");
       continue;
     }
-    fmt::print("{:<20} {:<6} {:<44} {:>10.4f} {:>10.4f} {:>7.3f} {:>9.1f} {:>9.1f}\n",
+    fmt::print("{:<20} {:<6} {:<44} {:>10.4f} {:>10.4f} {:>7.3f} {:>9.1f} {:>9.1f}{}\n",
                r.problem.shape(), r.problem.layout, r.config, r.tuned_ms, r.cublas_ms, r.ratio(),
-               r.tuned_gflops(), r.cublas_gflops());
+               r.tuned_gflops(), r.cublas_gflops(), gpu_cell(r));
   }
   fmt::print(
       "\nratio = cuBLAS time / tuned time (tuned speed relative to cuBLAS; above 1: faster)\n");
@@ -101,7 +113,7 @@ void print_table(const std::vector<gpu::BenchRow>& rows, const gpu::BenchSummary
 
 void run_bench(const BenchOpts& o) {
   // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
-  const auto gpu_sel = parse_gpu(o.gpu);
+  const GpuSet gpu_set = parse_gpu_set(o.gpu);
   const auto shard = resolve_shard(o.shard);
   auto entries = load_suite(o.suite);
   check_output_path("--csv", o.csv);
@@ -139,10 +151,16 @@ void run_bench(const BenchOpts& o) {
   const auto cache_dir = o.cache_dir.empty() ? gpu::default_cache_dir() : fs::path(o.cache_dir);
   const std::uint64_t seed = o.seed ? o.seed : std::random_device{}();
 
-  gpu::WorkerClient worker(self_exe(), gpu_sel);
-  const auto& fp = worker.info().fingerprint;
-  spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", worker.info().device, fp.name,
-               fp.cc_major, fp.cc_minor, fp.sm_count, worker.info().why);
+  // A GPU set: a worker on each (one model, or it refuses), the shapes spread whole over them.
+  gpu::WorkerFleet fleet(self_exe(), gpu_set, cache_dir, {});
+  const size_t gpus = fleet.size();
+  const auto& fp = fleet.first().fingerprint;
+  for (size_t d = 0; d < gpus; ++d) {
+    const auto& info = fleet.info(d);
+    const auto& f = info.fingerprint;
+    spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", info.device, f.name, f.cc_major,
+                 f.cc_minor, f.sm_count, info.why);
+  }
   if (!o.plot.empty()) {
     std::string why;
     if (!find_python(why)) spdlog::warn("the plot will fail: {}; the CSV will be written", why);
@@ -158,125 +176,191 @@ void run_bench(const BenchOpts& o) {
   } else {
     spdlog::warn("no tuning database at '{}': every shape is untuned", db_path.string());
   }
+  // One connection, one GPU's shape at a time on it (SharedStore).
+  std::optional<SharedStore> shared;
+  if (store) shared.emplace(*store);
   const auto gpu_id = db::GpuIdentity::of(fp);
   db::QueryOptions query;
   // Served winners must come from this kernel source, driver major and NVRTC major.
   query.reference.driver_major = fp.driver_version / 1000;
   query.reference.nvrtc_major = fp.nvrtc_major;
   gpu::KernelCompiler compiler(cache_dir, gpu::CompileOptions{fp.arch(), {}});
+  // Each GPU tunes its own shape at once: the compile threads are shared among them.
+  const unsigned jobs = threads_per_device(static_cast<unsigned>(o.jobs), gpus);
 
   spdlog::info("bench {}: {} shapes, {} repetitions per side and round, input seed {}", o.suite,
                problems.size(), o.reps, seed);
-  std::vector<gpu::BenchRow> rows;
+  if (gpus > 1) {
+    spdlog::info(
+        "the shapes are spread over {} GPUs, each tuned (when needed) and re-timed beside "
+        "cuBLAS on the GPU that takes it; {} compile thread{} each",
+        gpus, jobs, jobs == 1 ? "" : "s");
+  }
+  auto tag = [&](int device) {
+    return gpus > 1 && device >= 0 ? fmt::format("GPU {}", fleet.info(device).device)
+                                   : std::string();
+  };
+  std::vector<gpu::BenchRow> rows(problems.size());
+  std::vector<bool> finished(problems.size(), false);
   History history(shipped_datasets());  // read once, when a shape must be tuned
   const auto t0 = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < problems.size(); ++i) {
+
+  // One shape on one GPU: its winner (tuned there first when none is stored), re-timed there
+  // beside cuBLAS. A failure throws; the spread's classify and done below make it the row's.
+  auto bench_shape = [&](size_t i, size_t d) {
+    const ScopedLogTag log_tag(tag(static_cast<int>(d)));
     const auto& problem = problems[i];
-    gpu::BenchRow row;
+    auto& row = rows[i];
+    row = gpu::BenchRow{};  // a GPU lost on this shape may have begun it
     row.problem = problem;
     row.gpu = fp.name;
     row.seed = seed;
     row.source = "db";
+    row.device = fleet.info(d).device;
+    std::optional<db::Winner> w;
+    if (store) w = shared->locked([&] { return store->winner(gpu_id, problem, query); });
+    if (!w && o.no_tune) {
+      row.status = gpu::kBenchUntuned;
+      row.reason = "no winner in the database";
+      if (store) {
+        const auto stale =
+            shared->locked([&] { return store->stale_trials(gpu_id, problem, query); });
+        if (stale.total > 0) {
+          row.reason +=
+              fmt::format(" ({} stale trials: other kernel source, driver or NVRTC)", stale.total);
+        }
+      }
+    } else if (!w) {
+      const auto& e = plan[i].enumeration;
+      if (e.survivors.empty()) {
+        row.status = gpu::kBenchNoConfig;
+        row.space = plan[i].space_name;
+        row.reason = fmt::format("space '{}' has no valid config for it", plan[i].space_name);
+      } else {
+        spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,
+                     problems.size(), gpu::bench_label(problem), e.survivors.size(),
+                     plan[i].space_name);
+        gpu::TuneOptions t;  // as `tune --shapes` with its defaults: model, patience, 5 minutes
+        t.problem = problem;
+        t.candidates = e.survivors;
+        t.seed = seed;
+        t.compile_threads = jobs;
+        t.strategy = "model";
+        t.budget_s = gpu::kDefaultBudgetS;
+        t.patience = gpu::default_patience(t.strategy);
+        t.history = shared->locked([&] { return history.trials_for(fp, &*store); });
+        auto last = std::chrono::steady_clock::now();
+        SharedStore::View view(*shared);
+        // This GPU alone: the tune's finalists are re-timed on it, as the winner is below.
+        const auto r = gpu::run_tune(t, fleet.devices(d), view, [&](const gpu::TuneProgress& p) {
+          const auto now = std::chrono::steady_clock::now();
+          if (p.done == p.total || now - last > std::chrono::seconds(10)) {
+            spdlog::info("{}/{} candidates, best {:.3f} ms ({}), elapsed {}, ETA {}", p.done,
+                         p.total, p.best_ms, p.best_name, duration(p.elapsed_s), duration(p.eta_s));
+            last = now;
+          }
+        });
+        row.source = "tuned";
+        row.space = plan[i].space_name;
+        w = shared->locked([&] { return store->winner(gpu_id, problem, query); });
+        if (!w) {
+          row.status = gpu::kBenchNoWinner;
+          std::string statuses;
+          for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
+          row.reason = "no candidate passed:" + statuses;
+        }
+      }
+    }
+    if (w) {
+      const auto& best = w->best.trial;
+      row.config = best.config_name.empty() ? to_name(best.config) : best.config_name;
+      const auto comp = compiler.compile(best.config, problem.layout, kernel_vec_loads(problem));
+      row.loads = best.config.PACK ? "packed" : comp.vec_loads ? "float4" : "scalar";
+      if (comp.status != TrialStatus::ok) {
+        row.status = std::string(to_string(comp.status));
+        row.reason = comp.reason;
+      } else {
+        gpu::RetimeOptions ro;
+        ro.repetitions = o.reps;
+        ro.rounds = kRounds;
+        ro.seed = seed;
+        const auto m = gpu::retime(fleet.worker(d), comp, best.config, problem, ro);
+        row.repetitions = o.reps;
+        row.cublas_ms = m.cublas.median_ms;
+        row.cublas_spread = m.cublas.spread;
+        if (m.status == TrialStatus::ok) {
+          row.status = "ok";
+          row.tuned_ms = m.tuned.median_ms;
+          row.tuned_spread = m.tuned.spread;
+        } else {
+          row.status = std::string(to_string(m.status));
+          row.reason = m.reason;
+        }
+      }
+    }
+  };
+
+  SpreadOptions spread;
+  spread.classify = [&](const std::exception_ptr& e, size_t d) {
+    if (!is_run_failure(e)) return SpreadFault::all;
+    // The worker or the store failed on this shape: the row's error, and the next shape is
+    // tried. With several GPUs, a new worker first: a GPU that cannot have one is lost, and the
+    // shape goes to another.
+    if (gpus == 1) return SpreadFault::item;
+    const ScopedLogTag log_tag(tag(static_cast<int>(d)));
     try {
-      std::optional<db::Winner> w;
-      if (store) w = store->winner(gpu_id, problem, query);
-      if (!w && o.no_tune) {
-        row.status = gpu::kBenchUntuned;
-        row.reason = "no winner in the database";
-        if (store) {
-          const auto stale = store->stale_trials(gpu_id, problem, query);
-          if (stale.total > 0) {
-            row.reason += fmt::format(" ({} stale trials: other kernel source, driver or NVRTC)",
-                                      stale.total);
-          }
-        }
-      } else if (!w) {
-        const auto& e = plan[i].enumeration;
-        if (e.survivors.empty()) {
-          row.status = gpu::kBenchNoConfig;
-          row.space = plan[i].space_name;
-          row.reason = fmt::format("space '{}' has no valid config for it", plan[i].space_name);
-        } else {
-          spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,
-                       problems.size(), gpu::bench_label(problem), e.survivors.size(),
-                       plan[i].space_name);
-          gpu::TuneOptions t;  // as `tune --shapes` with its defaults: model, patience, 5 minutes
-          t.problem = problem;
-          t.candidates = e.survivors;
-          t.seed = seed;
-          t.compile_threads = static_cast<unsigned>(o.jobs);
-          t.strategy = "model";
-          t.budget_s = gpu::kDefaultBudgetS;
-          t.patience = gpu::default_patience(t.strategy);
-          t.history = history.trials_for(fp, &*store);
-          auto last = std::chrono::steady_clock::now();
-          gpu::WorkerEvaluator ev(worker, cache_dir);
-          const auto r = gpu::run_tune(t, ev, *store, [&](const gpu::TuneProgress& p) {
-            const auto now = std::chrono::steady_clock::now();
-            if (p.done == p.total || now - last > std::chrono::seconds(10)) {
-              spdlog::info("{}/{} candidates, best {:.3f} ms ({}), elapsed {}, ETA {}", p.done,
-                           p.total, p.best_ms, p.best_name, duration(p.elapsed_s),
-                           duration(p.eta_s));
-              last = now;
-            }
-          });
-          row.source = "tuned";
-          row.space = plan[i].space_name;
-          w = store->winner(gpu_id, problem, query);
-          if (!w) {
-            row.status = gpu::kBenchNoWinner;
-            std::string statuses;
-            for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
-            row.reason = "no candidate passed:" + statuses;
-          }
-        }
-      }
-      if (w) {
-        const auto& best = w->best.trial;
-        row.config = best.config_name.empty() ? to_name(best.config) : best.config_name;
-        const auto comp = compiler.compile(best.config, problem.layout, kernel_vec_loads(problem));
-        row.loads = best.config.PACK ? "packed" : comp.vec_loads ? "float4" : "scalar";
-        if (comp.status != TrialStatus::ok) {
-          row.status = std::string(to_string(comp.status));
-          row.reason = comp.reason;
-        } else {
-          gpu::RetimeOptions ro;
-          ro.repetitions = o.reps;
-          ro.rounds = kRounds;
-          ro.seed = seed;
-          const auto m = gpu::retime(worker, comp, best.config, problem, ro);
-          row.repetitions = o.reps;
-          row.cublas_ms = m.cublas.median_ms;
-          row.cublas_spread = m.cublas.spread;
-          if (m.status == TrialStatus::ok) {
-            row.status = "ok";
-            row.tuned_ms = m.tuned.median_ms;
-            row.tuned_spread = m.tuned.spread;
-          } else {
-            row.status = std::string(to_string(m.status));
-            row.reason = m.reason;
-          }
-        }
-      }
-    } catch (const InputError&) {
-      throw;
-    } catch (const Error& e) {
-      // The worker or the store failed on this shape: recorded, and the next shape is tried.
+      fleet.worker(d).reset();
+      return SpreadFault::item;
+    } catch (const Error& why) {
+      spdlog::warn("GPU {} leaves the bench ({}; no new worker: {}); its shape goes to another GPU",
+                   fleet.info(d).device, exception_text(e), why.what());
+      return SpreadFault::device;
+    }
+  };
+  spread.done = [&](size_t i, const SpreadItem& how) {
+    if (how.state == SpreadItem::State::failed && !is_run_failure(how.error)) return;  // rethrown
+    const ScopedLogTag log_tag(tag(how.device));
+    auto& row = rows[i];
+    if (how.state == SpreadItem::State::failed) {
       row.status = gpu::kBenchError;
-      row.reason = e.what();
+      row.reason = exception_text(how.error);
     }
     row.date = utc_timestamp();
     if (row.measured()) {
       spdlog::info("[{}/{}] {}: {} {:.4f} ms, cuBLAS {:.4f} ms, ratio {:.3f}", i + 1,
-                   problems.size(), gpu::bench_label(problem), row.config, row.tuned_ms,
+                   problems.size(), gpu::bench_label(row.problem), row.config, row.tuned_ms,
                    row.cublas_ms, row.ratio());
     } else {
-      spdlog::warn("[{}/{}] {}: {}{}", i + 1, problems.size(), gpu::bench_label(problem),
+      spdlog::warn("[{}/{}] {}: {}{}", i + 1, problems.size(), gpu::bench_label(row.problem),
                    row.status, row.reason.empty() ? "" : ": " + row.reason);
     }
-    rows.push_back(std::move(row));
-    // The whole CSV again after every shape, through a rename: a reader (or a crash) never sees
-    // half a file, and nothing finished is lost.
+    finished[i] = true;
+    // The whole CSV again after every shape (those finished so far, in suite order), through a
+    // rename: a reader (or a crash) never sees half a file, and nothing finished is lost.
+    std::vector<gpu::BenchRow> done;
+    for (size_t k = 0; k < rows.size(); ++k) {
+      if (finished[k]) done.push_back(rows[k]);
+    }
+    write_file_atomically(o.csv, gpu::bench_csv(done));
+  };
+  const auto report = spread_items(problems.size(), gpus, bench_shape, spread);
+  // Bad input (or what is not sgemm-tune's own) stops the bench, as it always did.
+  for (const auto& how : report.items) {
+    if (how.state == SpreadItem::State::failed && !is_run_failure(how.error))
+      std::rethrow_exception(how.error);
+  }
+  if (report.not_run() > 0) {
+    // Every GPU was lost: the shapes none could take are error rows, so the CSV has every shape.
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (report.items[i].state != SpreadItem::State::not_run) continue;
+      rows[i] = gpu::BenchRow{};
+      rows[i].problem = problems[i];
+      rows[i].gpu = fp.name;
+      rows[i].seed = seed;
+      rows[i].status = gpu::kBenchError;
+      rows[i].reason = "not measured: every GPU was lost";
+      rows[i].date = utc_timestamp();
+    }
     write_file_atomically(o.csv, gpu::bench_csv(rows));
   }
   const double wall_s =
@@ -284,16 +368,31 @@ void run_bench(const BenchOpts& o) {
 
   const auto summary = gpu::summarize_bench(rows, kThreshold);
   if (o.json) {
-    nlohmann::json j = {{"gpu", fp},         {"device", worker.info().device},
-                        {"suite", o.suite},  {"reps", o.reps},
-                        {"rounds", kRounds}, {"seed", seed},
-                        {"csv", o.csv},      {"wall_s", wall_s},
-                        {"rows", rows},      {"summary", summary}};
+    nlohmann::json devices = nlohmann::json::array();
+    for (size_t d = 0; d < gpus; ++d) {
+      devices.push_back({{"device", fleet.info(d).device},
+                         {"name", fleet.info(d).fingerprint.name},
+                         {"uuid", fleet.info(d).fingerprint.uuid},
+                         {"shapes", report.taken[d]},
+                         {"lost", report.lost[d]}});
+    }
+    nlohmann::json j = {{"gpu", fp},          {"device", fleet.first().device},
+                        {"devices", devices}, {"suite", o.suite},
+                        {"reps", o.reps},     {"rounds", kRounds},
+                        {"seed", seed},       {"csv", o.csv},
+                        {"wall_s", wall_s},   {"rows", rows},
+                        {"summary", summary}};
     if (!o.plot.empty()) j["plot"] = o.plot;
     if (share) j["shard"] = share_json(*share);
     print_json(std::move(j));
   } else {
-    print_table(rows, summary, fp.name, o.reps);
+    print_table(rows, summary, fp.name, o.reps, gpus);
+    for (size_t d = 0; d < gpus; ++d) {
+      if (!report.lost[d].empty()) {
+        fmt::print("GPU {} was lost after {} shapes: {}\n", fleet.info(d).device, report.taken[d],
+                   terminal_safe(report.lost[d]));
+      }
+    }
     fmt::print("CSV: {} ({} rows); wall {}\n", o.csv, rows.size(), duration(wall_s));
   }
   std::fflush(stdout);
@@ -338,7 +437,11 @@ void register_bench(CLI::App& app) {
                   "\"NN\"|\"NT\"|\"TN\"|\"TT\", \"space\": FILE|NAME} (e.g. bench/shapes.json); "
                   "an entry's space overrides --space for that shape")
       ->required();
-  add_gpu_option(*sub, o->gpu);
+  add_gpu_option(*sub, o->gpu,
+                 "the shapes are spread over them whole, the next shape going to the next idle "
+                 "GPU, which tunes it (when the database has no winner) and re-times it beside "
+                 "cuBLAS, so every ratio is a same-GPU comparison; the device column says which. "
+                 "-j is shared among them");
   add_db_option(*sub, o->db);
   sub->add_option(
          "--space", o->space,
@@ -348,7 +451,8 @@ void register_bench(CLI::App& app) {
          "until 200 measurements bring no gain, at most 5 minutes each")
       ->capture_default_str();
   add_cache_dir_option(*sub, o->cache_dir);
-  sub->add_option("-j,--jobs", o->jobs, "NVRTC threads when tuning (default: all cores)")
+  sub->add_option("-j,--jobs", o->jobs,
+                  "NVRTC threads when tuning (default: all cores), shared among the GPUs of a set")
       ->check(CLI::Range(0, 1024));
   sub->add_option("--seed", o->seed, "Seed of the random inputs (default: random, logged)");
   sub->add_option("--reps", o->reps,

@@ -9,12 +9,16 @@
 #include "commands.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
+#include "log_tag.hpp"
 
 int main(int argc, char** argv) {
   // Logs go to stderr; stdout carries only results (tables, JSON).
   auto logger = spdlog::stderr_color_mt("sgemm-tune");
   spdlog::set_default_logger(logger);
-  spdlog::set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  // %*: the thread's tag ("[GPU 2] ") where work runs on several GPUs at once (log_tag.hpp).
+  auto pattern = std::make_unique<spdlog::pattern_formatter>();
+  pattern->add_flag<sgt::LogTagFlag>('*').set_pattern("[%H:%M:%S.%e] [%^%l%$] %*%v");
+  spdlog::set_formatter(std::move(pattern));
 
   CLI::App app{
       "sgemm-tune: autotuner for CUDA SGEMM warp-tiling kernels.\n"

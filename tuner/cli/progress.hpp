@@ -22,7 +22,8 @@ inline std::string duration(double s) {
 
 class ProgressLine {
  public:
-  ProgressLine() : tty_(isatty(STDERR_FILENO) != 0) {}
+  // bar: a bar on a terminal; false (several lines progressing at once): log lines only.
+  explicit ProgressLine(bool bar = true) : tty_(bar && isatty(STDERR_FILENO) != 0) {}
   // `what` names the unit ("candidates", "configs"); `bar_note` follows the bar on a terminal,
   // `log_note` follows the count in a log line.
   void operator()(size_t done, size_t total, double elapsed_s, double eta_s, const char* what,

@@ -32,7 +32,10 @@
 #include "tune_store.hpp"
 #include "progress.hpp"
 #include "recordings.hpp"
+#include "shape_spread.hpp"
 #include "shard.hpp"
+#include "shared_store.hpp"
+#include "log_tag.hpp"
 #include "worker.hpp"
 
 namespace sgt::cli {
@@ -42,6 +45,8 @@ namespace {
 // tune's view of the search: candidates done, the best so far.
 class ProgressView {
  public:
+  // bar: redrawn in place on a terminal; without (shapes tuned at once), log lines only.
+  explicit ProgressView(bool bar = true) : line_(bar) {}
   void operator()(const gpu::TuneProgress& p) {
     line_(p.done, p.total, p.elapsed_s, p.eta_s, "candidates",
           fmt::format("best {:.3f} ms", p.best_ms),
@@ -58,8 +63,12 @@ struct ShapeSummary {
   std::string winner;
   double median_ms = 0, cublas_ms = 0, ratio = 0, gflops = 0, wall_s = 0;
   std::vector<EdgeCheck> edge_checks;  // the winner's, when the tune verified it on edge shapes
-  std::string status = "no_config";    // ok (a winner), no_winner (none passed) or no_config
-  std::string gpu, date;               // the GPU's name, and when the tune ended (UTC)
+  // ok (a winner), no_winner (none passed), no_config, or error (the tune failed: reason; only
+  // where shapes are spread over GPUs, where the others go on)
+  std::string status = "no_config";
+  std::string gpu, date;  // the GPU's name, and when the tune ended (UTC)
+  int device = -1;        // the device that re-timed the finalists; -1: none (no_config)
+  std::string reason;     // error: why
 };
 
 // A CSV field: quoted when it holds a comma, a quote or a line break (a GPU name could).
@@ -71,10 +80,13 @@ std::string csv_field(const std::string& v) {
 }
 
 ShapeSummary summarize(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
-  ShapeSummary s{t.problem,   "", 0, r.cublas_final.median_ms, 0, 0, r.wall_s, {},
-                 "no_config", "", ""};
+  ShapeSummary s;
+  s.problem = t.problem;
+  s.cublas_ms = r.cublas_final.median_ms;
+  s.wall_s = r.wall_s;
   s.status = "no_winner";
   s.gpu = r.worker.fingerprint.name;
+  s.device = r.worker.device;
   s.date = utc_timestamp();
   if (!r.finalists.empty() && r.finalists.front().trial.status == TrialStatus::ok) {
     const auto& f = r.finalists.front();
@@ -98,13 +110,15 @@ double geomean_ratio(const std::vector<ShapeSummary>& all) {
 }
 
 nlohmann::json summary_json(const ShapeSummary& s) {
-  return {
-      {"shape", s.problem.shape()},  {"layout", s.problem.layout},
-      {"winner", s.winner},          {"median_ms", s.median_ms},
-      {"cublas_ms", s.cublas_ms},    {"ratio", s.ratio},
-      {"status", s.status},          {"gflops", s.gflops},
-      {"wall_s", s.wall_s},          {"edge_check_summary", edge_check_tally_json(s.edge_checks)},
-      {"edge_checks", s.edge_checks}};
+  nlohmann::json j = {
+      {"shape", s.problem.shape()},   {"layout", s.problem.layout},
+      {"winner", s.winner},           {"median_ms", s.median_ms},
+      {"cublas_ms", s.cublas_ms},     {"ratio", s.ratio},
+      {"status", s.status},           {"gflops", s.gflops},
+      {"wall_s", s.wall_s},           {"edge_check_summary", edge_check_tally_json(s.edge_checks)},
+      {"edge_checks", s.edge_checks}, {"device", s.device}};
+  if (!s.reason.empty()) j["reason"] = s.reason;
+  return j;
 }
 
 // A table's ratio cell: "1.147x" (cuBLAS time / ours), "-" when cuBLAS or the config was not timed.
@@ -121,16 +135,17 @@ std::string edge_tally(const std::vector<EdgeCheck>& checks) {
 void write_summary_csv(const std::string& path, const std::vector<ShapeSummary>& all) {
   std::string csv =
       "shape,M,N,K,layout,winner,median_ms,cublas_ms,ratio,gflops,wall_s,"
-      "edge_checks_passed,edge_checks_total,status,gpu,date\n";
+      "edge_checks_passed,edge_checks_total,status,gpu,date,device\n";
   // `ratio` (cuBLAS time / tuned time) follows the two times as in bench's CSV, empty when not
-  // measured; tools/plot_bench.py draws this CSV as it draws bench's.
+  // measured; tools/plot_bench.py draws this CSV as it draws bench's. `device` (last, as in
+  // bench's CSV) is the GPU that re-timed the winner, empty when none did.
   for (const auto& s : all) {
     const std::string ratio = s.ratio > 0 ? fmt::format("{:.6f}", s.ratio) : "";
-    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{},{:.1f},{:.1f},{},{},{},{},{}\n",
+    csv += fmt::format("{},{},{},{},{},{},{:.6f},{:.6f},{},{:.1f},{:.1f},{},{},{},{},{},{}\n",
                        s.problem.shape(), s.problem.M, s.problem.N, s.problem.K, s.problem.layout,
                        s.winner, s.median_ms, s.cublas_ms, ratio, s.gflops, s.wall_s,
                        edge_checks_passed(s.edge_checks), s.edge_checks.size(), s.status,
-                       csv_field(s.gpu), s.date);
+                       csv_field(s.gpu), s.date, s.device >= 0 ? std::to_string(s.device) : "");
   }
   write_file_atomically(path, csv);
 }
@@ -189,13 +204,15 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
   return j;
 }
 
-void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
+// name_device: say which GPU (shapes spread over several, each tuned on one).
+void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r, bool name_device = false) {
   std::string statuses;
   for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
   fmt::print(
-      "\nTuned {} {} on {} in {} ({} candidates, strategy {}: {} measured,{}; {} resumed, {} cut "
+      "\nTuned {} {} on {}{} in {} ({} candidates, strategy {}: {} measured,{}; {} resumed, {} cut "
       "early, {} compiled, {} compile-cache hits, {} worker restarts)\n",
-      t.problem.shape(), t.problem.layout, r.worker.fingerprint.name, duration(r.wall_s),
+      t.problem.shape(), t.problem.layout, r.worker.fingerprint.name,
+      name_device ? fmt::format(" (GPU {})", r.worker.device) : "", duration(r.wall_s),
       t.candidates.size(), t.strategy, r.measured, statuses, r.resumed, r.cut_early, r.compiled,
       r.cache_hits, r.worker_restarts);
   if (r.evaluator == "replay") {
@@ -255,17 +272,25 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
   }
 }
 
-void print_summary(const std::vector<ShapeSummary>& all, double geomean) {
-  fmt::print("\n{:<21} {:<40} {:>10} {:>10} {:>9} {:>7}\n", "shape", "winner", "ms", "cuBLAS ms",
-             "ratio", "edge");
+// by_device: a last column with the GPU that tuned each shape (shapes spread over several).
+void print_summary(const std::vector<ShapeSummary>& all, double geomean, bool by_device = false) {
+  auto gpu_cell = [&](int device) {
+    return by_device ? fmt::format(" {:>4}", device >= 0 ? std::to_string(device) : "-") : "";
+  };
+  fmt::print("\n{:<21} {:<40} {:>10} {:>10} {:>9} {:>7}{}\n", "shape", "winner", "ms", "cuBLAS ms",
+             "ratio", "edge", by_device ? fmt::format(" {:>4}", "GPU") : "");
   for (const auto& s : all) {
     const auto shape = fmt::format("{} {}", s.problem.shape(), s.problem.layout);
+    if (s.status == "error") {
+      fmt::print("{:<21} error: {}\n", shape, terminal_safe(s.reason));
+      continue;
+    }
     if (s.winner.empty()) {
       fmt::print("{:<21} {:<40}\n", shape, "(no valid config in the space)");
       continue;
     }
-    fmt::print("{:<21} {:<40} {:>10.4f} {:>10.4f} {:>9} {:>7}\n", shape, s.winner, s.median_ms,
-               s.cublas_ms, ratio_cell(s.ratio), edge_tally(s.edge_checks));
+    fmt::print("{:<21} {:<40} {:>10.4f} {:>10.4f} {:>9} {:>7}{}\n", shape, s.winner, s.median_ms,
+               s.cublas_ms, ratio_cell(s.ratio), edge_tally(s.edge_checks), gpu_cell(s.device));
   }
   // The edge column is passed/run; name what failed, shape by shape.
   for (const auto& s : all) {
@@ -462,7 +487,12 @@ void register_tune(CLI::App& app) {
       "candidates (--space auto) are searched by the model strategy until 200 measurements in\n"
       "a row bring no gain (--patience 200), for at most 5 minutes (--budget 5m);\n"
       "--strategy exhaustive measures every one.");
-  add_gpu_option(*sub, o->gpu, true);
+  add_gpu_option(*sub, o->gpu,
+                 "a suite of several shapes (--shapes) is spread over them whole, each shape "
+                 "tuned on one GPU (its candidates, finalists and edge checks), the next shape "
+                 "going to the next idle GPU; one shape's candidates are measured side by side on "
+                 "all of them, its finalists re-timed on the first. With --replay, a list stands "
+                 "for that many devices");
   auto* shape_opt = sub->add_option("--shape", o->shape, "Problem MxNxK (row-major C = A*B)")
                         ->capture_default_str();
   sub->add_option("--layout", o->layout,
@@ -504,7 +534,9 @@ void register_tune(CLI::App& app) {
   sub->add_option("--nvrtc-option", o->nvrtc_options,
                   "Extra NVRTC option, repeatable (part of the compile-cache key), e.g. "
                   "-DSGT_K_UNROLL=4 to unroll the k loop 4x instead of fully");
-  sub->add_option("-j,--jobs", o->jobs, "NVRTC threads (default: all cores)")
+  sub->add_option("-j,--jobs", o->jobs,
+                  "NVRTC threads (default: all cores); a suite spread over a GPU set shares them "
+                  "among the GPUs")
       ->check(CLI::Range(0, 1024));
   sub->add_flag("--retune", o->retune, "Measure again even where the store has a result");
   sub->add_option("--strategy", o->strategy,
@@ -617,18 +649,42 @@ void register_tune(CLI::App& app) {
     }
     TeeStore store(stores);
 
-    std::vector<ShapeSummary> summaries;
-    nlohmann::json runs = nlohmann::json::array();
+    // Several shapes on several GPUs: each shape whole on one GPU (its candidates, finalists and
+    // edge checks), the next shape going to the next idle one (shape_spread.hpp), so no GPU waits
+    // on one shape's compiling. One shape, or one GPU: the shapes one after another, each shape's
+    // candidates measured over every GPU.
+    const size_t devices = recordings.empty() ? on_gpus->size() : gpu::ReplayFleet::count(gpu_set);
+    const bool spread = devices > 1 && plan.size() > 1;
+    const unsigned jobs = spread ? threads_per_device(static_cast<unsigned>(o->jobs), devices)
+                                 : static_cast<unsigned>(o->jobs);
+    // The GPU index a spread's device stands for (a replay: the one --gpu lists).
+    auto device_index = [&](size_t d) {
+      return on_gpus ? on_gpus->info(d).device : gpu_set.indices.at(d);
+    };
+    // The tunes running at once share the store under one lock (SqliteStore is one connection).
+    SharedStore shared(store);
+    const auto* sqlite = dynamic_cast<const db::SqliteStore*>(db.get());
     History history(o->history.empty()
                         ? shipped_datasets()
                         : std::vector<std::filesystem::path>(o->history.begin(), o->history.end()));
-    for (size_t pi = 0; pi < plan.size(); ++pi) {
+
+    struct ShapeRun {
+      gpu::TuneOptions t;
+      std::optional<gpu::TuneReport> report;  // empty: not tuned (no config, or an error)
+      ShapeSummary summary;
+    };
+    std::vector<ShapeRun> shape_runs(plan.size());
+    // Tunes shape pi: on every GPU, or (device) on that one of the spread alone.
+    auto tune_shape = [&](size_t pi, std::optional<size_t> device) {
+      auto& out = shape_runs[pi];
+      out = ShapeRun{};  // a GPU lost on this shape may have begun it
       const auto& problem = plan[pi].problem;
       const auto& e = plan[pi].enumeration;
       const std::string& space_name = plan[pi].space_name;
-      gpu::TuneOptions t;
+      gpu::TuneOptions& t = out.t;
       t.problem = problem;
       t.candidates = e.survivors;
+      out.summary.problem = problem;
       const GpuFingerprint* replay_fp =
           recordings.empty() ? nullptr : &recording_for(recordings, problem).gpu;
       if (t.candidates.empty()) {
@@ -637,15 +693,14 @@ void register_tune(CLI::App& app) {
             "space '{}' has no valid config for shape {} (see `sgemm-tune space --space "
             "{} --shape {} --explain`)",
             space_name, problem.shape(), plan[pi].space_arg, problem.shape());
-        summaries.push_back({problem, "", 0, 0, 0, 0, 0, {}, "no_config", "", ""});
-        continue;
+        return;
       }
       t.top_k = o->top;
       t.repetitions = o->reps;
       t.final_repetitions = o->final_reps;
       t.cut_ratio = o->cut_ratio;
       t.seed = seed;
-      t.compile_threads = static_cast<unsigned>(o->jobs);
+      t.compile_threads = jobs;
       t.retune = o->retune;
       t.nvrtc_options = o->nvrtc_options;
       t.strategy = o->strategy;
@@ -654,28 +709,139 @@ void register_tune(CLI::App& app) {
       t.patience = patience;
       if (o->strategy == "model") {
         const auto& fp = replay_fp ? *replay_fp : on_gpus->first().fingerprint;
-        t.history = history.trials_for(fp, dynamic_cast<const db::SqliteStore*>(db.get()));
+        t.history = shared.locked([&] { return history.trials_for(fp, sqlite); });
       }
       spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space_name,
                    t.candidates.size(), e.total, t.problem.shape(), t.seed);
 
-      ProgressView view;
+      ProgressView view(!spread);  // tunes at once log their progress, no bar
       std::optional<gpu::ReplayFleet> replay;
       if (!recordings.empty()) {
-        replay.emplace(recording_for(recordings, problem), gpu_set, t.compile_threads);
+        const auto& rec = recording_for(recordings, problem);
+        if (device) {
+          replay.emplace(rec, device_index(*device), t.compile_threads);
+        } else {
+          replay.emplace(rec, gpu_set, t.compile_threads);
+        }
       }
-      const gpu::Devices devices = replay ? replay->devices() : on_gpus->devices();
-      const auto r = gpu::run_tune(t, devices, store, [&](const gpu::TuneProgress& p) { view(p); });
-      summaries.push_back(summarize(t, r));
-      if (o->json) {
-        runs.push_back(run_json(t, space_name, r));
-      } else {
-        print_run(t, r);
+      const gpu::Devices lanes = replay   ? replay->devices()
+                                 : device ? on_gpus->devices(*device)
+                                          : on_gpus->devices();
+      SharedStore::View into(shared);
+      out.report = gpu::run_tune(t, lanes, into, [&](const gpu::TuneProgress& p) { view(p); });
+      out.summary = summarize(t, *out.report);
+      t.history = {};  // what it learnt from is not needed any more
+    };
+
+    // Shapes are printed (or kept for --json) in suite order, each once it and those before it
+    // are done.
+    std::vector<ShapeSummary> summaries;
+    nlohmann::json runs = nlohmann::json::array();
+    auto emit = [&](size_t pi) {
+      auto& run = shape_runs[pi];
+      summaries.push_back(run.summary);
+      if (run.report) {
+        if (o->json) {
+          runs.push_back(run_json(run.t, plan[pi].space_name, *run.report));
+        } else {
+          print_run(run.t, *run.report, spread);
+        }
       }
+      run = ShapeRun{{}, std::nullopt, run.summary};  // trials and candidates are not needed
+    };
+
+    std::optional<SpreadReport> spread_report;
+    if (!spread) {
+      for (size_t pi = 0; pi < plan.size(); ++pi) {
+        tune_shape(pi, std::nullopt);
+        emit(pi);
+      }
+    } else {
+      spdlog::info(
+          "{} shapes spread over {} GPUs ({}), each tuned on one; {} compile thread{} each",
+          plan.size(), devices, gpu_set.text(), jobs, jobs == 1 ? "" : "s");
+      std::vector<double> clocks(devices, 0);  // a replay's: the recorded seconds of its shapes
+      std::vector<bool> ended(plan.size(), false);
+      size_t next_emit = 0;
+      auto error_summary = [&](size_t pi, const std::string& why, int device) {
+        ShapeSummary& sum = shape_runs[pi].summary;
+        sum = ShapeSummary{};
+        sum.problem = plan[pi].problem;
+        sum.status = "error";
+        sum.reason = why;
+        sum.device = device;
+        sum.date = utc_timestamp();
+        shape_runs[pi].report.reset();
+      };
+      SpreadOptions so;
+      if (!recordings.empty()) so.clock = [&](size_t d) { return clocks[d]; };
+      so.classify = [&](const std::exception_ptr& e, size_t d) {
+        // Bad input (a candidate the recording lacks) stops the tune, as on one GPU.
+        if (!is_run_failure(e)) return SpreadFault::all;
+        if (!on_gpus) return SpreadFault::item;
+        // The GPU failed on this shape: a new worker, and the next shape. A GPU that cannot have
+        // one is lost; its shape goes to another GPU, which resumes what it stored.
+        const ScopedLogTag tag(fmt::format("GPU {}", device_index(d)));
+        try {
+          on_gpus->worker(d).reset();
+          return SpreadFault::item;
+        } catch (const Error& why) {
+          spdlog::warn(
+              "GPU {} leaves the tune ({}; no new worker: {}); its shape goes to "
+              "another GPU",
+              device_index(d), exception_text(e), why.what());
+          return SpreadFault::device;
+        }
+      };
+      so.done = [&](size_t pi, const SpreadItem& how) {
+        if (how.state == SpreadItem::State::failed) {
+          if (!is_run_failure(how.error)) return;  // rethrown below
+          const int dev = device_index(static_cast<size_t>(how.device));
+          const ScopedLogTag tag(fmt::format("GPU {}", dev));
+          spdlog::error("{} {}: {}", plan[pi].problem.shape(), plan[pi].problem.layout,
+                        exception_text(how.error));
+          error_summary(pi, exception_text(how.error), dev);
+        }
+        if (const auto& r = shape_runs[pi].report) clocks[how.device] += r->evaluator_s;
+        ended[pi] = true;
+        while (next_emit < plan.size() && ended[next_emit]) emit(next_emit++);
+      };
+      spread_report = spread_items(
+          plan.size(), devices,
+          [&](size_t pi, size_t d) {
+            const ScopedLogTag tag(fmt::format("GPU {}", device_index(d)));
+            tune_shape(pi, d);
+          },
+          so);
+      for (const auto& how : spread_report->items) {
+        if (how.state == SpreadItem::State::failed && !is_run_failure(how.error))
+          std::rethrow_exception(how.error);
+      }
+      // Every GPU was lost: the shapes none tuned are errors, so the summary has every shape.
+      for (size_t pi = 0; pi < plan.size(); ++pi) {
+        if (spread_report->items[pi].state == SpreadItem::State::not_run)
+          error_summary(pi, "not tuned: every GPU was lost", -1);
+      }
+      while (next_emit < plan.size()) emit(next_emit++);
     }
 
     if (!o->csv.empty()) write_summary_csv(o->csv, summaries);
     const double geomean = geomean_ratio(summaries);
+    // Which GPU tuned how many shapes, and why one left (shapes spread over GPUs).
+    nlohmann::json spread_devices = nlohmann::json::array();
+    if (spread_report) {
+      for (size_t d = 0; d < devices; ++d) {
+        const GpuFingerprint& fp =
+            on_gpus ? on_gpus->info(d).fingerprint : recording_for(recordings, plan[0].problem).gpu;
+        spread_devices.push_back({{"device", device_index(d)},
+                                  {"name", fp.name},
+                                  {"uuid", fp.uuid},
+                                  {"shapes", spread_report->taken[d]},
+                                  {"lost", spread_report->lost[d]}});
+      }
+    }
+    const auto failed = std::count_if(summaries.begin(), summaries.end(),
+                                      [](const ShapeSummary& s) { return s.status == "error"; });
     if (o->json) {
       if (!share && plan.size() == 1 && runs.size() == 1) {
         print_json(runs.front());
@@ -684,11 +850,29 @@ void register_tune(CLI::App& app) {
         if (share) j["shard"] = share_json(*share);
         for (const auto& s : summaries) j["summary"].push_back(summary_json(s));
         j["geomean_ratio"] = geomean;
+        if (spread_report) j["devices"] = spread_devices;
         print_json(std::move(j));
       }
-      return;
+    } else if (plan.size() > 1 || share) {
+      print_summary(summaries, geomean, spread);
+      if (spread_report) {
+        std::string parts;
+        for (const auto& d : spread_devices) {
+          parts += fmt::format("{}GPU {} {}", parts.empty() ? "" : ", ", d.at("device").get<int>(),
+                               d.at("shapes").get<size_t>());
+          const auto lost = d.at("lost").get<std::string>();
+          if (!lost.empty()) parts += " (lost: " + terminal_safe(lost) + ")";
+        }
+        fmt::print("shapes tuned per GPU: {}\n", parts);
+      }
     }
-    if (plan.size() > 1 || share) print_summary(summaries, geomean);
+    if (failed > 0) {
+      std::fflush(stdout);
+      throw Error(
+          fmt::format("{} of {} shapes failed (see the summary's reasons); what they "
+                      "measured is stored, and a run again resumes them",
+                      failed, summaries.size()));
+    }
   });
 }
 

@@ -17,16 +17,16 @@ void add_db_option(CLI::App& sub, std::string& db) {
                  "else ~/.cache/sgemm-tune/tuning.db)");
 }
 
-void add_gpu_option(CLI::App& sub, std::string& gpu, bool several) {
+void add_gpu_option(CLI::App& sub, std::string& gpu, const std::string& several) {
   const std::string one =
       "'auto' (most SMs x clock), a device index, or a name (the device's name, "
       "case-insensitive, or a part of it that names one device: 'h200')";
   sub.add_option("--gpu", gpu,
-                 several ? "Which GPUs: " + one +
-                               "; or several of one model, measuring candidates side by side: "
-                               "'all' or device indices '0,2,3' (the finalists are re-timed on "
-                               "the first). With --replay, a list stands for that many devices"
-                         : "Which GPU: " + one)
+                 several.empty() ? "Which GPU: " + one
+                                 : "Which GPUs: " + one +
+                                       "; or several GPUs of one model, 'all' or device indices "
+                                       "'0,2,3': " +
+                                       several)
       ->capture_default_str();
 }
 

@@ -15,9 +15,10 @@
 namespace sgt::cli {
 
 void add_db_option(CLI::App& sub, std::string& db);
-// --gpu: for the commands that run on one GPU, parse it with parse_gpu; `several` (tune): also
-// 'all' or a list of indices, parsed with parse_gpu_set.
-void add_gpu_option(CLI::App& sub, std::string& gpu, bool several = false);
+// --gpu: for the commands that run on one GPU, parse it with parse_gpu. With `several` (tune,
+// bench: what the command does on a GPU set, after "or several GPUs of one model, 'all' or device
+// indices '0,2,3':"), also 'all' or a list of indices, parsed with parse_gpu_set.
+void add_gpu_option(CLI::App& sub, std::string& gpu, const std::string& several = "");
 void add_cache_dir_option(CLI::App& sub, std::string& cache_dir);
 std::unique_ptr<TrialStore> open_tune_store(const std::string& db);
 

@@ -39,10 +39,11 @@ GpuSelector parse_gpu_selector(std::string_view text) {
   if (text.empty()) throw InputError("empty --gpu: expected 'auto', a device index or a GPU name");
   if (lower(text) == "auto") return s;
   if (lower(text) == "all" || text.find(',') != std::string_view::npos)
-    throw InputError(fmt::format(
-        "--gpu '{}' names several GPUs; this command runs on one (only `tune` takes 'all' or a "
-        "list of device indices)",
-        text));
+    throw InputError(
+        fmt::format("--gpu '{}' names several GPUs; this command runs on one (only `tune` and "
+                    "`bench` take 'all' or a "
+                    "list of device indices)",
+                    text));
   const bool digits =
       std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
   if (digits) {

@@ -21,7 +21,7 @@ struct GpuSelector {
 };
 
 // InputError for an empty text or a negative index, and for 'all' or a list (those name several
-// GPUs; only a tune runs on several: parse_gpu_set).
+// GPUs; only tune and bench run on several: parse_gpu_set).
 GpuSelector parse_gpu_selector(std::string_view text);
 
 // --gpu of a tune, which may run on several GPUs of this host: 'all', a comma-separated list of

@@ -53,13 +53,27 @@ Devices WorkerFleet::devices() {
   return d;
 }
 
-ReplayFleet::ReplayFleet(const Recording& rec, const GpuSet& gpus, unsigned compile_threads) {
+Devices WorkerFleet::devices(size_t i) {
+  Evaluator* ev = evaluators_.at(i).get();
+  return Devices{{ev}, ev};
+}
+
+ReplayFleet::ReplayFleet(const Recording& rec, int index, unsigned compile_threads) {
+  lanes_.push_back(std::make_unique<ReplayEvaluator>(rec, compile_threads));
+  lanes_.back()->set_device(index);
+}
+
+size_t ReplayFleet::count(const GpuSet& gpus) {
   if (gpus.kind == GpuSet::Kind::all) {
     throw InputError(
         "--gpu all with --replay: a replay has no devices to count; list the devices it stands "
         "for, e.g. --gpu 0,1,2,3");
   }
-  const size_t n = gpus.kind == GpuSet::Kind::list ? gpus.indices.size() : 1;
+  return gpus.kind == GpuSet::Kind::list ? gpus.indices.size() : 1;
+}
+
+ReplayFleet::ReplayFleet(const Recording& rec, const GpuSet& gpus, unsigned compile_threads) {
+  const size_t n = count(gpus);
   if (n == 1) {
     // One device compiles and measures on one clock, as a tune on one GPU does.
     lanes_.push_back(std::make_unique<ReplayEvaluator>(rec, compile_threads));

@@ -26,8 +26,13 @@ class WorkerFleet {
   WorkerFleet& operator=(const WorkerFleet&) = delete;
 
   const WorkerInfo& first() const { return workers_.front()->info(); }
+  // Every GPU as a lane of one tune.
   Devices devices();
   size_t size() const { return workers_.size(); }
+  // The i-th GPU in --gpu order, alone: its worker, and a tune on it only (shapes spread whole).
+  WorkerClient& worker(size_t i) { return *workers_.at(i); }
+  const WorkerInfo& info(size_t i) const { return workers_.at(i)->info(); }
+  Devices devices(size_t i);
 
  private:
   std::vector<std::unique_ptr<WorkerClient>> workers_;
@@ -39,6 +44,11 @@ class WorkerFleet {
 class ReplayFleet {
  public:
   ReplayFleet(const Recording& rec, const GpuSet& gpus, unsigned compile_threads);
+  // One device standing for device `index` (a shape of a suite spread over the devices listed),
+  // compiling and measuring on one clock as a tune on one GPU does.
+  ReplayFleet(const Recording& rec, int index, unsigned compile_threads);
+  // How many devices `gpus` stands for in a replay; InputError for 'all'.
+  static size_t count(const GpuSet& gpus);
   Devices devices();
 
  private:

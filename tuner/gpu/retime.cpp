@@ -70,17 +70,18 @@ BenchSummary summarize_bench(const std::vector<BenchRow>& rows, double threshold
 std::string bench_csv(const std::vector<BenchRow>& rows) {
   std::string csv =
       "shape,M,N,K,layout,config,tuned_ms,cublas_ms,ratio,tuned_gflops,cublas_gflops,status,gpu,"
-      "date,source,space,loads,reps,tuned_spread,cublas_spread,seed,reason\n";
+      "date,source,space,loads,reps,tuned_spread,cublas_spread,seed,reason,device\n";
   for (const auto& r : rows) {
     const bool t = r.tuned_ms > 0, c = r.cublas_ms > 0, m = r.measured();
     csv += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.problem.shape(),
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.problem.shape(),
         r.problem.M, r.problem.N, r.problem.K, csv_field(r.problem.layout), csv_field(r.config),
         number(t, r.tuned_ms, 6), number(c, r.cublas_ms, 6), number(m, r.ratio(), 4),
         number(t, r.tuned_gflops(), 1), number(c, r.cublas_gflops(), 1), csv_field(r.status),
         csv_field(r.gpu), csv_field(r.date), csv_field(r.source), csv_field(r.space),
         csv_field(r.loads), r.repetitions > 0 ? std::to_string(r.repetitions) : std::string(),
-        number(t, r.tuned_spread, 4), number(c, r.cublas_spread, 4), r.seed, csv_field(r.reason));
+        number(t, r.tuned_spread, 4), number(c, r.cublas_spread, 4), r.seed, csv_field(r.reason),
+        r.device >= 0 ? std::to_string(r.device) : std::string());
   }
   return csv;
 }
@@ -106,7 +107,8 @@ void to_json(nlohmann::json& j, const BenchRow& r) {
        {"reps", r.repetitions},
        {"seed", r.seed},
        {"gpu", r.gpu},
-       {"date", r.date}};
+       {"date", r.date},
+       {"device", r.device}};
   if (!r.reason.empty()) j["reason"] = r.reason;
 }
 

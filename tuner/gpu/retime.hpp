@@ -39,6 +39,7 @@ struct BenchRow {
   std::uint64_t seed = 0;
   std::string gpu;   // GPU name
   std::string date;  // ISO 8601 UTC of the measurement
+  int device = -1;   // the CUDA device that took the shape (tuned and re-timed it); -1: none did
 
   bool measured() const { return status == "ok" && tuned_ms > 0 && cublas_ms > 0; }
   // cuBLAS median / tuned median: the tuned kernel's speed relative to cuBLAS (above 1: faster);
@@ -65,8 +66,9 @@ BenchSummary summarize_bench(const std::vector<BenchRow>& rows, double threshold
 
 // The CSV: a header, then one line per row. Columns: shape,M,N,K,layout,config,tuned_ms,cublas_ms,
 // ratio,tuned_gflops,cublas_gflops,status,gpu,date,source,space,loads,reps,tuned_spread,
-// cublas_spread,seed,reason. Times and ratios are empty for rows that were not measured. Text
-// fields are quoted as RFC 4180 requires.
+// cublas_spread,seed,reason,device (appended last, so readers by header or position keep
+// working). Times and ratios are empty for rows that were not measured, device for a row no
+// device took. Text fields are quoted as RFC 4180 requires.
 std::string bench_csv(const std::vector<BenchRow>& rows);
 
 void to_json(nlohmann::json& j, const BenchRow& r);

@@ -119,6 +119,15 @@ void WorkerClient::restart() {
   }
 }
 
+void WorkerClient::reset() {
+  stop(true);
+  buffer_.clear();
+  problem_.reset();
+  ++restarts_;
+  spdlog::info("replacing the GPU worker after a failure (restart #{})", restarts_);
+  start();
+}
+
 void WorkerClient::send(const json& req) {
   const std::string line = req.dump() + "\n";
   size_t off = 0;

@@ -59,6 +59,10 @@ class WorkerClient {
                                       std::uint64_t seed, std::chrono::milliseconds timeout);
 
   int restarts() const { return restarts_; }
+  // Replaces the worker process with a fresh one on the same device, with no problem set (after a
+  // failure whose cause is unknown: a hung or confused worker is not asked again). Throws
+  // sgt::Error when no worker can start there: the device is gone.
+  void reset();
 
  private:
   void start();
