@@ -544,6 +544,23 @@ void SqliteStore::begin(const GpuFingerprint& gpu, const Problem& problem) {
   impl_->run_gpu_id = id;
 }
 
+std::vector<Trial> SqliteStore::screening_order() {
+  if (!impl_->run_gpu) throw Error("SqliteStore::screening_order() called before begin()");
+  const auto& p = *impl_->run_problem;
+  Stmt s(impl_->conn, impl_->trial_select +
+                          " WHERE t.gpu_id = :gpu AND p.M = :M AND p.N = :N AND p.K = :K"
+                          " AND p.layout = :layout AND p.dtype = :dtype"
+                          " AND t.strategy NOT LIKE '%/final' AND t.driver_version / 1000 = :drv"
+                          " AND t.nvrtc_major = :nvrtc ORDER BY t.id");
+  s.bind(":gpu", impl_->run_gpu_id).bind(":M", p.M).bind(":N", p.N).bind(":K", p.K);
+  s.bind(":layout", p.layout).bind(":dtype", p.dtype);
+  s.bind(":drv", impl_->run_gpu->driver_version / 1000);
+  s.bind(":nvrtc", impl_->run_gpu->nvrtc_major);
+  std::vector<Trial> out;
+  while (s.step()) out.push_back(std::move(impl_->read_trial(s).trial));
+  return out;
+}
+
 std::optional<Trial> SqliteStore::finished(const std::string& config_name,
                                            const std::string& kernel_hash) {
   if (!impl_->run_gpu) throw Error("SqliteStore::finished() called before begin()");

@@ -129,6 +129,14 @@ struct QueryResult {
   // Shape rules the served config breaks for the requested shape (a nearest or default config
   // need not divide it).
   std::vector<RuleViolation> shape_violations;
+  // Nearer winners passed over because they cannot run the requested shape, nearest first.
+  struct Skipped {
+    std::string config_name;
+    Problem served;  // the tuned shape it won
+    double distance = 0;
+    std::vector<RuleViolation> violations;
+  };
+  std::vector<Skipped> skipped;
 };
 
 struct IngestResult {
@@ -201,6 +209,8 @@ class SqliteStore final : public TrialStore {
   // Registers (or refreshes: uuid, driver, runtime, NVRTC, clocks) the GPU and registers the
   // problem. Required before finished() and record().
   void begin(const GpuFingerprint& gpu, const Problem& problem) override;
+  // TrialStore::screening_order(), under the driver and NVRTC majors finished() serves.
+  std::vector<Trial> screening_order() override;
   // The latest stored trial of this GPU, problem, config and kernel hash that was measured under
   // the same driver major and NVRTC major as the GPU passed to begin(), whatever its status. A
   // trial from another driver/NVRTC major is not served, so a resumed tune measures it again.
@@ -250,6 +260,10 @@ class SqliteStore final : public TrialStore {
   // Adds every trial of another tuning database (opened read-only), skipping those already
   // present. A GPU's fingerprint is taken from the other database when it was seen there later.
   IngestResult merge(const std::filesystem::path& other_db);
+  // Merges several databases all or nothing: every source is opened and read before any trial is
+  // added (a missing, damaged or non-database source adds nothing from any), and the trials go in
+  // in one transaction. Returns one result per source, in order.
+  std::vector<IngestResult> merge(const std::vector<std::filesystem::path>& other_dbs);
   // Checkpoints the WAL and rebuilds the file compactly.
   void vacuum();
   DbInfo info(bool check_integrity = false) const;
@@ -260,6 +274,10 @@ class SqliteStore final : public TrialStore {
   explicit SqliteStore(std::unique_ptr<StoreImpl> impl);
   StoreDump dump() const;
   IngestResult ingest(const StoreDump& d);
+  // ingest() inside a transaction the caller holds.
+  IngestResult ingest_in_transaction(const StoreDump& d);
+  // A source of merge(), checked and read whole.
+  StoreDump read_merge_source(const std::filesystem::path& other_db) const;
   std::unique_ptr<StoreImpl> impl_;
 };
 

@@ -65,6 +65,16 @@ void to_json(nlohmann::json& j, const QueryResult& r) {
   const auto& checks = r.winner ? r.winner->best.trial.edge_checks : none;
   j["edge_checks"] = checks;
   j["edge_check_summary"] = edge_check_tally_json(checks);
+  nlohmann::json skipped = nlohmann::json::array();
+  for (const auto& k : r.skipped) {
+    nlohmann::json why = nlohmann::json::array();
+    for (const auto& v : k.violations) why.push_back({{"rule", v.rule}, {"reason", v.reason}});
+    skipped.push_back({{"config_name", k.config_name},
+                       {"served", k.served},
+                       {"distance", k.distance},
+                       {"shape_violations", why}});
+  }
+  j["skipped"] = skipped;
 }
 
 void to_json(nlohmann::json& j, const IngestResult& r) {

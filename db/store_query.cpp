@@ -303,19 +303,27 @@ QueryResult SqliteStore::query(const GpuIdentity& gpu, const Problem& problem,
     f.layout = problem.layout;
     f.dtype = problem.dtype;
     auto candidates = run_winners(*impl_, f, opts.reference, opts.allow_stale);
-    double best = std::numeric_limits<double>::infinity();
-    for (auto& c : candidates) {
-      const double d = shape_distance(problem, c.best.trial.problem);
-      // Ties go to the earlier-recorded shape (candidates come ordered by problem id).
-      if (d < best) {
-        best = d;
-        r.winner = c;
-      }
+    std::vector<std::pair<double, size_t>> by_distance;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      by_distance.emplace_back(shape_distance(problem, candidates[i].best.trial.problem), i);
     }
-    if (r.winner) {
+    // Ties go to the earlier-recorded shape (candidates come ordered by problem id).
+    std::stable_sort(by_distance.begin(), by_distance.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    // The nearest winner that can run the requested shape: a nearer one that cannot (a TMA
+    // config at 1x1x1) is passed over and named, as the dispatch library does.
+    for (const auto& [d, i] : by_distance) {
+      const auto& t = candidates[i].best.trial;
+      auto violations = check_shape(t.config, problem);
+      if (!violations.empty()) {
+        r.skipped.push_back({t.config_name, t.problem, d, std::move(violations)});
+        continue;
+      }
+      r.winner = candidates[i];
       r.source = Source::nearest;
-      r.served = r.winner->best.trial.problem;
-      r.distance = best;
+      r.served = t.problem;
+      r.distance = d;
+      break;
     }
     if (!opts.allow_stale) {
       Filter sf = f;

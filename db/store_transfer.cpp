@@ -239,6 +239,9 @@ StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
     throw bad(fmt::format("bad \"gpus\" entry: {}", e.what()));
   }
   const auto& trials = j["trials"];
+  // A trial's identity in the store (the unique index of schema 5): two entries with the same one
+  // but other results would be answered one way by a replay and another by an import.
+  std::map<std::string, size_t> identities;
   for (size_t i = 0; i < trials.size(); ++i) {
     StoredTrial st;
     std::optional<std::string> invalid;
@@ -273,6 +276,19 @@ StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
                               e.label, e.problem.shape()));
       }
     }
+    const auto identity = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", st.gpu.key(), t.problem.shape(),
+                                      t.problem.layout, t.problem.dtype, t.config_name,
+                                      t.kernel_template, t.kernel_hash, t.timestamp, t.seed) +
+                          "|" + t.strategy;
+    const auto [first, fresh] = identities.emplace(identity, i);
+    if (!fresh && trials[first->second] != trials[i]) {
+      throw bad(fmt::format(
+          "trials {} and {} are the same measurement of {} ({} {}, {}, seed {}, strategy '{}') "
+          "with different results; remove the wrong one (trials count from 0, one per line after "
+          "the header in a file sgemm-tune wrote)",
+          first->second, i, t.config_name, t.problem.shape(), t.problem.layout, t.timestamp, t.seed,
+          t.strategy));
+    }
     d.trials.push_back(std::move(st));
   }
   return d;
@@ -294,8 +310,14 @@ IngestResult SqliteStore::import_json(const nlohmann::json& j, std::string_view 
 
 IngestResult SqliteStore::ingest(const StoreDump& d) {
   impl_->require_writable("add trials");
-  IngestResult r;
   Transaction tx(impl_->conn, Transaction::Kind::write);
+  auto r = ingest_in_transaction(d);
+  tx.commit();
+  return r;
+}
+
+IngestResult SqliteStore::ingest_in_transaction(const StoreDump& d) {
+  IngestResult r;
   std::map<std::string, long long> gpu_ids;
   for (const auto& g : d.gpus) {
     const bool existed = impl_->gpu_id(g.identity()).has_value();
@@ -319,7 +341,6 @@ IngestResult SqliteStore::ingest(const StoreDump& d) {
     }
     r.edge_checks_added += in.edge_checks;
   }
-  tx.commit();
   return r;
 }
 
@@ -337,6 +358,29 @@ IngestResult& IngestResult::operator+=(const IngestResult& o) {
 
 IngestResult SqliteStore::merge(const std::filesystem::path& other_db) {
   impl_->require_writable("merge");
+  return ingest(read_merge_source(other_db));
+}
+
+std::vector<IngestResult> SqliteStore::merge(const std::vector<std::filesystem::path>& other_dbs) {
+  impl_->require_writable("merge");
+  std::vector<StoreDump> dumps;
+  dumps.reserve(other_dbs.size());
+  for (const auto& other : other_dbs) {
+    try {
+      dumps.push_back(read_merge_source(other));
+    } catch (const Error& e) {
+      throw InputError(fmt::format("{}; nothing was merged (of {} sources, {} read before it)",
+                                   e.what(), other_dbs.size(), dumps.size()));
+    }
+  }
+  std::vector<IngestResult> out;
+  Transaction tx(impl_->conn, Transaction::Kind::write);
+  for (const auto& d : dumps) out.push_back(ingest_in_transaction(d));
+  tx.commit();
+  return out;
+}
+
+StoreDump SqliteStore::read_merge_source(const std::filesystem::path& other_db) const {
   std::error_code ec;
   if (!std::filesystem::exists(other_db, ec)) {
     throw InputError(fmt::format("no database to merge at '{}'", other_db.string()));
@@ -349,7 +393,7 @@ IngestResult SqliteStore::merge(const std::filesystem::path& other_db) {
     throw InputError(fmt::format("cannot merge '{}' into itself", other_db.string()));
   }
   auto other = open(other_db, OpenMode::read_only, impl_->conn.busy_timeout_ms());
-  return ingest(other.dump());
+  return other.dump();
 }
 
 void SqliteStore::vacuum() {

@@ -86,10 +86,18 @@ TEST(Arch, ATmaConfigIsNeverCompiledForAnotherArchitecture) {
       test::run_cli("compile --arch sm_100 --json --configs " + test::sh_quote(listed) +
                         " --cache-dir " + test::sh_quote(dir.path() / "cache"),
                     false);
-  ASSERT_EQ(cli.exit_code, 0) << cli.out;
+  // Refused for the architecture: not compiled, named, and the run exits 2 (a listed config that
+  // is not built is not a success).
+  EXPECT_EQ(cli.exit_code, 2) << cli.out;
   const auto j = nlohmann::json::parse(cli.out);
   EXPECT_EQ(j.at("configs"), 0);
   EXPECT_FALSE(j.at("statuses").contains("ok")) << cli.out;
+  ASSERT_EQ(j.at("not_for_arch").size(), 1u);
+  EXPECT_EQ(j.at("not_for_arch").at(0).at("name"), to_name(tma));
+  const auto text = test::run_cli("compile --arch sm_100 --configs " + test::sh_quote(listed) +
+                                  " --cache-dir " + test::sh_quote(dir.path() / "cache"));
+  EXPECT_EQ(text.exit_code, 2) << text.out;
+  EXPECT_NE(text.out.find("cannot run on sm_100"), std::string::npos) << text.out;
 }
 
 // Hopper's 2,048 threads per SM are 1,536 on sm_86, sm_89 and sm_120; an unknown architecture is

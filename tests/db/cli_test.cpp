@@ -2,7 +2,9 @@
 // database byte-for-byte as it was.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include <sqlite3.h>
 
@@ -369,6 +371,84 @@ TEST_F(CliTest, DbExportImportMergeVacuumInfo) {
   r = run_cli("db vacuum --db " + q(dir_.path() / "missing.db"));
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir_.path() / "missing.db"));
+}
+
+// list's winners come sorted by GPU, layout and shape, however they were recorded, and the
+// columns line up whatever the length of the config names.
+TEST(CliList, WinnersAreSortedAndAligned) {
+  TempDir dir;
+  const auto path = dir.path() / "l.db";
+  {
+    auto s = SqliteStore::open(path, OpenMode::read_write);
+    auto tma = make_trial(shape(64, 64, 64), 0, 0.01);
+    tma.config = *from_name("wt_64x128x32_w32x32_wn1_t4x4_n256_mb1_s3_p4_g8_k4_o1_x1_m1");
+    tma.config_name = to_name(tma.config);
+    tma.kernel_hash = kernel_source_hash(tma.config);
+    for (const auto& [p, t] : std::vector<std::pair<Problem, Trial>>{
+             {shape(4096, 4096, 4096), make_trial(shape(4096, 4096, 4096), 1, 2.0)},
+             {shape(512, 512, 512, "TN"), make_trial(shape(512, 512, 512, "TN"), 2, 0.1)},
+             {shape(64, 64, 64), tma},
+             {shape(1024, 1024, 1024), make_trial(shape(1024, 1024, 1024), 3, 0.2)}}) {
+      s.begin(test::h200(), p);
+      s.record(t);
+    }
+  }
+  const auto r = run_cli("list --allow-stale --db " + q(path));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto at = r.out.find("Winners (");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::istringstream lines(r.out.substr(at));
+  std::string line;
+  std::getline(lines, line);  // the title
+  std::vector<std::string> rows;
+  while (std::getline(lines, line) && !line.empty()) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 5u) << r.out;
+  const std::vector<std::string> order = {"64x64x64 NN", "1024x1024x1024 NN", "4096x4096x4096 NN",
+                                          "512x512x512 TN"};
+  for (size_t i = 0; i < order.size(); ++i)
+    EXPECT_NE(rows[i + 1].find(order[i]), std::string::npos) << rows[i + 1];
+  // "ratio" ends where every ratio ends; "median ms" where every median ends.
+  for (const std::string col : {"median ms", "ratio"}) {
+    const auto end = rows[0].find(col) + col.size();
+    for (size_t i = 1; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].find_last_not_of(' ', end - 1), end - 1) << col << "\n" << rows[i];
+      EXPECT_EQ(rows[i][end], ' ') << col << "\n" << rows[i];
+    }
+  }
+}
+
+// A merge with a directory or a damaged file among its sources is all or nothing: the sources
+// before the bad one add nothing, the error names the bad one, and nothing is printed as merged.
+TEST_F(CliTest, AMergeWithABadSourceInTheMiddleAddsNothing) {
+  const auto good = dir_.path() / "good.db";
+  {
+    auto s = SqliteStore::open(good, OpenMode::read_write);
+    s.begin(test::h200(), big_);
+    s.record(make_trial(big_, 7, 0.7));
+  }
+  const auto damaged = dir_.path() / "damaged.db";
+  {
+    std::ofstream f(damaged, std::ios::binary);
+    f << "SQLite format 3" << std::string(200, '\x7f') << "not a database at all";
+  }
+  const auto into = dir_.path() / "into.db";
+  for (const auto& bad : {damaged, dir_.path()}) {
+    const auto r =
+        run_cli("db merge " + q(good) + " " + q(bad) + " " + q(db()) + " --db " + q(into));
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(contains(r.out, bad.string())) << r.out;
+    EXPECT_TRUE(contains(r.out, "nothing was merged")) << r.out;
+    if (std::filesystem::exists(into)) {
+      const auto s = SqliteStore::open(into, OpenMode::read_only);
+      const auto info = s.info();
+      for (const auto& [table, n] : info.rows) {
+        if (table == "trials") EXPECT_EQ(n, 0) << "a partial merge: " << r.out;
+      }
+    }
+  }
+  const auto r = run_cli("db merge " + q(good) + " " + q(db()) + " --db " + q(into) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("trials_added"), 4);
 }
 
 // Runs every command against a bad database: each must fail naming the file and change nothing.

@@ -300,6 +300,49 @@ TEST_F(StoreTest, QueryFallsBackExactThenNearestThenDefault) {
   EXPECT_TRUE(r.shape_violations.empty());
 }
 
+// The nearest winner that cannot run the requested shape (a TMA config, whose tensor copies need
+// rows of whole 16-byte units) is passed over and named; the next nearest that can is served, and
+// with none left the default config.
+TEST_F(StoreTest, QueryPassesOverANearerWinnerThatCannotRunTheShape) {
+  const auto near = shape(1024, 1024, 512), far = shape(4096, 4096, 4096);
+  const auto id = GpuIdentity::of(test::h200());
+  auto tma = make_trial(near, 0, 0.05);
+  tma.config = *from_name("wt_64x128x32_w32x32_wn1_t4x4_n256_mb1_s3_p4_g8_o1_m1");
+  tma.config_name = to_name(tma.config);
+  tma.kernel_hash = kernel_source_hash(tma.config);
+  auto store = rw();
+  store.begin(test::h200(), near);
+  store.record(tma);
+
+  // Only the TMA winner: the default config, with the skipped winner named.
+  const auto odd = shape(1023, 777, 513);
+  auto r = store.query(id, odd);
+  EXPECT_EQ(r.source, Source::default_config);
+  EXPECT_EQ(r.config_name, kDefaultConfigName);
+  EXPECT_TRUE(r.shape_violations.empty());
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_EQ(r.skipped[0].config_name, tma.config_name);
+  EXPECT_EQ(r.skipped[0].served, near);
+  ASSERT_FALSE(r.skipped[0].violations.empty());
+  EXPECT_EQ(r.skipped[0].violations[0].rule, "shape_tma_operands");
+
+  // A farther winner that fits is served instead.
+  store.begin(test::h200(), far);
+  store.record(make_trial(far, 1, 2.0));
+  r = store.query(id, odd);
+  EXPECT_EQ(r.source, Source::nearest);
+  EXPECT_EQ(r.served, far);
+  EXPECT_EQ(r.config_name, to_name(test::config_n(1)));
+  EXPECT_TRUE(r.shape_violations.empty());
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_GT(r.distance, r.skipped[0].distance);
+
+  // A shape the TMA winner can run is served it, with nothing skipped.
+  r = store.query(id, shape(1024, 1024, 1024));
+  EXPECT_EQ(r.config_name, tma.config_name);
+  EXPECT_TRUE(r.skipped.empty());
+}
+
 TEST_F(StoreTest, QueryServesEachLayoutItsOwnWinners) {
   const auto nn = shape(2048, 2048, 2048), tn = shape(2048, 2048, 2048, "TN");
   const auto id = GpuIdentity::of(test::h200());

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -34,13 +35,43 @@ TEST(ReplayCli, TuneReplaysADatasetAndStoresItsTrials) {
   EXPECT_TRUE(j.at("budget_hit").get<bool>());
   EXPECT_EQ(j.at("gpu").at("name"), "NVIDIA H200");
   ASSERT_FALSE(j.at("finalists").empty());
-  // The database now serves an exact winner, stored under the recorded GPU. (Unverified: the
-  // recording verified only its own winner, so query ranks by median alone.)
-  const auto q =
-      test::run_cli("query --gpu 'NVIDIA H200' --shape 512x2048x512 --layout NT --db " + db);
-  EXPECT_EQ(q.exit_code, 0) << q.out;
-  EXPECT_NE(q.out.find("exact winner for 512x2048x512 NT f32 on NVIDIA H200"), std::string::npos)
-      << q.out;
+  // The replayed trials keep the kernel hash they were measured with: this recording's TMA trials
+  // predate a change of the TMA kernel, so the database keeps them as stale, exactly as `db
+  // import` of the same file does, and serves them only when stale trials are allowed.
+  const std::string query = "query --gpu 'NVIDIA H200' --shape 512x2048x512 --layout NT --db " + db;
+  const auto q = test::run_cli(query);
+  EXPECT_NE(q.exit_code, 0) << q.out;
+  EXPECT_NE(q.out.find("stale trial"), std::string::npos) << q.out;
+  const auto stale = test::run_cli(query + " --allow-stale");
+  EXPECT_EQ(stale.exit_code, 0) << stale.out;
+  EXPECT_NE(stale.out.find("exact winner for 512x2048x512 NT f32 on NVIDIA H200"),
+            std::string::npos)
+      << stale.out;
+  const auto imported = test::sh_quote(dir.path() / "i.db");
+  ASSERT_EQ(
+      test::run_cli("db import " + shipped("512x2048x512-NT") + " --db " + imported).exit_code, 0);
+  const auto qj = nlohmann::json::parse(test::run_cli(query + " --json", false).out);
+  const auto ij = nlohmann::json::parse(
+      test::run_cli(
+          "query --gpu 'NVIDIA H200' --shape 512x2048x512 --layout NT --json --db " + imported,
+          false)
+          .out);
+  EXPECT_GT(qj.at("stale_skipped").at("kernel_hash").get<long long>(), 0) << qj;
+  EXPECT_GT(ij.at("stale_skipped").at("kernel_hash").get<long long>(), 0) << ij;
+
+  // The warp-tiling trials of the same recording are current: replayed, they are served.
+  const auto wdb = test::sh_quote(dir.path() / "w.db");
+  const auto w = test::run_cli("tune --replay " + shipped("512x2048x512-NT") +
+                                   " --shape 512x2048x512 --layout NT --space small --top 2 "
+                                   "--strategy random --max-evals 50 --seed 3 --db " +
+                                   wdb,
+                               false);
+  ASSERT_EQ(w.exit_code, 0) << w.out;
+  const auto wq =
+      test::run_cli("query --gpu 'NVIDIA H200' --shape 512x2048x512 --layout NT --db " + wdb);
+  EXPECT_EQ(wq.exit_code, 0) << wq.out;
+  EXPECT_NE(wq.out.find("exact winner for 512x2048x512 NT f32 on NVIDIA H200"), std::string::npos)
+      << wq.out;
 }
 
 TEST(ReplayCli, AShapeWithoutARecordingIsBadInputBeforeAnythingIsStored) {
@@ -59,6 +90,28 @@ TEST(ReplayCli, AShapeWithoutARecordingIsBadInputBeforeAnythingIsStored) {
                                       shipped("512x2048x512-NT") + " --db " + test::sh_quote(path));
   EXPECT_EQ(strategy.exit_code, 2) << strategy.out;
   EXPECT_NE(strategy.out.find("unknown strategy 'annealing'"), std::string::npos) << strategy.out;
+}
+
+// A replay answers only for the GPU it recorded: another GPU's name, or a lone device index other
+// than 0, is refused before anything is stored; the recorded GPU's name (or part of it) is taken.
+TEST(ReplayCli, AGpuThatIsNotTheRecordedOneIsRefused) {
+  test::TempDir dir;
+  const auto path = dir.path() / "g.db";
+  const std::string base = "tune --replay " + shipped("512x2048x512-NT") +
+                           " --shape 512x2048x512 --layout NT --space small --strategy random "
+                           "--max-evals 5 --top 1 --seed 2 --db " +
+                           test::sh_quote(path) + " --gpu ";
+  for (const std::string gpu : {"a100", "h100", "3"}) {
+    const auto r = test::run_cli(base + gpu);
+    EXPECT_EQ(r.exit_code, 2) << gpu << ": " << r.out;
+    EXPECT_NE(r.out.find("--gpu"), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(path)) << gpu;
+  }
+  EXPECT_NE(test::run_cli(base + "a100").out.find("NVIDIA H200"), std::string::npos);
+  for (const std::string gpu : {"h200", "'NVIDIA H200'", "auto", "0"}) {
+    const auto r = test::run_cli(base + gpu);
+    EXPECT_EQ(r.exit_code, 0) << gpu << ": " << r.out;
+  }
 }
 
 // The acceptance: a replay standing for four devices measures every candidate exactly
@@ -211,6 +264,95 @@ TEST(ReplayCli, ASuiteSpreadOverThreeReplayDevicesAgreesWithOne) {
   EXPECT_EQ(screened(dir.path() / "again.jsonl"), stored);
 }
 
+nlohmann::json read_gzip_json(const std::filesystem::path& file) {
+  std::string text;
+  FILE* pipe = popen(("gzip -dc " + test::sh_quote(file)).c_str(), "r");
+  if (!pipe) return nullptr;
+  char buf[1 << 16];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, pipe)) > 0;) text.append(buf, n);
+  pclose(pipe);
+  return nlohmann::json::parse(text);
+}
+
+// A dataset holding the same measurement twice with different results is refused by the replay and
+// by the import alike, naming the config and both entries; a file with trials removed is counted,
+// not taken at its header's word.
+TEST(DatasetCli, ADuplicateThatDisagreesIsRefusedAndRemovedTrialsAreCounted) {
+  test::TempDir dir;
+  const auto src = std::filesystem::path(SGT_TEST_SOURCE_DIR) / "datasets" / "h200" /
+                   "8192x8192x8192-NN.json.gz";
+  auto j = read_gzip_json(src);
+  ASSERT_TRUE(j.is_object());
+  auto& trials = j.at("trials");
+  size_t pick = trials.size();
+  for (size_t i = 0; i < trials.size(); ++i) {
+    if (trials[i].at("trial").at("status") == "ok") pick = i;
+  }
+  ASSERT_LT(pick, trials.size());
+  const std::string name = trials[pick].at("trial").at("config_name");
+  auto twin = trials[pick];
+  twin["trial"]["time"]["median_ms"] = 0.001;  // the copy would win by far
+  auto conflicting = j;
+  conflicting["trials"].push_back(twin);
+  const auto bad = dir.path() / "bad.json";
+  std::ofstream(bad) << conflicting.dump();
+
+  const auto db = dir.path() / "d.db";
+  const auto replay = test::run_cli("tune --replay " + test::sh_quote(bad) +
+                                    " --shape 8192x8192x8192 --strategy random --max-evals 5 "
+                                    "--db " +
+                                    test::sh_quote(db));
+  EXPECT_EQ(replay.exit_code, 2) << replay.out;
+  EXPECT_NE(replay.out.find(name), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find(fmt::format("trials {} and {}", pick, trials.size())),
+            std::string::npos)
+      << replay.out;
+  const auto import =
+      test::run_cli("db import " + test::sh_quote(bad) + " --db " + test::sh_quote(db));
+  EXPECT_EQ(import.exit_code, 2) << import.out;
+  EXPECT_NE(import.out.find(name), std::string::npos) << import.out;
+  EXPECT_FALSE(std::filesystem::exists(db));
+
+  // The same line twice, word for word, is one measurement: accepted.
+  auto same = j;
+  same["trials"].push_back(trials[pick]);
+  const auto dup = dir.path() / "dup.json";
+  std::ofstream(dup) << same.dump();
+  EXPECT_EQ(
+      test::run_cli("db import " + test::sh_quote(dup) + " --db " + test::sh_quote(db)).exit_code,
+      0);
+
+  // Ten screened configs removed: counted, and the header's claim called out.
+  auto fewer = j;
+  auto& ft = fewer["trials"];
+  int removed = 0;
+  for (size_t i = 0; i < ft.size() && removed < 10;) {
+    const std::string strategy = ft[i].at("trial").at("strategy");
+    if (strategy.find("/final") == std::string::npos &&
+        ft[i].at("trial").at("config_name") != name) {
+      ft.erase(i);
+      ++removed;
+    } else {
+      ++i;
+    }
+  }
+  const auto cut = dir.path() / "cut.json";
+  std::ofstream(cut) << fewer.dump();
+  const long long header_measured = j.at("dataset").at("measured");
+  const auto info = test::run_cli("dataset info --json " + test::sh_quote(cut), false);
+  ASSERT_EQ(info.exit_code, 0) << info.out;
+  const auto i = nlohmann::json::parse(info.out).at("datasets").at(0);
+  EXPECT_EQ(i.at("measured").get<long long>(), header_measured - 10);
+  EXPECT_FALSE(i.at("complete").get<bool>());
+  EXPECT_FALSE(i.at("header_agrees").get<bool>());
+  const auto text = test::run_cli("dataset info " + test::sh_quote(cut));
+  EXPECT_NE(text.out.find("INCOMPLETE"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("changed after it was written"), std::string::npos) << text.out;
+  const auto whole = test::run_cli("dataset info --json " + test::sh_quote(src), false);
+  EXPECT_TRUE(nlohmann::json::parse(whole.out).at("datasets").at(0).at("header_agrees").get<bool>())
+      << whole.out;
+}
+
 // dataset write counts coverage itself: a database imported from a dataset writes the same
 // dataset back (complete for `auto`), and one narrowed to a subset says what it lacks.
 TEST(DatasetCli, WriteAndInfoRoundTrip) {
@@ -281,6 +423,21 @@ TEST(ReplayCli, TheDefaultTuneStopsWhenItConverges) {
   EXPECT_GE(j.at("measured").get<int>(), 200);
   EXPECT_LT(j.at("measured").get<int>(), j.at("candidates").get<int>() / 4);
   EXPECT_FALSE(j.at("budget_hit").get<bool>());
+  EXPECT_FALSE(j.at("done_before").get<bool>());
+  // The same command again: the search is done; nothing measured, the same winner from the store.
+  const auto again_j = nlohmann::json::parse(test::run_cli(cmd + " --json", false).out);
+  EXPECT_TRUE(again_j.at("done_before").get<bool>()) << again_j.dump();
+  EXPECT_EQ(again_j.at("measured"), 0);
+  EXPECT_EQ(again_j.at("stopped"), "converged");
+  ASSERT_FALSE(again_j.at("finalists").empty());
+  EXPECT_EQ(again_j.at("finalists").at(0).at("trial").at("config_name"),
+            j.at("finalists").at(0).at("trial").at("config_name"));
+  EXPECT_NE(test::run_cli(cmd).out.find("already done"), std::string::npos);
+  // --continue searches on, counting patience afresh.
+  const auto more =
+      nlohmann::json::parse(test::run_cli(cmd + " --continue --patience 25 --json", false).out);
+  EXPECT_FALSE(more.at("done_before").get<bool>());
+  EXPECT_GE(more.at("measured").get<int>(), 25);
   const auto text = test::run_cli(cmd + " --retune --max-evals 30 --patience 0");
   ASSERT_EQ(text.exit_code, 0) << text.out;
   EXPECT_NE(text.out.find("stopped at --max-evals 30"), std::string::npos) << text.out;
@@ -382,6 +539,45 @@ TEST(TuneCli, DryRunShowsTheAutoSetWithTheTmaFamilyStrategyAndBudget) {
   EXPECT_EQ(test::run_cli("tune --arch sm_90").exit_code, 2);
 }
 
+// Numbers that would wrap or overflow are refused (exit 2) with the valid range, never taken as
+// 2^64 - 1; and every numeric option of every command states its range in --help (the seeds take
+// any 64-bit value and say so).
+TEST(TuneCli, NegativeAndOverflowingNumbersAreRefusedWithTheirRange) {
+  test::TempDir dir;
+  const std::string base =
+      "tune --dry-run --shape 512x512x512 --db " + test::sh_quote(dir.path() / "n.db") + " ";
+  for (const std::string opt : {"--max-evals", "--patience", "--seed"}) {
+    for (const std::string v : {"-1", "99999999999999999999999", "1e3", "0x10"}) {
+      const auto r = test::run_cli(base + opt + " " + v);
+      EXPECT_EQ(r.exit_code, 2) << opt << " " << v << ": " << r.out;
+      EXPECT_NE(r.out.find(opt), std::string::npos) << opt << " " << v << ": " << r.out;
+    }
+  }
+  const auto evals = test::run_cli(base + "--max-evals 2000000000");
+  EXPECT_EQ(evals.exit_code, 2) << evals.out;
+  EXPECT_NE(evals.out.find("1000000000"), std::string::npos) << evals.out;
+  for (const std::string b : {"99999999h", "inf", "nan", "1e9s", "-5m"}) {
+    const auto r = test::run_cli(base + "--budget " + b);
+    EXPECT_EQ(r.exit_code, 2) << b << ": " << r.out;
+    EXPECT_EQ(r.out.find("budget -"), std::string::npos) << b << ": " << r.out;
+  }
+  EXPECT_NE(test::run_cli(base + "--budget 99999999h").out.find("8760h"), std::string::npos);
+  EXPECT_EQ(test::run_cli(base + "--max-evals 30 --patience 7 --budget 2h30m").exit_code, 0);
+  const auto sb = test::run_cli("strategy-bench --patience -1");
+  EXPECT_EQ(sb.exit_code, 2) << sb.out;
+  for (const std::string cmd : {"space", "check", "tune", "bench", "compile", "query", "list",
+                                "export", "strategy-bench", "db merge", "db import", "db export",
+                                "db vacuum", "db info", "dataset write", "dataset info"}) {
+    const auto help = test::run_cli(cmd + " --help");
+    std::istringstream lines(help.out);
+    for (std::string line; std::getline(lines, line);) {
+      const bool numeric = std::regex_search(line, std::regex("^ +-[^ ]* (U?INT|FLOAT)\\b"));
+      if (!numeric || line.find("--seed") != std::string::npos) continue;
+      EXPECT_NE(line.find(" in ["), std::string::npos) << cmd << ": " << line;
+    }
+  }
+}
+
 // strategy-bench over every shipped dataset, briefly: a row per strategy, dataset and seed, and
 // fractions of the optimum that only grow with the share measured.
 TEST(StrategyBenchCli, ReplaysEveryShippedDatasetForEachStrategy) {
@@ -415,8 +611,36 @@ TEST(StrategyBenchCli, ReplaysEveryShippedDatasetForEachStrategy) {
   int rows = -1;  // the header
   while (std::getline(in, line)) ++rows;
   EXPECT_EQ(rows, 2 * j.at("random").at("runs").get<int>());
+  EXPECT_EQ(j.at("model").at("runs_without_history"), 0);
   const auto bad = test::run_cli("strategy-bench --strategies random,annealing");
   EXPECT_EQ(bad.exit_code, 2) << bad.out;
+}
+
+// With one dataset the model has nothing to learn from: the bench says so and claims no result
+// for it; a run that never reached 0.98 is counted in the seconds as in the evaluations, marked.
+TEST(StrategyBenchCli, OneDatasetGivesTheModelNoHistoryAndNoClaim) {
+  test::TempDir dir;
+  const std::string cmd = "strategy-bench " + shipped("8192x128x8192-NN") +
+                          " --strategies random,model --seeds 2 --max-fraction 0.002 --csv " +
+                          test::sh_quote(dir.path() / "sb.csv");
+  const auto r = test::run_cli(cmd);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("model: 2 of 2 runs had no history"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("fewer evaluations than random"), std::string::npos) << r.out;
+  // Every row of the table: where the evaluations carry '>', the seconds do too.
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("random ") && !line.starts_with("model ")) continue;
+    std::istringstream f(line);
+    std::vector<std::string> cols;
+    for (std::string c; f >> c;) cols.push_back(c);
+    if (cols.size() != 11) continue;  // the at-the-stop lines
+    EXPECT_EQ(cols[7].starts_with(">"), cols[9].starts_with(">")) << line;
+    EXPECT_EQ(cols[8].starts_with(">"), cols[10].starts_with(">")) << line;
+  }
+  const auto j = nlohmann::json::parse(test::run_cli(cmd + " --json", false).out);
+  EXPECT_EQ(j.at("strategies").at("model").at("runs_without_history"), 2);
+  EXPECT_TRUE(j.at("strategies").at("random").at("seconds_to_0.98").is_number());
 }
 
 }  // namespace

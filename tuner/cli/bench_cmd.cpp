@@ -248,15 +248,15 @@ void run_bench(const BenchOpts& o) {
         t.strategy = "model";
         t.budget_s = gpu::kDefaultBudgetS;
         t.patience = gpu::default_patience(t.strategy);
-        t.history = shared->locked([&] { return history.trials_for(fp, &*store); });
+        t.history = shared->locked([&] { return history.trials_for(fp, &*store, t.problem); });
         auto last = std::chrono::steady_clock::now();
         SharedStore::View view(*shared);
         // This GPU alone: the tune's finalists are re-timed on it, as the winner is below.
         const auto r = gpu::run_tune(t, fleet.devices(d), view, [&](const gpu::TuneProgress& p) {
           const auto now = std::chrono::steady_clock::now();
           if (p.done == p.total || now - last > std::chrono::seconds(10)) {
-            spdlog::info("{}/{} candidates, best {:.3f} ms ({}), elapsed {}, ETA {}", p.done,
-                         p.total, p.best_ms, p.best_name, duration(p.elapsed_s), duration(p.eta_s));
+            spdlog::info("{}/{} candidates, {}, elapsed {}, ETA {}", p.done, p.total,
+                         best_note(p, true), duration(p.elapsed_s), duration(p.eta_s));
             last = now;
           }
         });
@@ -454,7 +454,8 @@ void register_bench(CLI::App& app) {
   sub->add_option("-j,--jobs", o->jobs,
                   "NVRTC threads when tuning (default: all cores), shared among the GPUs of a set")
       ->check(CLI::Range(0, 1024));
-  sub->add_option("--seed", o->seed, "Seed of the random inputs (default: random, logged)");
+  sub->add_option("--seed", o->seed,
+                  "Seed of the random inputs, 1 to 2^64 - 1 (default or 0: random, logged)");
   sub->add_option("--reps", o->reps,
                   fmt::format("Timed repetitions per side (tuned, cuBLAS) and round; each side is "
                               "the median of its round, best of {} interleaved rounds (at least "

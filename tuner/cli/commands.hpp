@@ -2,6 +2,7 @@
 // file and only calls the library.
 #pragma once
 
+#include <cstddef>
 #include <exception>
 #include <string>
 
@@ -38,5 +39,13 @@ void register_db(CLI::App&);
 void register_export(CLI::App& app);
 void register_dataset(CLI::App& app);
 void register_strategy_bench(CLI::App& app);
+
+// The largest count a counting option takes (--max-evals, --patience): far beyond any space.
+inline constexpr std::size_t kMaxCount = 1'000'000'000;
+
+// Refuses, for every whole-number option of `app` and its subcommands, a negative value where the
+// option is unsigned and a number too large for 64 bits (CLI11 would wrap or clamp them). Call
+// once every command is registered.
+void refuse_wrapping_numbers(CLI::App& app);
 
 }  // namespace sgt::cli

@@ -105,6 +105,8 @@ void register_compile(CLI::App& app) {
     }
     SpaceEnumeration space;
     const ArchInfo& arch = parse_arch(o->arch);
+    // Listed configs the architecture cannot run: reported, and the run then exits 2.
+    nlohmann::json not_for_arch = nlohmann::json::array();
     if (o->configs.empty()) {
       space = enumerate_spaces(o->space, problem, &arch);
     } else {
@@ -117,6 +119,8 @@ void register_compile(CLI::App& app) {
         } else {
           spdlog::warn("{}: not for {}: rule {}: {}", to_name(c), arch.name(), v.front().rule,
                        v.front().reason);
+          not_for_arch.push_back(
+              {{"name", to_name(c)}, {"rule", v.front().rule}, {"reason", v.front().reason}});
         }
       }
     }
@@ -184,6 +188,19 @@ void register_compile(CLI::App& app) {
                                refused, results.size(), compiler.cache_dir().string()));
     };
     const double rate = wall > 0 ? static_cast<double>(compiled) / wall : 0;
+    const auto check_listed = [&] {
+      if (refused > 0) throw failed();
+      if (!not_for_arch.empty()) {
+        std::string names;
+        for (const auto& n : not_for_arch)
+          names += fmt::format("\n  {} (rule {})", n.at("name").get<std::string>(),
+                               n.at("rule").get<std::string>());
+        throw InputError(fmt::format(
+            "{} of the listed configs cannot run on {} and were not compiled:{}\nlist only "
+            "configs for {} (`sgemm-tune check --arch {}` explains each)",
+            not_for_arch.size(), arch.name(), names, arch.name(), arch.name()));
+      }
+    };
     if (o->json) {
       nlohmann::json j = {
           {"space", space.name},
@@ -198,6 +215,7 @@ void register_compile(CLI::App& app) {
           {"configs_per_s", rate},
           {"threads", o->jobs},
           {"cache_errors", refused},
+          {"not_for_arch", not_for_arch},
           {"nvrtc", fmt::format("{}.{}", compiler.nvrtc_major(), compiler.nvrtc_minor())}};
       if (share) j["shard"] = share_json(*share);
       auto& rj = j["results"] = nlohmann::json::array();
@@ -214,7 +232,7 @@ void register_compile(CLI::App& app) {
              {"cubin", r.cubin_path.string()}});
       }
       print_json(std::move(j));
-      if (refused > 0) throw failed();
+      check_listed();
       return;
     }
     for (const auto& r : results) {
@@ -228,7 +246,7 @@ void register_compile(CLI::App& app) {
         "cache;{}\n",
         results.size(), o->arch, o->layout, vec ? "float4" : "scalar", wall, compiled, rate, hits,
         st);
-    if (refused > 0) throw failed();
+    check_listed();
   });
 }
 

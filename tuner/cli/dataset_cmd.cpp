@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -39,16 +40,19 @@ db::GpuIdentity pick_gpu(const db::SqliteStore& store, const std::string& gpu) {
 struct Summary {
   std::map<std::string, long long> statuses;
   long long screened = 0, cut = 0;
+  long long measured = 0;  // distinct configs screened, counted in the file (not the header's)
   const db::StoredTrial* best = nullptr;
   double compile_s = 0, measure_s = 0;
 };
 
 Summary summarize(const db::Dataset& ds) {
   Summary s;
+  std::set<std::string> configs;
   for (const auto& st : ds.trials) {
     const auto& t = st.trial;
     if (t.strategy.find("/final") != std::string::npos) continue;
     ++s.screened;
+    configs.insert(t.config_name);
     ++s.statuses[std::string(to_string(t.status))];
     s.cut += t.cut_early ? 1 : 0;
     s.compile_s += t.compile_s;
@@ -58,15 +62,33 @@ Summary summarize(const db::Dataset& ds) {
       s.best = &st;
     }
   }
+  s.measured = static_cast<long long>(configs.size());
   return s;
+}
+
+// The coverage the trials show, and whether the header (written with them) still says so: a file
+// edited since has other counts than its header claims.
+bool counted_complete(const db::Dataset& ds, const Summary& s) {
+  return ds.header.candidates > 0 && s.measured >= ds.header.candidates;
+}
+bool header_agrees(const db::Dataset& ds, const Summary& s) {
+  return ds.header.measured == s.measured && ds.header.complete == counted_complete(ds, s);
 }
 
 nlohmann::json info_json(const db::Dataset& ds) {
   const auto s = summarize(ds);
-  nlohmann::json j = {
-      {"file", ds.path.string()},   {"dataset", ds.header},     {"gpu", ds.gpu.fingerprint},
-      {"trials", ds.trials.size()}, {"screened", s.screened},   {"statuses", s.statuses},
-      {"cut_early", s.cut},         {"compile_s", s.compile_s}, {"measure_s", s.measure_s}};
+  nlohmann::json j = {{"file", ds.path.string()},
+                      {"dataset", ds.header},
+                      {"gpu", ds.gpu.fingerprint},
+                      {"trials", ds.trials.size()},
+                      {"screened", s.screened},
+                      {"statuses", s.statuses},
+                      {"cut_early", s.cut},
+                      {"compile_s", s.compile_s},
+                      {"measure_s", s.measure_s},
+                      {"measured", s.measured},
+                      {"complete", counted_complete(ds, s)},
+                      {"header_agrees", header_agrees(ds, s)}};
   if (s.best) {
     const auto& t = s.best->trial;
     j["best"] = {{"config", t.config_name},
@@ -87,8 +109,15 @@ void print_info(const db::Dataset& ds) {
              terminal_safe(ds.gpu.fingerprint.name), ds.gpu.fingerprint.sm_count,
              ds.gpu.fingerprint.driver_version, ds.gpu.fingerprint.nvrtc_major,
              ds.gpu.fingerprint.nvrtc_minor);
-  fmt::print("  measured   {} of {} candidates of '{}'{}\n", h.measured, h.candidates,
-             terminal_safe(h.space), h.complete ? " (complete)" : " (INCOMPLETE)");
+  fmt::print("  measured   {} of {} candidates of '{}'{}\n", s.measured, h.candidates,
+             terminal_safe(h.space), counted_complete(ds, s) ? " (complete)" : " (INCOMPLETE)");
+  if (!header_agrees(ds, s)) {
+    fmt::print(
+        "  WARNING    the header says {} of {}{}, but the file holds screening trials of "
+        "{} configs: it was changed after it was written; write it again with `sgemm-tune "
+        "dataset write`\n",
+        h.measured, h.candidates, h.complete ? " (complete)" : "", s.measured);
+  }
   std::string st;
   for (const auto& [k, v] : s.statuses) st += fmt::format(" {}={}", k, v);
   fmt::print("  statuses  {}; {} cut early (censored)\n", st, s.cut);

@@ -160,7 +160,9 @@ void register_db(CLI::App& app) {
     auto* sub = dbc->add_subcommand(
         "merge",
         "Add every trial of other tuning databases (read, never modified), e.g. the shards of a\n"
-        "`tune --shard` run. Trials already present (same GPU, problem, config, kernel hash,\n"
+        "`tune --shard` run, all or nothing: every source is read before any trial is added, so a\n"
+        "missing or damaged source leaves the database as it was. Trials already present (same "
+        "GPU, problem, config, kernel hash,\n"
         "timestamp, seed, strategy) are skipped: merging twice changes nothing. Winners are "
         "derived, so\n"
         "they follow. Prints, per source, the trials added and already present, problem by\n"
@@ -181,11 +183,14 @@ void register_db(CLI::App& app) {
         }
       }
       auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
+      // All or nothing: a damaged source in the middle adds nothing from the ones before it.
+      const auto results =
+          store.merge(std::vector<std::filesystem::path>(o->others.begin(), o->others.end()));
       std::vector<std::pair<std::string, db::IngestResult>> per_source;
       db::IngestResult total;
-      for (const auto& other : o->others) {
-        per_source.emplace_back(other, store.merge(other));
-        total += per_source.back().second;
+      for (size_t i = 0; i < results.size(); ++i) {
+        per_source.emplace_back(o->others[i], results[i]);
+        total += results[i];
       }
       print_merge(per_source, total, path, o->json);
     });

@@ -1,7 +1,11 @@
 // `sgemm-tune list`: what the tuning database knows: GPUs, tuned shapes, and the winner of each
 // GPU x shape x kernel template with its speed relative to cuBLAS.
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
+#include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -87,11 +91,18 @@ void register_list(CLI::App& app) {
 
     fmt::print("\nWinners ({}{})\n", winners.size(),
                o->allow_stale ? ", stale trials allowed" : ", stale trials skipped");
-    if (!winners.empty()) {
-      fmt::print("  {:<24} {:<18} {:<40} {:>10} {:>9} {:>9} {:>6} {:>7}\n", "gpu", "shape",
-                 "config", "median ms", "GFLOP/s", "ratio", "ok", "edge");
-    }
-    for (const auto& w : winners) {
+    // Sorted by GPU, layout and shape (M, N, K as numbers), and as wide as the longest entry of
+    // each column: config names of the TMA family run past 50 characters.
+    auto sorted = winners;
+    std::stable_sort(sorted.begin(), sorted.end(), [](const db::Winner& a, const db::Winner& b) {
+      const auto &pa = a.best.trial.problem, &pb = b.best.trial.problem;
+      return std::tie(a.best.gpu.name, pa.layout, pa.M, pa.N, pa.K) <
+             std::tie(b.best.gpu.name, pb.layout, pb.M, pb.N, pb.K);
+    });
+    std::vector<std::array<std::string, 8>> rows;
+    rows.push_back({"gpu", "shape", "config", "median ms", "GFLOP/s", "ratio", "ok", "edge"});
+    std::vector<bool> stale{false};
+    for (const auto& w : sorted) {
       const auto& t = w.best.trial;
       const double ratio = w.ratio();  // cuBLAS time / winner time
       // Edge checks passed / run; "-" when the winner was never verified on edge shapes.
@@ -99,12 +110,23 @@ void register_list(CLI::App& app) {
           t.edge_checks.empty()
               ? std::string("-")
               : fmt::format("{}/{}", edge_checks_passed(t.edge_checks), t.edge_checks.size());
-      fmt::print("  {:<24} {:<18} {:<40} {:>10.4f} {:>9.0f} {:>9} {:>6} {:>7}{}\n",
-                 terminal_safe(w.best.gpu.name),
-                 terminal_safe(fmt::format("{} {}", t.problem.shape(), t.problem.layout)),
-                 terminal_safe(t.config_name), t.time.median_ms, t.gflops,
-                 ratio > 0 ? fmt::format("{:.3f}x", ratio) : "-", w.ok_trials, edge,
-                 w.stale ? "  STALE" : "");
+      rows.push_back({terminal_safe(w.best.gpu.name),
+                      terminal_safe(fmt::format("{} {}", t.problem.shape(), t.problem.layout)),
+                      terminal_safe(t.config_name), fmt::format("{:.4f}", t.time.median_ms),
+                      fmt::format("{:.0f}", t.gflops),
+                      ratio > 0 ? fmt::format("{:.3f}x", ratio) : "-",
+                      fmt::format("{}", w.ok_trials), edge});
+      stale.push_back(w.stale);
+    }
+    std::array<size_t, 8> width{};
+    for (const auto& r : rows)
+      for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+    for (size_t i = 0; i < rows.size() && !sorted.empty(); ++i) {
+      const auto& r = rows[i];
+      // Text columns left-aligned, numbers right-aligned.
+      fmt::print("  {:<{}} {:<{}} {:<{}} {:>{}} {:>{}} {:>{}} {:>{}} {:>{}}{}\n", r[0], width[0],
+                 r[1], width[1], r[2], width[2], r[3], width[3], r[4], width[4], r[5], width[5],
+                 r[6], width[6], r[7], width[7], stale[i] ? "  STALE" : "");
     }
     std::size_t failing = 0;
     for (const auto& w : winners) {

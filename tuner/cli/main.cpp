@@ -52,6 +52,10 @@ int main(int argc, char** argv) {
   sgt::cli::register_dataset(app);
   sgt::cli::register_strategy_bench(app);
 
+  // Whole-number options parse with strtoull, which takes "-1" and wraps it, and clamps a number
+  // too long for 64 bits to the largest: both are refused here for every such option, before any
+  // range check (each option states its own range in --help).
+  sgt::cli::refuse_wrapping_numbers(app);
   // A first word that is neither an option nor a command: name it (CLI11 would only say that a
   // command is required).
   if (argc > 1 && argv[1][0] != '-') {

@@ -20,6 +20,15 @@ inline std::string duration(double s) {
   return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
 }
 
+// The best so far for a progress line ("best 0.412 ms (wt_...)" with `named`), or that no
+// candidate has passed yet: the first ones may all fail.
+template <typename Progress>
+std::string best_note(const Progress& p, bool named) {
+  if (p.best_ms <= 0 || p.best_name.empty()) return "no candidate passed yet";
+  return named ? fmt::format("best {:.3f} ms ({})", p.best_ms, p.best_name)
+               : fmt::format("best {:.3f} ms", p.best_ms);
+}
+
 class ProgressLine {
  public:
   // bar: a bar on a terminal; false (several lines progressing at once): log lines only.

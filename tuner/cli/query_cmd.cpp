@@ -150,6 +150,14 @@ void register_query(CLI::App& app) {
               w->stale ? " (STALE trial, --allow-stale)" : "");
           break;
         case db::Source::default_config:
+          if (!r.skipped.empty()) {
+            fmt::print(
+                "  default config: none of the {} tuned winner{} on {} can run {}; this is the "
+                "seed kernel-8 config, not tuned for any GPU\n",
+                r.skipped.size(), r.skipped.size() == 1 ? "" : "s", terminal_safe(r.gpu.label()),
+                problem_text(problem));
+            break;
+          }
           fmt::print(
               "  default config: nothing tuned for {}{}; this is the seed kernel-8 config, "
               "not tuned for any GPU\n",
@@ -170,6 +178,14 @@ void register_query(CLI::App& app) {
       }
       if (r.source != db::Source::default_config && !note.empty()) {
         std::fprintf(stderr, "note: %s\n", terminal_safe(note).c_str());  // which GPU was meant
+      }
+      for (const auto& k : r.skipped) {
+        std::vector<std::string> why;
+        for (const auto& v : k.violations) why.push_back(v.reason);
+        std::fprintf(
+            stderr, "note: skipped %s, the winner of the nearer %s: it cannot run %s (%s)\n",
+            terminal_safe(k.config_name).c_str(), k.served.shape().c_str(), problem.shape().c_str(),
+            terminal_safe(fmt::format("{}", fmt::join(why, "; "))).c_str());
       }
       if (r.stale_skipped.total > 0) {
         std::fprintf(stderr, "note: %s\n", stale_text(r.stale_skipped).c_str());

@@ -80,7 +80,8 @@ std::vector<fs::path> shipped_datasets() {
   return out;
 }
 
-std::vector<Trial> History::trials_for(const GpuFingerprint& gpu, const db::SqliteStore* store) {
+std::vector<Trial> History::trials_for(const GpuFingerprint& gpu, const db::SqliteStore* store,
+                                       const Problem& tuned) {
   const auto id = db::GpuIdentity::of(gpu);
   // The datasets are read once per run; the database again for each problem, since the problems
   // tuned before this one in the same run are history too.
@@ -94,15 +95,24 @@ std::vector<Trial> History::trials_for(const GpuFingerprint& gpu, const db::Sqli
     read_ = true;
   }
   std::vector<Trial> out;
+  size_t own = 0;
+  auto take = [&](const Trial& t) {
+    if (t.problem == tuned) {
+      ++own;
+    } else {
+      out.push_back(t);
+    }
+  };
   if (store) {
     for (auto& st : store->trials()) {
-      if (st.gpu == id) out.push_back(std::move(st.trial));
+      if (st.gpu == id) take(st.trial);
     }
   }
-  const auto& shipped = by_gpu_[id.key()];
-  out.insert(out.end(), shipped.begin(), shipped.end());
-  spdlog::info("history: {} trials of {} ({} datasets{})", out.size(), id.label(),
-               datasets_[id.key()], store ? ", and the database" : "");
+  for (const auto& t : by_gpu_[id.key()]) take(t);
+  spdlog::info(
+      "history: {} trials of {} ({} datasets{}){}", out.size(), id.label(), datasets_[id.key()],
+      store ? ", and the database" : "",
+      own ? fmt::format("; {} of {} {} itself left out", own, tuned.shape(), tuned.layout) : "");
   return out;
 }
 

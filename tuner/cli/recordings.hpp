@@ -28,7 +28,11 @@ std::vector<std::filesystem::path> shipped_datasets();
 class History {
  public:
   explicit History(std::vector<std::filesystem::path> files) : files_(std::move(files)) {}
-  std::vector<Trial> trials_for(const GpuFingerprint& gpu, const db::SqliteStore* store);
+  // The trials of `gpu` in the datasets and `store`, but those of `tuned`: a model never learns
+  // from the problem it tunes (it would be told the answer), so they are neither returned nor
+  // counted in the log line.
+  std::vector<Trial> trials_for(const GpuFingerprint& gpu, const db::SqliteStore* store,
+                                const Problem& tuned);
 
  private:
   std::vector<std::filesystem::path> files_;

@@ -55,6 +55,7 @@ struct Run {
   size_t stop_evals = 0;
   double stop_fraction = 0, stop_seconds = 0;
   std::string stopped;
+  bool learned_nothing = false;  // a learning strategy with no history to learn from
 };
 
 double optimum(const gpu::Recording& r) {
@@ -82,7 +83,8 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
   o.max_evals =
       static_cast<size_t>(std::ceil(max_fraction * static_cast<double>(candidates.size())));
   o.patience = patience;
-  if (strategy == "model") o.history = history;
+  const bool learns = strategy == "model";
+  if (learns) o.history = history;
   std::vector<double> best_after, seconds_after;  // per evaluation
   const auto rep = gpu::run_tune(o, ev, store, [&](const gpu::TuneProgress& p) {
     best_after.push_back(p.best_ms);
@@ -122,6 +124,7 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
     r.seconds_to.push_back(secs);
   }
   r.stop_fraction = fraction_at(best_after.size());
+  r.learned_nothing = learns && history.empty();
   return r;
 }
 
@@ -131,6 +134,7 @@ struct Summary {
   int runs = 0;
   double stop_evals = 0, stop_fraction = 0, stop_seconds = 0, min_stop_fraction = 1;
   int converged = 0;
+  int learned_nothing = 0;  // runs of a learning strategy that had no history
 };
 
 std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
@@ -147,13 +151,14 @@ std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
     s.stop_seconds += r.stop_seconds;
     s.min_stop_fraction = std::min(s.min_stop_fraction, r.stop_fraction);
     s.converged += r.stopped == "converged";
+    s.learned_nothing += r.learned_nothing;
     for (size_t i = 0; i < r.fraction.size(); ++i) s.fraction[i] += r.fraction[i];
     for (size_t i = 0; i < r.evals_to.size(); ++i) {
       // Not reached: counted at what the run measured, so the mean is a lower bound.
       const bool miss = std::isnan(r.evals_to[i]);
       s.unreached[i] += miss;
       s.evals_to[i] += miss ? static_cast<double>(r.evaluations) : r.evals_to[i];
-      s.seconds_to[i] += miss ? 0 : r.seconds_to[i];
+      s.seconds_to[i] += miss ? r.stop_seconds : r.seconds_to[i];
     }
   }
   for (auto& [name, s] : out) {
@@ -163,8 +168,9 @@ std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
     s.stop_seconds /= s.runs;
     for (size_t i = 0; i < s.evals_to.size(); ++i) {
       s.evals_to[i] /= s.runs;
-      const int reached = s.runs - s.unreached[i];
-      s.seconds_to[i] = reached > 0 ? s.seconds_to[i] / reached : NAN;
+      // Like the evaluations: a run that never got there counts with all it spent, and the mean
+      // is then a lower bound (marked).
+      s.seconds_to[i] /= s.runs;
     }
   }
   return out;
@@ -200,10 +206,9 @@ nlohmann::json json_of(const std::map<std::string, Summary>& sums) {
                {"evals_to_0.99", s.evals_to[1]},
                {"unreached_0.98", s.unreached[0]},
                {"unreached_0.99", s.unreached[1]},
-               {"seconds_to_0.98",
-                std::isnan(s.seconds_to[0]) ? nlohmann::json() : nlohmann::json(s.seconds_to[0])},
-               {"seconds_to_0.99",
-                std::isnan(s.seconds_to[1]) ? nlohmann::json() : nlohmann::json(s.seconds_to[1])},
+               {"seconds_to_0.98", s.seconds_to[0]},
+               {"seconds_to_0.99", s.seconds_to[1]},
+               {"runs_without_history", s.learned_nothing},
                {"at_stop",
                 {{"evaluations", s.stop_evals},
                  {"fraction_of_optimum", s.stop_fraction},
@@ -223,8 +228,7 @@ void print(const std::map<std::string, Summary>& sums, size_t patience) {
       return fmt::format("{}{:.0f}", s.unreached[i] ? ">" : "", s.evals_to[i]);
     };
     auto secs = [&](size_t i) {
-      return std::isnan(s.seconds_to[i]) ? std::string("-")
-                                         : fmt::format("{:.0f}", s.seconds_to[i]);
+      return fmt::format("{}{:.0f}", s.unreached[i] ? ">" : "", s.seconds_to[i]);
     };
     fmt::print(
         "{:<11} {:>5} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>7.4f} {:>10} {:>10} {:>9} {:>9}\n",
@@ -241,9 +245,18 @@ void print(const std::map<std::string, Summary>& sums, size_t patience) {
                  s.stop_fraction, s.min_stop_fraction, s.stop_seconds, s.converged, s.runs);
     }
   }
+  for (const auto& [name, s] : sums) {
+    if (s.learned_nothing > 0) {
+      fmt::print(
+          "{}: {} of {} runs had no history to learn from (no other dataset of the same GPU): "
+          "they searched untrained, so no comparison is made for {}; give it more datasets\n",
+          name, s.learned_nothing, s.runs, name);
+    }
+  }
   const auto random = sums.find("random");
   for (const auto& [name, s] : sums) {
-    if (random == sums.end() || name == "random" || s.evals_to[0] <= 0) continue;
+    if (random == sums.end() || name == "random" || s.evals_to[0] <= 0 || s.learned_nothing > 0)
+      continue;
     fmt::print("{}: {:.1f}x fewer evaluations than random to reach 0.98{}\n", name,
                random->second.evals_to[0] / s.evals_to[0],
                random->second.unreached[0] ? " (random's count is a lower bound)" : "");
@@ -284,6 +297,7 @@ void register_strategy_bench(CLI::App& app) {
   sub->add_option("--patience", o->patience,
                   "Stop each run after this many measurements in a row without a 0.5 % gain, as "
                   "`tune --patience` does, and report where the runs stopped (0: never)")
+      ->check(CLI::Range(std::size_t{0}, kMaxCount))
       ->capture_default_str();
   sub->add_option("--threads", o->threads,
                   "Compile threads of the simulated clock (the recording machine's cores)")

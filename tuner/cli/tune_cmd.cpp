@@ -20,6 +20,7 @@
 #include "plot_util.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
+#include "gpu_select.hpp"
 #include "jsonl_store.hpp"
 #include "dataset.hpp"
 #include "nvrtc_compiler.hpp"
@@ -48,9 +49,8 @@ class ProgressView {
   // bar: redrawn in place on a terminal; without (shapes tuned at once), log lines only.
   explicit ProgressView(bool bar = true) : line_(bar) {}
   void operator()(const gpu::TuneProgress& p) {
-    line_(p.done, p.total, p.elapsed_s, p.eta_s, "candidates",
-          fmt::format("best {:.3f} ms", p.best_ms),
-          fmt::format("best {:.3f} ms ({})", p.best_ms, p.best_name));
+    line_(p.done, p.total, p.elapsed_s, p.eta_s, "candidates", best_note(p, false),
+          best_note(p, true));
   }
 
  private:
@@ -178,6 +178,7 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
                       {"measured", r.measured},
                       {"budget_hit", r.budget_hit},
                       {"stopped", r.stopped},
+                      {"done_before", r.done_before},
                       {"patience", t.patience},
                       {"evaluator", r.evaluator},
                       {"evaluator_s", r.evaluator_s},
@@ -228,7 +229,15 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r, bool name_de
     fmt::print("measured on {} GPUs: {}; finalists re-timed on GPU {}\n", r.devices.size(), parts,
                r.worker.device);
   }
-  if (r.stopped == "max_evals") {
+  if (r.done_before) {
+    fmt::print(
+        "already done: the search of this problem ended in an earlier run ({}); nothing was "
+        "measured, the finalists are that run's (--continue searches on, --retune measures "
+        "again)\n",
+        r.stopped == "converged"
+            ? fmt::format("converged, {} measurements without a 0.5 % gain", r.since_gain)
+            : "every candidate measured");
+  } else if (r.stopped == "max_evals") {
     fmt::print("stopped at --max-evals {}: candidates are left; run again to go on\n", t.max_evals);
   } else if (r.stopped == "budget") {
     fmt::print("stopped at the budget ({}): candidates are left; run again to go on\n",
@@ -302,6 +311,34 @@ void print_summary(const std::vector<ShapeSummary>& all, double geomean, bool by
   fmt::print("geometric mean of the ratio (cuBLAS time / tuned time): {:.3f}\n", geomean);
 }
 
+// A replay answers for the GPU it recorded: a --gpu naming another (or a single device index
+// other than 0, the index a recording stands for) is refused rather than answered with that
+// GPU's recording. 'auto', 'all' and index lists (replay devices standing for several GPUs of
+// the recorded kind) are taken.
+void refuse_other_gpu(const GpuSet& set, const std::vector<gpu::Recording>& recordings) {
+  if (set.kind != GpuSet::Kind::one) return;
+  const auto& sel = set.one;
+  if (sel.kind == GpuSelector::Kind::index && sel.index != 0) {
+    throw InputError(fmt::format(
+        "--gpu {} with --replay: a recording stands for one GPU, device 0; pass --gpu auto (or "
+        "0), or a list such as 0,1,2,3 to replay it over several devices",
+        sel.index));
+  }
+  if (sel.kind != GpuSelector::Kind::name) return;
+  for (const auto& r : recordings) {
+    const auto id = db::GpuIdentity::of(r.gpu);
+    if (match_gpu_names({id.name}, {id.key()}, sel.name).empty()) {
+      throw InputError(fmt::format(
+          "--gpu '{}' does not name the GPU that '{}' was recorded on ({}); a replay answers "
+          "only for the GPU it recorded: pass --gpu auto, or a recording of that GPU",
+          sel.name, r.origin, id.label()));
+    }
+  }
+}
+
+// The longest budget taken: a year. Anything longer is a typo, and would overflow the clock.
+constexpr double kMaxBudgetS = 365.0 * 24 * 3600;
+
 // "90s", "5m", "1h", "1h30m", "300" (seconds), "0" or "none" (no limit): seconds.
 double parse_duration(const std::string& text) {
   if (text == "none" || text == "0") return 0;
@@ -316,7 +353,10 @@ double parse_duration(const std::string& text) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used == 0 || v < 0) break;
+    // Digits only: stod would also take "inf", "nan" and hex floats.
+    if (used == 0 || !(v >= 0) || !std::isfinite(v) ||
+        text.find_first_not_of("0123456789.", i) < i + used)
+      break;
     i += used;
     double unit = 1;
     if (i < text.size()) {
@@ -334,6 +374,17 @@ double parse_duration(const std::string& text) {
         "--budget '{}' is not a duration (e.g. 90s, 5m, 1h30m; 0 or none: no limit)", text));
   }
   return total;
+}
+
+double parse_budget(const std::string& text) {
+  const double s = parse_duration(text);
+  if (s > kMaxBudgetS) {
+    throw InputError(
+        fmt::format("--budget '{}' is {:.0f} h; the range is 1s to {:.0f}h (a year), "
+                    "or 0 / none for no limit",
+                    text, s / 3600, kMaxBudgetS / 3600));
+  }
+  return s;
 }
 
 // Seconds per binary compiled and per candidate measured: the mean of the shipped recordings of
@@ -471,7 +522,7 @@ void register_tune(CLI::App& app) {
     std::vector<std::string> nvrtc_options;
     double cut_ratio = 1.25;
     std::uint64_t seed = 0;
-    bool retune = false, json = false, dry_run = false;
+    bool retune = false, json = false, dry_run = false, continue_search = false;
     std::string strategy = "model";
     std::size_t max_evals = 0;
     std::optional<std::size_t> patience;
@@ -530,7 +581,8 @@ void register_tune(CLI::App& app) {
                   "best so far")
       ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
-  sub->add_option("--seed", o->seed, "Seed of the random inputs (default: random, logged)");
+  sub->add_option("--seed", o->seed,
+                  "Seed of the random inputs, 1 to 2^64 - 1 (default or 0: random, logged)");
   sub->add_option("--nvrtc-option", o->nvrtc_options,
                   "Extra NVRTC option, repeatable (part of the compile-cache key), e.g. "
                   "-DSGT_K_UNROLL=4 to unroll the k loop 4x instead of fully");
@@ -539,6 +591,10 @@ void register_tune(CLI::App& app) {
                   "among the GPUs")
       ->check(CLI::Range(0, 1024));
   sub->add_flag("--retune", o->retune, "Measure again even where the store has a result");
+  sub->add_flag("--continue", o->continue_search,
+                "Search on where an earlier run of this problem converged or measured every "
+                "candidate (such a search is otherwise done: reported from the store, nothing "
+                "measured); patience is counted afresh");
   sub->add_option("--strategy", o->strategy,
                   "Search strategy: exhaustive (every candidate, in the space's order), random "
                   "(every candidate, in an order drawn from --seed), anneal (simulated annealing "
@@ -559,11 +615,13 @@ void register_tune(CLI::App& app) {
   sub->add_option("--max-evals", o->max_evals,
                   "Measure at most this many candidates in this run (0: no limit); a later run "
                   "resumes with the rest")
+      ->check(CLI::Range(std::size_t{0}, kMaxCount))
       ->capture_default_str();
   sub->add_option("--patience", o->patience,
                   "Stop searching once this many measurements in a row brought no new best at "
                   "least 0.5 % faster (0: never); the budget still applies. Default: 200 with "
-                  "--strategy model or anneal, 0 with exhaustive or random");
+                  "--strategy model or anneal, 0 with exhaustive or random")
+      ->check(CLI::Range(std::size_t{0}, kMaxCount));
   sub->add_option("--history", o->history,
                   "What the model strategy learns from besides this GPU's trials in the database: "
                   "dataset files (default: the datasets shipped with sgemm-tune); the tuned "
@@ -595,7 +653,7 @@ void register_tune(CLI::App& app) {
     make_strategy(o->strategy);  // an unknown strategy is bad input, before anything starts
     const double budget_s = o->budget.empty()
                                 ? (o->strategy == "exhaustive" ? 0 : gpu::kDefaultBudgetS)
-                                : parse_duration(o->budget);
+                                : parse_budget(o->budget);
     const size_t patience = o->patience.value_or(gpu::default_patience(o->strategy));
     if (!o->arch.empty() && !o->dry_run)
       throw InputError("--arch is for --dry-run (a tune uses the GPU's own)");
@@ -635,6 +693,7 @@ void register_tune(CLI::App& app) {
     for (const auto& p : plan) {
       if (!recordings.empty()) recording_for(recordings, p.problem);
     }
+    if (!recordings.empty()) refuse_other_gpu(gpu_set, recordings);
     std::unique_ptr<gpu::WorkerFleet> on_gpus;
     if (recordings.empty()) {
       on_gpus =
@@ -702,6 +761,7 @@ void register_tune(CLI::App& app) {
       t.seed = seed;
       t.compile_threads = jobs;
       t.retune = o->retune;
+      t.continue_search = o->continue_search;
       t.nvrtc_options = o->nvrtc_options;
       t.strategy = o->strategy;
       t.max_evals = o->max_evals;
@@ -709,7 +769,7 @@ void register_tune(CLI::App& app) {
       t.patience = patience;
       if (o->strategy == "model") {
         const auto& fp = replay_fp ? *replay_fp : on_gpus->first().fingerprint;
-        t.history = shared.locked([&] { return history.trials_for(fp, sqlite); });
+        t.history = shared.locked([&] { return history.trials_for(fp, sqlite, t.problem); });
       }
       spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space_name,
                    t.candidates.size(), e.total, t.problem.shape(), t.seed);

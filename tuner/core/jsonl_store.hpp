@@ -39,6 +39,7 @@ class TeeStore : public TrialStore {
   std::optional<Trial> finished(const std::string& name, const std::string& hash) override {
     return stores_.front()->finished(name, hash);
   }
+  std::vector<Trial> screening_order() override { return stores_.front()->screening_order(); }
   void record(const Trial& t) override {
     for (auto* s : stores_) s->record(t);
   }

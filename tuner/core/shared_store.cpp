@@ -31,6 +31,12 @@ std::optional<Trial> SharedStore::View::finished(const std::string& config_name,
   return shared_.store_.finished(config_name, kernel_hash);
 }
 
+std::vector<Trial> SharedStore::View::screening_order() {
+  std::lock_guard lock(shared_.mu_);
+  activate("screening_order");
+  return shared_.store_.screening_order();
+}
+
 void SharedStore::View::record(const Trial& trial) {
   std::lock_guard lock(shared_.mu_);
   activate("record");

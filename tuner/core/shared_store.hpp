@@ -28,6 +28,7 @@ class SharedStore {
     std::optional<Trial> finished(const std::string& config_name,
                                   const std::string& kernel_hash) override;
     void record(const Trial& trial) override;
+    std::vector<Trial> screening_order() override;
 
    private:
     // With the lock held: the store begun with this view's GPU and problem.

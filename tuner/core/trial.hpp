@@ -127,6 +127,10 @@ class TrialStore {
   // stored trial if that has none yet: a trial recorded before its edge checks ran may be recorded
   // again with them.
   virtual void record(const Trial& trial) = 0;
+  // The screening trials of the begun GPU and problem (finalists' re-timings left out) that
+  // finished() could serve, in the order they were recorded: a resumed search tells from them
+  // whether it had already converged. Empty where a store cannot tell the order.
+  virtual std::vector<Trial> screening_order() { return {}; }
 };
 
 }  // namespace sgt

@@ -46,6 +46,13 @@ class Evaluator {
   virtual double elapsed_s() const = 0;
   // "worker" or "replay", for reports.
   virtual std::string kind() const = 0;
+  // The kernel hash the trials of this config are stored under when this evaluator measures it:
+  // empty for the sources compiled now; a replay's, the hash it was recorded with (a replayed
+  // measurement of older sources stays stale, and a resumed replay finds it under that hash).
+  virtual std::string recorded_kernel_hash(const std::string& config_name) const {
+    (void)config_name;
+    return {};
+  }
 };
 
 // NVRTC with the on-disk kernel cache, and the GPU worker process.

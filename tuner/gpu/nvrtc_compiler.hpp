@@ -44,6 +44,9 @@ struct Compiled {
   // compile_all(keep_going): the CacheError that left this entry without an outcome; status and
   // binary are then meaningless. Empty otherwise.
   std::string cache_error;
+  // A replay: the kernel hash the recorded trial was measured with, which its replayed trial keeps
+  // (a measurement of older kernel sources must stay stale). Empty for a real build.
+  std::string recorded_kernel_hash;
 };
 
 // One cache entry could not be written (a read-only directory, a directory where the entry's

@@ -80,6 +80,7 @@ Compiled ReplayEvaluator::build(const WarpTileConfig& c, const Problem& problem)
   out.stack_bytes = t.stack_bytes;
   out.shared_bytes = t.shared_bytes;
   out.compile_seconds = t.compile_s;
+  out.recorded_kernel_hash = t.kernel_hash;
   if (t.status == TrialStatus::compile_failed || t.status == TrialStatus::spills ||
       t.status == TrialStatus::resources) {
     out.status = t.status;
@@ -94,6 +95,11 @@ Compiled ReplayEvaluator::build(const WarpTileConfig& c, const Problem& problem)
   out.from_cache = !built_.insert(binary).second;
   if (!out.from_cache) compile_s_ += t.compile_s;
   return out;
+}
+
+std::string ReplayEvaluator::recorded_kernel_hash(const std::string& config_name) const {
+  const auto it = screen_.find(config_name);
+  return it == screen_.end() ? std::string() : it->second->kernel_hash;
 }
 
 TimeStats ReplayEvaluator::set_problem(const ProblemSetup& setup) {

@@ -43,6 +43,7 @@ class ReplayEvaluator final : public Evaluator {
                                       std::chrono::milliseconds timeout) override;
   int restarts() const override { return 0; }
   double elapsed_s() const override;
+  std::string recorded_kernel_hash(const std::string& config_name) const override;
   std::string kind() const override { return "replay"; }
 
   const Recording& recording() const { return rec_; }

@@ -61,6 +61,7 @@ void apply_compiled(Trial& t, const Compiled& c) {
   t.stack_bytes = c.stack_bytes;
   t.shared_bytes = c.shared_bytes;
   t.compile_s = c.compile_seconds;
+  if (!c.recorded_kernel_hash.empty()) t.kernel_hash = c.recorded_kernel_hash;
   if (c.status != TrialStatus::ok) {
     t.status = c.status;
     t.reason = c.reason;
@@ -293,6 +294,13 @@ class Session {
     trials_.assign(o_.candidates.size(), std::nullopt);
     store_.begin(fp, o_.problem);
     resume();
+    const bool done =
+        !o_.retune && !o_.continue_search && rep_.resumed > 0 &&
+        (static_cast<size_t>(rep_.resumed) == o_.candidates.size() || converged_before_);
+    if (done && reuse_finalists()) return std::move(rep_);
+    // Converged before, but its finalists were never stored (killed while re-timing them): no
+    // screening, only the finalists.
+    if (done) converged_ = converged_before_;
     set_problem();
     screen();
     collect();
@@ -342,7 +350,7 @@ class Session {
     for (size_t i = 0; i < o_.candidates.size(); ++i) {
       if (o_.retune) continue;
       const auto& c = o_.candidates[i];
-      if (auto done = store_.finished(to_name(c), trial_kernel_hash(o_, c))) {
+      if (auto done = store_.finished(to_name(c), stored_hash(c))) {
         if (faster(*done, best_ms_))
           best_ms_ = done->time.median_ms, best_name_ = done->config_name;
         trials_[i] = std::move(*done);
@@ -352,7 +360,66 @@ class Session {
     if (rep_.resumed > 0) {
       spdlog::info("resuming: {} of {} candidates already measured, {} to go", rep_.resumed,
                    o_.candidates.size(), o_.candidates.size() - rep_.resumed);
+      if (o_.patience > 0 && !o_.retune) count_since_gain();
     }
+  }
+
+  // The kernel hash this session stores a candidate's trials under (a replay's: as recorded).
+  std::string stored_hash(const WarpTileConfig& c) const {
+    auto h = lanes_[0].ev->recorded_kernel_hash(to_name(c));
+    return h.empty() ? trial_kernel_hash(o_, c) : h;
+  }
+
+  // Replays the stored screening of these candidates in the order it was recorded through the
+  // convergence rule: a search that had already gone `patience` measurements without a gain had
+  // converged, and is not searched again (unless continue_search).
+  void count_since_gain() {
+    std::map<std::string, std::string> current;  // candidate name -> its kernel hash
+    for (const auto& c : o_.candidates) current.emplace(to_name(c), stored_hash(c));
+    double ref = 0;
+    size_t since = 0;
+    for (const auto& t : store_.screening_order()) {
+      const auto it = current.find(t.config_name);
+      if (it == current.end() || it->second != t.kernel_hash) continue;
+      if (faster(t, ref * (1 - o_.min_gain))) {
+        ref = t.time.median_ms;
+        since = 0;
+      } else {
+        ++since;
+      }
+    }
+    since_gain_ = since;
+    converged_before_ = since >= o_.patience;
+  }
+
+  // A search done in an earlier run: its report from the store, measuring nothing. False when the
+  // earlier run stored no finalist (it was stopped while re-timing them).
+  bool reuse_finalists() {
+    for (auto& t : trials_) {
+      if (!t || !t->strategy.ends_with("/final")) continue;
+      Finalist f{*t, 0};
+      if (t->status == TrialStatus::ok && t->time.median_ms > 0 && t->cublas_median_ms > 0)
+        f.ratio = t->cublas_median_ms / t->time.median_ms;
+      rep_.finalists.push_back(std::move(f));
+    }
+    if (rep_.finalists.empty()) return false;
+    std::stable_sort(rep_.finalists.begin(), rep_.finalists.end(),
+                     [](const Finalist& a, const Finalist& b) { return a.ratio > b.ratio; });
+    rep_.cublas_final.median_ms = rep_.finalists.front().trial.cublas_median_ms;
+    rep_.done_before = true;
+    rep_.stopped = converged_before_ ? "converged" : "exhausted";
+    rep_.since_gain = static_cast<int>(since_gain_);
+    collect();
+    for (auto& l : lanes_) rep_.devices.push_back(l.rep);
+    rep_.wall_s = seconds_since(t0_);
+    spdlog::info(
+        "{} {}: the search ended in an earlier run ({}{}); nothing measured. --continue searches "
+        "on, --retune measures every candidate again",
+        o_.problem.shape(), o_.problem.layout, rep_.stopped,
+        converged_before_ ? fmt::format(": {} measurements without a {:.1f} % gain", since_gain_,
+                                        100 * o_.min_gain)
+                          : ": every candidate measured");
+    return true;
   }
 
   // Every GPU sets the problem up and times its own cuBLAS: its trials are cut and compared
@@ -400,6 +467,8 @@ class Session {
     builder0_ = builder_.elapsed_s();
     for (auto& l : lanes_) l.clock0 = l.ev->elapsed_s();
     gain_ref_ = best_ms_;
+    // A resumed search goes on counting from where it stopped; --continue counts afresh.
+    if (o_.continue_search) since_gain_ = 0;
     const bool replays = std::all_of(lanes_.begin(), lanes_.end(),
                                      [](const Lane& l) { return l.ev->kind() == "replay"; });
     if (replays || lanes_.size() == 1) {
@@ -683,6 +752,7 @@ class Session {
   double gain_ref_ = 0;  // the best at the last gain of at least min_gain: what a trial must beat
   size_t since_gain_ = 0;
   bool out_of_time_ = false, converged_ = false, stop_ = false;
+  bool converged_before_ = false;  // the stored screening had already converged
   Clock::time_point tg0_{};
 };
 

@@ -57,6 +57,10 @@ struct TuneOptions {
   // kernel hash, so such trials are never served as the default build's winners.
   std::vector<std::string> nvrtc_options;
   bool retune = false;  // ignore finished trials in the store
+  // A search of this problem that ended earlier by convergence or exhaustion (its trials in the
+  // store say so) is done: it is reported from the store and nothing is measured, unless this is
+  // set (search on, patience counted afresh) or retune is.
+  bool continue_search = false;
 };
 
 struct TuneProgress {
@@ -93,6 +97,9 @@ struct TuneReport {
   // Why the screening ended: "exhausted" (the strategy had nothing left), "budget", "max_evals"
   // or "converged" (patience measurements without a gain).
   std::string stopped = "exhausted";
+  // The search had already ended in an earlier run (stopped says how): nothing was measured, and
+  // the finalists are that run's, as stored.
+  bool done_before = false;
   int since_gain = 0;      // measurements since the last gain, when the screening ended
   std::string evaluator;   // "worker" or "replay"
   double evaluator_s = 0;  // the evaluator's own clock (a replay: recorded seconds)
