@@ -4,7 +4,8 @@
 
 if(CMAKE_SCRIPT_MODE_FILE)
   # -P mode. Inputs: BUILD_DIR (this build), EXAMPLE_DIR, WORK_DIR (emptied), DB and TABLE (the
-  # fixture database and the table the build exported from it), NVCC, GENERATOR, EPOCH.
+  # fixture database and the table the build exported from it), NVCC, GENERATOR, EPOCH; MODE
+  # picks a configure-only test (below), else the example is built.
   function(run what)
     execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
     message("${out}${err}")
@@ -12,6 +13,139 @@ if(CMAKE_SCRIPT_MODE_FILE)
       message(FATAL_ERROR "${what} failed (exit ${rc})")
     endif()
   endfunction()
+
+  # The configure-only tests share one installed package, PREFIX (MODE install: the fixture that
+  # installs it). Each configures with nvcc but compiles no kernel.
+  if(MODE STREQUAL "install")
+    file(REMOVE_RECURSE ${PREFIX})
+    run("installing the package" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
+    return()
+  endif()
+  if(MODE)
+    file(REMOVE_RECURSE ${WORK_DIR})
+    # Configures <source> into <build> with the arguments; <out> gets its rc and output.
+    function(configure out source build)
+      execute_process(COMMAND ${CMAKE_COMMAND} -S ${source} -B ${build} -G ${GENERATOR}
+        -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_CUDA_COMPILER=${NVCC}
+        ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+      set(${out}_rc ${rc} PARENT_SCOPE)
+      set(${out} "${o}${e}" PARENT_SCOPE)
+    endfunction()
+    # The configs of the fixture table whose kernels exist only in an sm_90a image (its TMA ones).
+    file(STRINGS ${TABLE} lines REGEX ", 90, true},  // ")
+    set(sm90a_configs "")
+    foreach(line IN LISTS lines)
+      string(REGEX REPLACE ".*  // " "" name "${line}")
+      list(APPEND sm90a_configs ${name})
+    endforeach()
+    if(NOT sm90a_configs)
+      message(FATAL_ERROR "${TABLE} holds no sm_90a config; these tests need one")
+    endif()
+    # What one configure must have said about them: each one named, and the way out.
+    function(names_them what text)
+      foreach(name IN LISTS sm90a_configs)
+        string(FIND "${text}" "${name} (needs an sm_90a image)" at)
+        if(at EQUAL -1)
+          message(FATAL_ERROR "${what} does not name ${name}:\n${text}")
+        endif()
+      endforeach()
+      # The option itself, not the example's SGEMM_EMBED_ALLOW_UNRUNNABLE.
+      if(NOT text MATCHES "[ \n]ALLOW_UNRUNNABLE[ \n]")
+        message(FATAL_ERROR "${what} does not name ALLOW_UNRUNNABLE:\n${text}")
+      endif()
+    endfunction()
+  endif()
+
+  if(MODE STREQUAL "architectures")
+    # Every form of the architectures that holds 9.0 gains the sm_90a image, and keeps the rest of
+    # its list: 90 itself, and all and all-major, which CMake expands (native is the same list
+    # code, with the GPU of the machine; untestable without one). One build directory, so nvcc is
+    # identified once.
+    set(build ${WORK_DIR}/example)
+    foreach(archs 90 all-major all)
+      file(REMOVE ${build}/build.ninja ${build}/Makefile)
+      configure(out ${EXAMPLE_DIR} ${build} -DCMAKE_CUDA_ARCHITECTURES=${archs}
+                -DSGEMM_EMBED_DB=${DB})
+      if(NOT out_rc EQUAL 0)
+        message(FATAL_ERROR "configuring examples/embed for ${archs} failed:\n${out}")
+      endif()
+      file(GLOB_RECURSE rules ${build}/build.ninja ${build}/*flags.make)
+      set(text "")
+      foreach(f IN LISTS rules)
+        file(READ ${f} t)
+        string(APPEND text "${t}")
+      endforeach()
+      if(NOT text MATCHES "arch=compute_90a,code=\\[sm_90a\\]" OR
+         NOT text MATCHES "SGT_TUNED_SM90A=1")
+        message(FATAL_ERROR "examples/embed configured for ${archs} has no sm_90a image:\n${out}")
+      endif()
+      if(NOT archs STREQUAL "90" AND NOT text MATCHES "arch=compute_80,code=\\[sm_80\\]")
+        message(FATAL_ERROR "examples/embed configured for ${archs} lost sm_80 of its list")
+      endif()
+      message(STATUS "${archs}: sm_90a image added")
+    endforeach()
+    return()
+  endif()
+
+  if(MODE STREQUAL "unrunnable")
+    # Architectures that cannot run the table's TMA winners: configuring fails and names them,
+    # or warns with ALLOW_UNRUNNABLE. The example embeds the DB (exported when configuring).
+    set(build ${WORK_DIR}/example)
+    configure(out ${EXAMPLE_DIR} ${build} -DCMAKE_CUDA_ARCHITECTURES=80 -DSGEMM_EMBED_DB=${DB}
+              -DSGEMM_EMBED_ALLOW_UNRUNNABLE=OFF)
+    if(out_rc EQUAL 0)
+      message(FATAL_ERROR "examples/embed for 80 configured, with TMA winners it cannot run:"
+                          "\n${out}")
+    endif()
+    names_them("configuring for 80" "${out}")
+    configure(out ${EXAMPLE_DIR} ${build} -DCMAKE_CUDA_ARCHITECTURES=80 -DSGEMM_EMBED_DB=${DB}
+              -DSGEMM_EMBED_ALLOW_UNRUNNABLE=ON)
+    if(NOT out_rc EQUAL 0 OR NOT out MATCHES "CMake Warning at [^\n]*SgemmTuneEmbed.cmake")
+      message(FATAL_ERROR "with ALLOW_UNRUNNABLE, configuring for 80 must warn and succeed "
+                          "(exit ${out_rc}):\n${out}")
+    endif()
+    names_them("the warning of ALLOW_UNRUNNABLE" "${out}")
+
+    # CMake's default architectures (nvcc's, none of them 9.0), a HEADER table.
+    set(project ${WORK_DIR}/default_arch)
+    file(WRITE ${project}/main.cpp "int main() { return 0; }\n")
+    file(WRITE ${project}/CMakeLists.txt [=[
+cmake_minimum_required(VERSION 3.25)
+project(default_arch LANGUAGES CXX CUDA)
+find_package(SgemmTune 0.1 REQUIRED)
+add_executable(app main.cpp)
+sgemm_tune_embed(TARGET app HEADER ${TABLE_HEADER})
+]=])
+    set(build ${WORK_DIR}/default_arch_build)
+    configure(out ${project} ${build} -DTABLE_HEADER=${TABLE})
+    if(out_rc EQUAL 0)
+      message(FATAL_ERROR "configured with CMake's default architectures, with TMA winners they "
+                          "cannot run:\n${out}")
+    endif()
+    names_them("configuring with CMake's default architectures" "${out}")
+
+    # A table that exists only once the build writes it is checked by the build, which fails and
+    # leaves no table behind to be taken as up to date.
+    if(GENERATOR MATCHES "Ninja")
+      set(later ${WORK_DIR}/later.hpp)
+      configure(out ${project} ${build} -DTABLE_HEADER=${later} -DCMAKE_CUDA_ARCHITECTURES=80)
+      if(NOT out_rc EQUAL 0)
+        message(FATAL_ERROR "configuring with a table still to be written failed:\n${out}")
+      endif()
+      file(COPY_FILE ${TABLE} ${later})
+      set(table app_sgemm_tuned_table/sgemm_tuned_table.hpp)
+      execute_process(COMMAND ${CMAKE_COMMAND} --build ${build} --target ${table}
+        RESULT_VARIABLE rc OUTPUT_VARIABLE o ERROR_VARIABLE e)
+      if(rc EQUAL 0)
+        message(FATAL_ERROR "the build wrote a table with TMA winners 80 cannot run:\n${o}${e}")
+      endif()
+      names_them("the build's check" "${o}${e}")
+      if(EXISTS ${build}/${table})
+        message(FATAL_ERROR "the build's check left ${build}/${table} behind")
+      endif()
+    endif()
+    return()
+  endif()
 
   file(REMOVE_RECURSE ${WORK_DIR})
   set(prefix ${WORK_DIR}/prefix)
@@ -176,4 +310,29 @@ if(CUDAToolkit_NVCC_EXECUTABLE)
       -P ${CMAKE_CURRENT_LIST_FILE})
   set_tests_properties(ExportEmbedExample.builds_against_installed_package
     PROPERTIES LABELS cpu TIMEOUT 900)
+
+  # Configure-only tests of sgemm_tune_embed()'s CUDA architectures, against one installed package.
+  set(_sgt_embed_args
+    -DBUILD_DIR=${PROJECT_BINARY_DIR}
+    -DPREFIX=${CMAKE_CURRENT_BINARY_DIR}/embed_configure/prefix
+    -DEXAMPLE_DIR=${PROJECT_SOURCE_DIR}/examples/embed
+    -DDB=${_sgt_fixture_db}
+    -DTABLE=${_sgt_fixture_table}
+    -DNVCC=${CUDAToolkit_NVCC_EXECUTABLE}
+    -DGENERATOR=${CMAKE_GENERATOR})
+  add_test(NAME ExportEmbedExample.install_for_configure_tests
+    COMMAND ${CMAKE_COMMAND} ${_sgt_embed_args} -DMODE=install -P ${CMAKE_CURRENT_LIST_FILE})
+  add_test(NAME ExportEmbedExample.adds_90a_to_every_form_holding_90
+    COMMAND ${CMAKE_COMMAND} ${_sgt_embed_args} -DMODE=architectures
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/embed_configure/architectures
+      -P ${CMAKE_CURRENT_LIST_FILE})
+  add_test(NAME ExportEmbedExample.names_winners_the_architectures_cannot_run
+    COMMAND ${CMAKE_COMMAND} ${_sgt_embed_args} -DMODE=unrunnable
+      -DWORK_DIR=${CMAKE_CURRENT_BINARY_DIR}/embed_configure/unrunnable
+      -P ${CMAKE_CURRENT_LIST_FILE})
+  set_tests_properties(ExportEmbedExample.install_for_configure_tests PROPERTIES
+    LABELS cpu TIMEOUT 300 FIXTURES_SETUP sgt_embed_package)
+  set_tests_properties(ExportEmbedExample.adds_90a_to_every_form_holding_90
+    ExportEmbedExample.names_winners_the_architectures_cannot_run PROPERTIES
+    LABELS cpu TIMEOUT 300 FIXTURES_REQUIRED sgt_embed_package)
 endif()

@@ -4,9 +4,16 @@
 # (CMake finds it through nvcc on PATH or the usual install location).
 set -euo pipefail
 
-packages=(cmake ninja-build g++ pkg-config nlohmann-json3-dev libspdlog-dev libsqlite3-dev
-          libcli11-dev libgtest-dev libmuparser-dev zlib1g-dev libxgboost-dev
-          python3-matplotlib python3-jsonschema)
+# The one list of them (the README points here rather than repeating it).
+packages=(
+  cmake ninja-build g++ pkg-config                   # the build
+  nlohmann-json3-dev libspdlog-dev libsqlite3-dev    # JSON, logs, the tuning database
+  libcli11-dev libmuparser-dev zlib1g-dev            # the command line, space expressions, .gz
+  libxgboost-dev                                     # the `model` strategy's ranking model
+  libgtest-dev                                       # the test suite
+  python3-matplotlib                                 # `bench --plot`, `strategy-bench --plot`
+  python3-jsonschema                                 # the tests of --json against docs/schemas
+)
 
 missing=()
 for p in "${packages[@]}"; do

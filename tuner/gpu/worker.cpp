@@ -137,6 +137,38 @@ struct Instance {
   float* C() const { return c->ptr + offset; }
 };
 
+// Why there is no device to tune on, and what to run instead. The runtime reports a machine with
+// no NVIDIA driver at all (libcuda absent) as "driver version is insufficient", which reads as an
+// upgrade to make; the driver version (0: none installed) tells that case from a real old driver.
+std::string no_device_message(cudaError_t e) {
+  const std::string cuda =
+      e != cudaSuccess ? cudaGetErrorString(e) : "the driver reports 0 devices";
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  if (e == cudaErrorInsufficientDriver && driver > 0) {
+    int runtime = 0;
+    cudaRuntimeGetVersion(&runtime);
+    return fmt::format(
+        "no usable CUDA device: the NVIDIA driver supports CUDA {}.{}, older than the CUDA {}.{} "
+        "runtime sgemm-tune was built with (CUDA: {}); install a newer driver",
+        driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10, cuda);
+  }
+  if (e == cudaSuccess || e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+    return fmt::format(
+        "no usable CUDA device: no NVIDIA GPU or driver on this machine (CUDA: {}). Tuning "
+        "measures on a GPU. Without one, `sgemm-tune tune --dry-run --arch sm_90 --shape "
+        "4096x4096x4096` prints what would be tuned, and `sgemm-tune tune --replay "
+        "datasets/h200/1024x1024x1024-NN.json.gz --shape 1024x1024x1024 --space auto --strategy "
+        "random --max-evals 500 --db replay.db` runs a whole tune from a recorded H200 dataset "
+        "(README, \"Tuning without a GPU\")",
+        cuda);
+  }
+  return fmt::format(
+      "no usable CUDA device: {} (is an NVIDIA driver installed and a GPU visible to this "
+      "process?)",
+      cuda);
+}
+
 class Worker {
  public:
   json handle(const json& req) {
@@ -166,11 +198,7 @@ class Worker {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count == 0) {
-      return {{"ok", false},
-              {"error", fmt::format("no usable CUDA device: {} (is an NVIDIA driver installed and "
-                                    "a GPU visible to this process?)",
-                                    e != cudaSuccess ? cudaGetErrorString(e)
-                                                     : "the driver reports 0 devices")}};
+      return {{"ok", false}, {"error", no_device_message(e)}};
     }
     json devices = json::array();
     int best = 0;
