@@ -2,8 +2,12 @@
 # The shipped Slurm recipe (tools/cluster/slurm) on a real one-node Slurm cluster started here:
 # submit.sh submits the tune array (shards replaying recorded datasets: no GPU) and the merge job
 # after it; the merged database's winners must be those of one `tune --shapes` over the same
-# suite. Then real array environments against --shard auto: a range that starts at 2 with a step
-# of 3, and an index list that must be refused.
+# suite. Then runs where a shard fails: submitted by hand, merge.sbatch (with neither SGT_SHARDS
+# nor SGT_RUN) must refuse, name the shard and write nothing, and the command it prints must
+# complete the run; the same directory reused by submit.sh with another shard count, where a
+# shard fails, must be refused by the merge job and by hand, with SGT_SHARDS and without. Then
+# real array environments against --shard auto: a range that starts at 2 with a step of 3, and an
+# index list that must be refused.
 # Usage: slurm_test.sh SGEMM_TUNE SOURCE_DIR. Exit 77 (a ctest skip) only when Slurm or munge
 # cannot start on this machine, saying why; any other failure fails.
 set -euo pipefail
@@ -156,6 +160,104 @@ for db in "$work"/run/shards/tune-*.db; do
 done
 grep -q "in all, from $shards databases: $shard_trials trials added, 0 already present" "$summary" ||
   fail "the merge did not add the shards' $shard_trials trials"
+
+# Runs where a shard fails, on a small suite. The binary is behind a wrapper that fails task T's
+# tune once while $work/fail-T exists (a node that dies: the task run again succeeds).
+small=(1024x1024x1024-NN 512x2048x512-NT 2048x512x2048-TN)
+small_suite=$work/small.json
+small_args="--strategy exhaustive --space default --max-evals 30 --top 1 --seed 7"
+sep="["
+for s in "${small[@]}"; do
+  printf '%s{"shape": "%s", "layout": "%s"}' "$sep" "${s%-*}" "${s##*-}"
+  sep=","
+  small_args+=" --replay $data/$s.json.gz"
+done >"$small_suite"
+echo "]" >>"$small_suite"
+wrapper=$work/fail-once
+cat >"$wrapper" <<EOF
+#!/usr/bin/env bash
+if [[ \${1:-} == tune && -e $work/fail-\${SLURM_ARRAY_TASK_ID:-} ]]; then
+  rm -f "$work/fail-\$SLURM_ARRAY_TASK_ID"
+  echo "sgemm-tune: error: task \$SLURM_ARRAY_TASK_ID fails on purpose (the test)" >&2
+  exit 3
+fi
+exec "$bin" "\$@"
+EOF
+chmod +x "$wrapper"
+run2=$work/run2
+mkdir -p "$run2/logs"
+slurm=$src/tools/cluster/slurm
+# The merge by hand, as merge.sbatch's header shows it; extra variables as NAME=value arguments.
+# Prints its exit code; its log is $run2/logs/merge-hand.out.
+merge_by_hand() {
+  local rc=0
+  env "$@" SGT_WORK="$run2" SGT_EXPORT="$run2/table.json" SGT_EXPORT_FORMAT=json \
+    SGT_EXPORT_ARGS=--allow-stale SGT_BIN="$wrapper" sbatch --wait --export=ALL \
+    --output="$run2/logs/merge-hand.out" "$slurm/merge.sbatch" >/dev/null 2>&1 || rc=$?
+  echo "$rc"
+}
+
+# (a) Three tasks submitted by hand; task 1 fails.
+touch "$work/fail-1"
+if SGT_SUITE=$small_suite SGT_WORK=$run2 SGT_BIN=$wrapper SGT_TUNE_ARGS=$small_args \
+  sbatch --wait --array=0-2 --cpus-per-task=1 --export=ALL --output="$run2/logs/tune-%A_%a.out" \
+  "$slurm/tune-array.sbatch" >/dev/null 2>&1; then
+  fail "the array with a failing task succeeded: $(tail -n 3 "$run2"/logs/tune-*.out)"
+fi
+rc=$(merge_by_hand)
+log=$run2/logs/merge-hand.out
+[[ $rc != 0 ]] || fail "merge.sbatch merged 2 of 3 shards and exited 0: $(cat "$log")"
+if ! grep -q "has 2 of 3 shards finished" "$log" || ! grep -q "shard 1 (task 1): failed (exit 3)" "$log"; then
+  fail "the refusal does not name the failed shard: $(cat "$log")"
+fi
+[[ ! -e $run2/tuning.db && ! -e $run2/table.json ]] || fail "a refused merge wrote the database or table"
+echo "a failed task: merge.sbatch by hand refused ($(grep -m1 'shard 1 (task 1)' "$log" | sed 's/^ *//'))"
+# The command the refusal prints: task 1 again on its own (a new job of the same run), then the
+# merge after it.
+next=$(sed -n 's/^  \(job=.*\)$/\1/p' "$log")
+[[ -n $next ]] || fail "the refusal prints no command to run: $(cat "$log")"
+merge_id=$(cd "$work" && bash -c "$next" | sed -n 's/^Submitted batch job \([0-9]*\).*/\1/p')
+[[ -n $merge_id ]] || fail "the printed command submitted no merge: $next"
+state=$(wait_job "$merge_id" 180) || fail "the merge after the rerun did not end"
+[[ $state == COMPLETED ]] || fail "the merge after the rerun ended $state: $(tail -n 20 "$run2"/logs/*)"
+grep -q "in all, from 3 databases" "$run2/merge-summary.txt" ||
+  fail "the merge after the rerun: $(cat "$run2/merge-summary.txt")"
+python3 - "$run2/table.json" "${#small[@]}" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+n = sum(len(g["shapes"]) for g in t["gpus"])
+assert n == int(sys.argv[2]), f"the table has {n} shapes, not {sys.argv[2]}"
+PY
+grep -q "shard 1/3 (--shard 1/3)" "$run2"/logs/tune-*_1.out ||
+  fail "the task run again was not shard 1/3: $(cat "$run2"/logs/tune-*_1.out)"
+echo "the printed command ran task 1 again as shard 1/3 of the same run; the merge published 3 of 3"
+
+# (b) The same directory reused by submit.sh with 2 shards; task 0 fails. Task 2's done mark of
+# the first run is left over, with another count.
+table_before=$(sha256sum "$run2/tuning.db" "$run2/table.json")
+touch "$work/fail-0"
+ids=$(SGT_BIN=$wrapper SGT_SUITE=$small_suite SGT_WORK=$run2 SGT_SHARDS=2 SGT_TUNE_ARGS=$small_args \
+  SGT_EXPORT=$run2/table.json SGT_EXPORT_FORMAT=json SGT_EXPORT_ARGS=--allow-stale \
+  SGT_SBATCH_TUNE="--cpus-per-task=1" "$slurm/submit.sh")
+merge_id=$(sed -n 's/.*merge=\([0-9]*\).*/\1/p' <<<"$ids")
+tune_id=$(sed -n 's/.*tune=\([0-9]*\).*/\1/p' <<<"$ids")
+state=$(wait_job "$merge_id" 180) || fail "the merge job of the reused directory did not end"
+[[ $state != COMPLETED ]] || fail "the merge job published a run whose task 0 failed"
+log=$run2/logs/merge-$merge_id.out
+if ! grep -q "run $tune_id has 1 of 2 shards finished" "$log" ||
+  ! grep -q "shard 0 (task 0): failed" "$log"; then
+  fail "the merge job's refusal: $(cat "$log")"
+fi
+for vars in SGT_SHARDS=2 SGT_SHARDS=; do
+  rc=$(merge_by_hand "$vars")
+  log=$run2/logs/merge-hand.out
+  [[ $rc != 0 ]] || fail "merge.sbatch ($vars) merged a partial, mixed directory: $(cat "$log")"
+  grep -q "belong to 2 runs" "$log" || fail "merge.sbatch ($vars) did not say the runs are mixed: $(cat "$log")"
+done
+[[ $(sha256sum "$run2/tuning.db" "$run2/table.json") == "$table_before" ]] ||
+  fail "a refused merge changed the database or the table"
+echo "a reused directory, 2 shards, task 0 failed: the merge job and merge.sbatch by hand" \
+  "(SGT_SHARDS=2 and unset) refused, the table untouched"
 
 # Real array environments: tasks 2, 5, 8 are shards 0, 1, 2 of 3; an index list is refused.
 logs=$work/arrays
