@@ -78,10 +78,9 @@ struct StoredTrial {
 // (driver_version / 1000) or NVRTC major differs from the reference; stale trials are kept but
 // not served unless allowed.
 struct Reference {
-  // Each kernel family's current source hash (kernel_source.hpp): a trial compiled from either is
-  // fresh.
-  std::string kernel_hash = kernel_source_hash();
-  std::string tma_kernel_hash = find_family("ws_tma")->source_hash();
+  // Family id -> that family's current source hash, for every registered family (the registry is
+  // the only list): a trial is fresh when its hash is the current hash of its config's family.
+  std::map<std::string, std::string> family_hashes = current_family_hashes();
   std::optional<int> driver_major;  // unset: the GPU's latest fingerprint in the database
   std::optional<int> nvrtc_major;   // unset: likewise
 };

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "error.hpp"
 #include "gpu_select.hpp"
@@ -27,7 +28,7 @@ constexpr const char* kCandidatesCte = R"sql(
 WITH cand AS (
   SELECT t.id AS id, t.gpu_id AS gpu_id, t.problem_id AS problem_id, k.name AS template_name,
          t.median_ms AS median_ms, VERIFIED AS verified,
-         k.source_hash NOT IN (:hash, :tma_hash) AS stale_hash,
+         STALE_HASH AS stale_hash,
          t.driver_version / 1000 <> COALESCE(:driver_major, g.driver_version / 1000)
            AS stale_driver,
          t.nvrtc_major <> COALESCE(:nvrtc_major, g.nvrtc_major) AS stale_nvrtc
@@ -35,6 +36,7 @@ WITH cand AS (
   JOIN gpus g ON g.id = t.gpu_id
   JOIN problems p ON p.id = t.problem_id
   JOIN kernel_templates k ON k.id = t.template_id
+  JOIN configs c ON c.id = t.config_id
   WHERE t.status = :ok AND t.median_ms > 0
     AND NOT EXISTS (SELECT 1 FROM trials f
                     WHERE f.gpu_id = t.gpu_id AND f.problem_id = t.problem_id
@@ -88,8 +90,7 @@ void bind_opt(Stmt& s, const char* name, const std::optional<T>& v) {
 }
 
 void bind_candidates(Stmt& s, const Filter& f, const Reference& ref) {
-  s.bind(":hash", ref.kernel_hash);
-  s.bind(":tma_hash", ref.tma_kernel_hash);
+  s.bind(":hashes", nlohmann::json(ref.family_hashes).dump());
   bind_opt(s, ":driver_major", ref.driver_major);
   bind_opt(s, ":nvrtc_major", ref.nvrtc_major);
   s.bind(":ok", to_string(TrialStatus::ok));
@@ -111,6 +112,16 @@ std::string candidates_cte(const StoreImpl& impl) {
                         "e.passed = 0))"
                       : "0";
   cte.replace(cte.find("VERIFIED"), std::string_view("VERIFIED").size(), verified);
+  // Fresh: the trial's hash is the current one of its config's family (:hashes, a JSON object
+  // of family id -> hash). A config row without a family (a schema-3 file opened read-only, never
+  // migrated) is fresh under any family's current hash.
+  const std::string any = "k.source_hash NOT IN (SELECT value FROM json_each(:hashes))";
+  const std::string stale =
+      impl.family_present
+          ? "(CASE WHEN c.family IS NULL THEN " + any +
+                " ELSE k.source_hash IS NOT json_extract(:hashes, '$.\"' || c.family || '\"') END)"
+          : any;
+  cte.replace(cte.find("STALE_HASH"), std::string_view("STALE_HASH").size(), stale);
   return cte;
 }
 

@@ -20,6 +20,7 @@
 #include "kernel_source.hpp"
 #include "naive/naive_family.hpp"
 #include "nvrtc_compiler.hpp"
+#include "replay_evaluator.hpp"
 #include "space.hpp"
 #include "sqlite.hpp"
 #include "store.hpp"
@@ -188,6 +189,98 @@ TEST(KernelFamilies, ATrialOfANewFamilyIsStoredWithItsFamilyAndFoundAgain) {
   s.bind(":name", t.config_name);
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.text(0), "naive");
+}
+
+// The whole way on the CPU for a family the tool was not built with: tuned (a replay of recorded
+// trials stands for the GPU), stored in a real SQLite file, served by query as current (fresh is
+// "its hash is its family's current hash", for every registered family), and exported with its
+// family's hash and launch. The dispatch library built from such a table is the nvcc test below.
+TEST(KernelFamilies, ANewFamilysWinnerIsTunedStoredServedAsCurrentAndExported) {
+  const auto& f = naive();
+  GpuFingerprint gpu;
+  gpu.name = "NVIDIA H200";
+  gpu.cc_major = 9;
+  gpu.sm_count = 132;
+  gpu.driver_version = 13000;
+  gpu.nvrtc_major = 13;
+  Problem p;
+  p.M = p.N = p.K = 512;
+  gpu::Recording rec{"recorded", gpu, p, {}};
+  std::vector<WarpTileConfig> candidates;
+  const double times[] = {0.9, 0.4, 0.7};
+  int k = 0;
+  for (const auto& c :
+       {naive_config(32, 32, 2, 4), naive_config(32, 16, 2, 4), naive_config(16, 32, 2, 4)}) {
+    Trial t;
+    t.config = c;
+    t.config_name = to_name(c);
+    t.problem = p;
+    t.status = TrialStatus::ok;
+    t.time.median_ms = t.time.min_ms = t.time.max_ms = times[k++];
+    t.time.repetitions = 5;
+    t.cublas_median_ms = 0.5;
+    t.kernel_hash = f.source_hash();
+    t.strategy = "exhaustive";
+    t.timestamp = "2026-01-01T00:00:00Z";
+    rec.trials.push_back(t);
+    candidates.push_back(c);
+  }
+  test::TempDir dir;
+  const auto path = dir.path() / "naive.db";
+  gpu::TuneOptions o;
+  o.problem = p;
+  o.candidates = candidates;
+  o.strategy = "exhaustive";
+  o.top_k = 2;
+  {
+    auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
+    gpu::ReplayEvaluator ev(rec, 1);
+    const auto r = gpu::run_tune(o, ev, store);
+    ASSERT_FALSE(r.finalists.empty());
+    EXPECT_EQ(r.finalists.front().trial.config_name, to_name(naive_config(32, 16, 2, 4)));
+  }
+  const auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
+  const auto q = store.query(db::GpuIdentity::of(gpu), p);
+  EXPECT_EQ(q.source, db::Source::exact);
+  EXPECT_EQ(q.config_name, to_name(naive_config(32, 16, 2, 4)));
+  ASSERT_TRUE(q.winner);
+  EXPECT_FALSE(q.winner->stale);
+  EXPECT_EQ(q.stale_skipped.total, 0);
+  // Another source of the family is another hash: its trials are stale, as any family's would be.
+  db::QueryOptions other;
+  other.reference.family_hashes["naive"] = "0123";
+  EXPECT_EQ(store.query(db::GpuIdentity::of(gpu), p, other).source, db::Source::default_config);
+
+  const auto winners = store.winners(false);
+  ASSERT_EQ(winners.size(), 1u);
+  Table t;
+  t.tool_version = "test";
+  t.database = path.string();
+  t.generated_utc = "2026-01-01T00:00:00Z";
+  t.kernel_template = "sgemm_warptile";
+  t.family_hashes = current_family_hashes();
+  TableGpu g;
+  g.name = gpu.name;
+  g.cc_major = gpu.cc_major;
+  g.sm_count = gpu.sm_count;
+  TableShape s;
+  s.problem = p;
+  s.config = winners[0].best.trial.config;
+  s.config_name = winners[0].best.trial.config_name;
+  s.median_ms = winners[0].best.trial.time.median_ms;
+  s.cublas_median_ms = winners[0].best.trial.cublas_median_ms;
+  s.ok_trials = winners[0].ok_trials;
+  g.shapes = {s};
+  choose_default(g, *from_name(test::kSeed), test::kSeed);
+  t.gpus = {g};
+  const auto h = render_cpp(t);
+  EXPECT_NE(h.find("\"naive\""), std::string::npos) << h;
+  EXPECT_NE(h.find(cpp_string_literal(f.source_hash())), std::string::npos) << h;
+  EXPECT_NE(h.find("pointers, (" + f.name_expression(s.config, "NN", false) + ")"),
+            std::string::npos)
+      << h;
+  const auto j = nlohmann::json::parse(render_json(t));
+  EXPECT_EQ(j.at("kernel_hashes").at("naive"), f.source_hash());
 }
 
 // The worker runs a family by its launch ABI, not its id: a family with the warp-tiling kernel's

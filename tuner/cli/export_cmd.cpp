@@ -125,8 +125,7 @@ void register_export(CLI::App& app) {
     t.database = path.string();
     t.generated_utc = export_timestamp();
     t.kernel_template = std::string(kKernelTemplateName);
-    t.kernel_hash = kernel_source_hash();
-    t.tma_kernel_hash = find_family("ws_tma")->source_hash();
+    t.family_hashes = current_family_hashes();
     t.allow_stale = o->allow_stale;
     std::size_t shapes = 0;
     for (const auto& id : gpus) {

@@ -22,6 +22,22 @@ namespace sgt {
 
 namespace {
 
+// The families whose hashes tables of formats 1-8 named kernel_hash and tma_kernel_hash; those
+// fields stay for older readers, and every family's hash is in kernel_hashes / kFamilyHashes.
+constexpr std::string_view kLegacyFamilies[] = {"warptile", "ws_tma"};
+
+std::string legacy_hash(const Table& t, std::string_view family) {
+  const auto it = t.family_hashes.find(std::string(family));
+  return it == t.family_hashes.end() ? std::string() : it->second;
+}
+
+std::string family_hash_list(const Table& t) {
+  std::string out;
+  for (const auto& [id, hash] : t.family_hashes)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", id, hash);
+  return out.empty() ? "(none)" : out;
+}
+
 // Finite and compact, always a valid C++ and JSON number.
 std::string number(double v) {
   return std::isfinite(v) ? fmt::format("{:.9g}", v) : "0";
@@ -232,10 +248,9 @@ std::string render_cpp(const Table& t) {
                    t.generated_utc));
   line("// DO NOT EDIT: this file is generated; regenerate it with `sgemm-tune export`.");
   line("//");
-  line(fmt::format(
-      "// Kernel template {}, kernel source hash {} (TMA = 1 configs: {}); stale trials {}.",
-      t.kernel_template, t.kernel_hash, t.tma_kernel_hash,
-      t.allow_stale ? "included (--allow-stale)" : "excluded"));
+  line(fmt::format("// Kernel template {}, kernel source hashes {}; stale trials {}.",
+                   t.kernel_template, family_hash_list(t),
+                   t.allow_stale ? "included (--allow-stale)" : "excluded"));
   line(fmt::format("// {} GPU{}, {} tuned shape{}, {} config{}{}", t.gpus.size(),
                    t.gpus.size() == 1 ? "" : "s", shape_count, shape_count == 1 ? "" : "s",
                    configs.size(), configs.size() == 1 ? "" : "s", t.gpus.empty() ? "." : ":"));
@@ -363,10 +378,22 @@ std::string render_cpp(const Table& t) {
                    cpp_string_literal(t.generated_utc)));
   line(fmt::format("inline constexpr const char* kKernelTemplate = {};",
                    cpp_string_literal(t.kernel_template)));
+  // The first two families' hashes under the names tables of earlier formats gave them; the
+  // family tables below hold every family's.
   line(fmt::format("inline constexpr const char* kKernelHash = {};",
-                   cpp_string_literal(t.kernel_hash)));
+                   cpp_string_literal(legacy_hash(t, kLegacyFamilies[0]))));
   line(fmt::format("inline constexpr const char* kTmaKernelHash = {};",
-                   cpp_string_literal(t.tma_kernel_hash)));
+                   cpp_string_literal(legacy_hash(t, kLegacyFamilies[1]))));
+  line(fmt::format("inline constexpr int kFamilyCount = {};", t.family_hashes.size()));
+  std::string ids, hashes;
+  for (const auto& [id, hash] : t.family_hashes) {
+    ids += fmt::format("{}{}", ids.empty() ? "" : ", ", cpp_string_literal(id));
+    hashes += fmt::format("{}{}", hashes.empty() ? "" : ", ", cpp_string_literal(hash));
+  }
+  if (!t.family_hashes.empty()) {
+    line(fmt::format("inline constexpr const char* kFamilyIds[] = {{{}}};", ids));
+    line(fmt::format("inline constexpr const char* kFamilyHashes[] = {{{}}};", hashes));
+  }
   line(fmt::format("inline constexpr bool kAllowStale = {};", t.allow_stale ? "true" : "false"));
   line("");
   line(fmt::format("inline constexpr int kFieldCount = {};", kConfigFields.size()));
@@ -476,8 +503,7 @@ nlohmann::json table_json(const Table& t) {
   nlohmann::json cfgs = nlohmann::json::array();
   for (const auto& c : configs)
     cfgs.push_back({{"name", to_name(c)}, {"family", family_of(c).id()}, {"config", c}});
-  nlohmann::json hashes = nlohmann::json::object();
-  for (const auto* f : families()) hashes[std::string(f->id())] = f->source_hash();
+  nlohmann::json hashes = t.family_hashes;
 
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : t.gpus) {
@@ -534,8 +560,10 @@ nlohmann::json table_json(const Table& t) {
           {"database", t.database},
           {"generated_utc", t.generated_utc},
           {"kernel_template", t.kernel_template},
-          {"kernel_hash", t.kernel_hash},
-          {"tma_kernel_hash", t.tma_kernel_hash},
+          // The two families' hashes under the names formats 1-8 gave them, for older readers;
+          // kernel_hashes holds every family's.
+          {"kernel_hash", legacy_hash(t, kLegacyFamilies[0])},
+          {"tma_kernel_hash", legacy_hash(t, kLegacyFamilies[1])},
           {"kernel_hashes", std::move(hashes)},
           {"allow_stale", t.allow_stale},
           {"fields", std::move(fields)},

@@ -2,6 +2,7 @@
 // winner of every tuned shape and a default config) and its two renderings, a C++ header and JSON.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,8 +72,9 @@ struct Table {
   std::string database;       // the database it was exported from, as given
   std::string generated_utc;  // ISO 8601 UTC
   std::string kernel_template;
-  std::string kernel_hash;      // of the warp-tiling kernel sources this sgemm-tune carries
-  std::string tma_kernel_hash;  // of the TMA = 1 kernel's (sgemm_ws_tma.cuh and its includes)
+  // Family id -> the source hash its winners were compiled from (the registry's current hashes
+  // when exported without --allow-stale): one entry per registered family.
+  std::map<std::string, std::string> family_hashes;
   bool allow_stale = false;
   std::vector<TableGpu> gpus;
 };

@@ -4,6 +4,7 @@
 // every family; the rest of the tuner asks the family of a config instead of testing knobs.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -153,6 +154,9 @@ const KernelFamily& family_of(const WarpTileConfig& c);
 // Registers a family defined outside the registry (a test's, a plugin's) after the built-in ones.
 // Ids must be unique; the family must outlive every use.
 void register_family(std::unique_ptr<KernelFamily> family);
+
+// Every registered family's id and current source hash: what "fresh" means for a stored trial.
+std::map<std::string, std::string> current_family_hashes();
 
 // SHA-256 over files as a family's source_hash() computes it.
 std::string hash_sources(const std::vector<KernelSourceFile>& files);

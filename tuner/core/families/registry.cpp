@@ -89,6 +89,12 @@ const std::vector<RuleInfo>& rules() {
   return registry().rules;
 }
 
+std::map<std::string, std::string> current_family_hashes() {
+  std::map<std::string, std::string> out;
+  for (const auto* f : families()) out.emplace(std::string(f->id()), f->source_hash());
+  return out;
+}
+
 std::string hash_sources(const std::vector<KernelSourceFile>& files) {
   std::string all;
   for (const auto& f : files) {
