@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev libspdlog-dev libsqlite3-dev    # JSON, logs, the tuning database
   libcli11-dev libmuparser-dev zlib1g-dev            # the command line, space expressions, .gz
   libxgboost-dev                                     # the `model` strategy's ranking model
+  libssl-dev                                         # SHA-256 (libcrypto) of sources and binaries
   libgtest-dev                                       # the test suite
   python3-matplotlib                                 # `bench --plot`, `strategy-bench --plot`
   python3-jsonschema                                 # the tests of --json against docs/schemas

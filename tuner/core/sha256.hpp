@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4), used to key the compile cache and to check cached binaries before loading.
+// SHA-256 (OpenSSL's libcrypto), used to key the compile cache and to check cached binaries before
+// loading.
 #pragma once
 
 #include <string>
