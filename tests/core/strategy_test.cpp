@@ -113,6 +113,25 @@ TEST(Strategy, UnknownNamesAreRefusedWithTheKnownOnes) {
     EXPECT_NE(std::string(e.what()).find("exhaustive, random, model, anneal"), std::string::npos)
         << e.what();
   }
+  EXPECT_THROW(strategy_traits("annealing"), InputError);
+}
+
+// Each strategy's defaults and needs come from its registry entry: a search that measures every
+// candidate has no patience, exhaustive no time limit, and only the model learns from history.
+TEST(Strategy, EveryStrategyCarriesItsTraits) {
+  for (const auto& name : strategy_names()) {
+    const auto& t = strategy_traits(name);
+    EXPECT_EQ(t.name, name);
+    EXPECT_EQ(make_strategy(name)->name(), name);
+  }
+  EXPECT_EQ(strategy_traits("exhaustive").default_patience, 0u);
+  EXPECT_EQ(strategy_traits("exhaustive").default_budget_s, 0);
+  EXPECT_EQ(strategy_traits("random").default_patience, 0u);
+  EXPECT_GT(strategy_traits("random").default_budget_s, 0);
+  EXPECT_EQ(strategy_traits("model").default_patience, kDefaultPatience);
+  EXPECT_EQ(strategy_traits("anneal").default_patience, kDefaultPatience);
+  EXPECT_TRUE(strategy_traits("model").needs_history);
+  EXPECT_FALSE(strategy_traits("anneal").needs_history);
 }
 
 }  // namespace

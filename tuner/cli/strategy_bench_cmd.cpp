@@ -83,7 +83,7 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
   o.max_evals =
       static_cast<size_t>(std::ceil(max_fraction * static_cast<double>(candidates.size())));
   o.patience = patience;
-  const bool learns = strategy == "model";
+  const bool learns = strategy_traits(strategy).needs_history;
   if (learns) o.history = history;
   std::vector<double> best_after, seconds_after;  // per evaluation
   const auto rep = gpu::run_tune(o, ev, store, [&](const gpu::TuneProgress& p) {

@@ -651,9 +651,8 @@ void register_tune(CLI::App& app) {
         o->cache_dir.empty() ? gpu::default_cache_dir() : std::filesystem::path(o->cache_dir);
     const std::uint64_t seed = o->seed ? o->seed : std::random_device{}();
     make_strategy(o->strategy);  // an unknown strategy is bad input, before anything starts
-    const double budget_s = o->budget.empty()
-                                ? (o->strategy == "exhaustive" ? 0 : gpu::kDefaultBudgetS)
-                                : parse_budget(o->budget);
+    const double budget_s =
+        o->budget.empty() ? strategy_traits(o->strategy).default_budget_s : parse_budget(o->budget);
     const size_t patience = o->patience.value_or(gpu::default_patience(o->strategy));
     if (!o->arch.empty() && !o->dry_run)
       throw InputError("--arch is for --dry-run (a tune uses the GPU's own)");
@@ -767,7 +766,7 @@ void register_tune(CLI::App& app) {
       t.max_evals = o->max_evals;
       t.budget_s = budget_s;
       t.patience = patience;
-      if (o->strategy == "model") {
+      if (strategy_traits(o->strategy).needs_history) {
         const auto& fp = replay_fp ? *replay_fp : on_gpus->first().fingerprint;
         t.history = shared.locked([&] { return history.trials_for(fp, sqlite, t.problem); });
       }

@@ -16,16 +16,22 @@ std::unique_ptr<SearchStrategy> make_anneal_strategy();
 namespace {
 
 struct Entry {
-  std::string_view name;
+  StrategyTraits traits;
   std::unique_ptr<SearchStrategy> (*make)();
 };
 
+// name, patience, budget, learns from history.
 constexpr Entry kStrategies[] = {
-    {"exhaustive", make_exhaustive_strategy},
-    {"random", make_random_strategy},
-    {"model", make_model_strategy},
-    {"anneal", make_anneal_strategy},
+    {{"exhaustive", 0, 0, false}, make_exhaustive_strategy},
+    {{"random", 0, kDefaultBudgetS, false}, make_random_strategy},
+    {{"model", kDefaultPatience, kDefaultBudgetS, true}, make_model_strategy},
+    {{"anneal", kDefaultPatience, kDefaultBudgetS, false}, make_anneal_strategy},
 };
+
+[[noreturn]] void unknown(std::string_view name) {
+  throw InputError(
+      fmt::format("unknown strategy '{}' (known: {})", name, fmt::join(strategy_names(), ", ")));
+}
 
 }  // namespace
 
@@ -46,15 +52,21 @@ std::vector<size_t> FixedOrderStrategy::ask(size_t n) {
 
 std::unique_ptr<SearchStrategy> make_strategy(std::string_view name) {
   for (const auto& e : kStrategies) {
-    if (e.name == name) return e.make();
+    if (e.traits.name == name) return e.make();
   }
-  throw InputError(
-      fmt::format("unknown strategy '{}' (known: {})", name, fmt::join(strategy_names(), ", ")));
+  unknown(name);
+}
+
+const StrategyTraits& strategy_traits(std::string_view name) {
+  for (const auto& e : kStrategies) {
+    if (e.traits.name == name) return e.traits;
+  }
+  unknown(name);
 }
 
 std::vector<std::string> strategy_names() {
   std::vector<std::string> out;
-  for (const auto& e : kStrategies) out.emplace_back(e.name);
+  for (const auto& e : kStrategies) out.emplace_back(e.traits.name);
   return out;
 }
 

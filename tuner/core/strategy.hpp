@@ -3,6 +3,7 @@
 // file (strategy_*.cpp), registered in strategy.cpp.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -67,5 +68,27 @@ class FixedOrderStrategy : public SearchStrategy {
 // configs one knob apart). InputError naming the known ones otherwise.
 std::unique_ptr<SearchStrategy> make_strategy(std::string_view name);
 std::vector<std::string> strategy_names();
+
+// What the tools need to know of a strategy besides its answers, kept in its registry entry so
+// that no caller compares names: its defaults and whether it learns from other problems.
+struct StrategyTraits {
+  std::string_view name;
+  // Measurements without a gain before a search stops (0: never; the strategy measures every
+  // candidate unless a budget stops it).
+  std::size_t default_patience = 0;
+  // Seconds a tune of one shape may take by default (0: no limit).
+  double default_budget_s = 0;
+  // It learns from trials of other problems (the model strategy): a tune loads the history for
+  // it, and a replay benchmark without any history claims nothing for it.
+  bool needs_history = false;
+};
+// The default tune's limits: a search that learns stops after kDefaultPatience measurements
+// without a gain (strategy-bench over the H200 datasets: 0.9999 of the optimum on average at about
+// 300 evaluations, docs/experiments/2026-12-01-default-tune.md), and at kDefaultBudgetS seconds at
+// the latest. Exhaustive measures every candidate, with no time limit.
+inline constexpr double kDefaultBudgetS = 300;
+inline constexpr std::size_t kDefaultPatience = 200;
+// InputError naming the known strategies for an unknown name.
+const StrategyTraits& strategy_traits(std::string_view name);
 
 }  // namespace sgt

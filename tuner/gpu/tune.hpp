@@ -14,20 +14,18 @@
 #include <vector>
 
 #include "nvrtc_compiler.hpp"
+#include "strategy.hpp"
 #include "trial.hpp"
 #include "evaluator.hpp"
 #include "worker_client.hpp"
 
 namespace sgt::gpu {
 
-// The default tune's limits: a search that learns (model, anneal) stops after kDefaultPatience
-// measurements without a gain (strategy-bench over the H200 datasets: 0.9999 of the optimum on
-// average at about 300 evaluations, docs/experiments/2026-12-01-default-tune.md), and at
-// kDefaultBudgetS seconds at the latest. Exhaustive and random measure every candidate.
-inline constexpr double kDefaultBudgetS = 300;
-inline constexpr size_t kDefaultPatience = 200;
+// The default tune's limits are the strategy's traits (strategy.hpp).
+using sgt::kDefaultBudgetS;
+using sgt::kDefaultPatience;
 inline size_t default_patience(std::string_view strategy) {
-  return strategy == "model" || strategy == "anneal" ? kDefaultPatience : 0;
+  return strategy_traits(strategy).default_patience;
 }
 
 struct TuneOptions {
