@@ -2,8 +2,12 @@
 // refused byte-for-byte untouched, config columns generated from kConfigFields.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <regex>
 #include <set>
+#include <string>
 #include <vector>
 
 #include <sqlite3.h>
@@ -441,6 +445,30 @@ TEST(Defaults, TheDefaultConfigIsValid) {
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(to_name(*c), kDefaultConfigName);
   EXPECT_TRUE(check(*c).empty());
+}
+
+}  // namespace
+}  // namespace sgt::db
+
+namespace sgt::db {
+namespace {
+
+// docs/database.md's version table lists every schema version the migrations reach, each once and
+// in order: a migration added without its row (or a row for one that does not exist) fails here.
+TEST(Schema, TheDocumentedVersionsAreTheMigrations) {
+  std::ifstream in(std::filesystem::path(SGT_TEST_SOURCE_DIR) / "docs" / "database.md");
+  ASSERT_TRUE(in) << "docs/database.md";
+  std::vector<int> documented;
+  bool in_section = false;
+  const std::regex row(R"(^\| (\d+) \| )");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("## ")) in_section = line == "## Schema and migrations";
+    std::smatch m;
+    if (in_section && std::regex_search(line, m, row)) documented.push_back(std::stoi(m[1]));
+  }
+  std::vector<int> migrations;
+  for (int v = 1; v <= latest_schema_version(); ++v) migrations.push_back(v);
+  EXPECT_EQ(documented, migrations);
 }
 
 }  // namespace
