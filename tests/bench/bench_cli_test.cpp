@@ -57,11 +57,20 @@ std::optional<std::string> python_with_matplotlib() {
 TEST(BenchCli, HelpNamesTheOptions) {
   const auto r = test::run_cli("bench --help");
   EXPECT_EQ(r.exit_code, 0) << r.out;
-  for (const char* opt : {"--suite", "--csv", "--plot", "--reps", "--no-tune", "--space", "--db",
-                          "--gpu", "--json", "--seed", "--cache-dir", "--plot-script"}) {
+  for (const char* opt :
+       {"--suite", "--csv", "--plot", "--reps", "--no-tune", "--space", "--db", "--gpu", "--json",
+        "--seed", "--cache-dir", "--plot-script", "--baseline", "--l2", "--lt-algos"}) {
     EXPECT_NE(r.out.find(opt), std::string::npos) << opt << "\n" << r.out;
   }
   EXPECT_NE(r.out.find("at least 20"), std::string::npos) << r.out;
+  // The defaults: both baselines, both timings; and what each means.
+  EXPECT_NE(r.out.find("--baseline TEXT=cublas,cublaslt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--l2 TEXT=both"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--lt-algos INT:INT in [1 - 1024]=32"), std::string::npos) << r.out;
+  for (const char* says : {"CUBLAS_COMPUTE_32F", "no TF32", "flush", "rotate", "twice the L2",
+                           "ratio_lt", "ratio_cold", "ratio_lt_cold", "verified"}) {
+    EXPECT_NE(r.out.find(says), std::string::npos) << says << "\n" << r.out;
+  }
   // And the top-level help lists the command.
   EXPECT_NE(test::run_cli("--help").out.find("bench"), std::string::npos);
 }
@@ -124,6 +133,17 @@ TEST(BenchCli, BadOptionsAreBadInput) {
       {" --gpu 0,0", "device 0 is listed twice"},  // a GPU set, as tune reads it
       {" --gpu 0,h200", "--gpu"},
       {" --space " + q(dir.path() / "nope-space.json"), "nope-space.json"},
+      // cuBLAS is the reference of every ratio and verification: it cannot be left out.
+      {" --baseline cublaslt", "cublas is always timed"},
+      {" --baseline cublas,cublas", "cublas is listed twice"},
+      {" --baseline cublas,cublaslt,cublaslt", "cublaslt is listed twice"},
+      {" --baseline cublas,tf32", "unknown baseline 'tf32'"},
+      {" --baseline ''", "an empty name"},
+      {" --baseline cublas,", "an empty name"},
+      {" --l2 cold", "--l2 'cold': expected flush, rotate or both"},
+      {" --l2 ''", "expected flush, rotate or both"},
+      {" --lt-algos 0", "--lt-algos"},
+      {" --lt-algos 2000", "--lt-algos"},
   };
   for (const auto& c : cases) {
     const auto r = test::run_cli(base + c.args);
@@ -142,8 +162,10 @@ TEST(BenchCli, WithoutAGpuSaysSoAndWritesNothing) {
   const auto png = dir.path() / "out.png";
   const auto db = dir.path() / "t.db";
   const auto cache = dir.path() / "cache";
-  // A GPU set needs its GPUs as one GPU does: none here, nothing written.
-  for (const std::string extra : {"", " --no-tune", " --gpu all", " --gpu 0,1 --no-tune"}) {
+  // A GPU set needs its GPUs as one GPU does: none here, nothing written; whatever is timed.
+  for (const std::string extra :
+       {"", " --no-tune", " --gpu all", " --gpu 0,1 --no-tune", " --baseline cublas --l2 flush",
+        " --baseline CUBLAS,cuBLASLt --l2 Rotate --lt-algos 4"}) {
     const auto r =
         test::run_cli("bench --suite " + q(suite) + " --csv " + q(csv) + " --plot " + q(png) +
                       " --db " + q(db) + " --cache-dir " + q(cache) + " --space quick" + extra);

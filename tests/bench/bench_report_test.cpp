@@ -125,6 +125,7 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
   const auto ls = lines(csv);
   ASSERT_EQ(ls.size(), 4u) << csv;
   const auto header = fields(ls[0]);
+  // cuBLASLt's and the cold L2's columns come after the older ones.
   const std::vector<std::string> expected = {"shape",
                                              "M",
                                              "N",
@@ -147,7 +148,20 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
                                              "cublas_spread",
                                              "seed",
                                              "reason",
-                                             "device"};
+                                             "device",
+                                             "cublaslt_ms",
+                                             "ratio_lt",
+                                             "cublaslt_spread",
+                                             "lt_algos",
+                                             "lt_failed",
+                                             "lt_algo",
+                                             "lt_reason",
+                                             "tuned_cold_ms",
+                                             "cublas_cold_ms",
+                                             "cublaslt_cold_ms",
+                                             "ratio_cold",
+                                             "ratio_lt_cold",
+                                             "rotate_copies"};
   EXPECT_EQ(header, expected);
   auto col = [&](const std::vector<std::string>& f, const std::string& name) {
     for (size_t i = 0; i < header.size(); ++i) {

@@ -1,6 +1,7 @@
 // `sgemm-tune bench`: for each problem of a suite, the GPU's tuned winner (tuned first when the
-// database has none), re-timed beside cuBLAS FP32 in the same worker phase; a table, a CSV and,
-// on request, a plot of the ratio per shape.
+// database has none), re-timed beside cuBLAS FP32 and cuBLASLt FP32 in the same worker phase, with
+// the L2 flushed and cold by rotation; a table, a CSV and, on request, a plot of the ratio per
+// shape.
 
 #include <algorithm>
 #include <cctype>
@@ -45,10 +46,12 @@ constexpr int kMinReps = 20;
 constexpr int kRounds = 2;
 constexpr double kThreshold = 0.90;
 
+constexpr int kDefaultLtAlgos = 32;
+
 struct BenchOpts {
   std::string suite, gpu = "auto", db, space = "auto", cache_dir, csv = "bench-results.csv", plot,
-                     plot_script, shard;
-  int reps = kMinReps, jobs = 0;
+                     plot_script, shard, baseline = "cublas,cublaslt", l2 = "both";
+  int reps = kMinReps, jobs = 0, lt_algos = kDefaultLtAlgos;
   std::uint64_t seed = 0;
   bool no_tune = false, json = false;
 };
@@ -57,6 +60,62 @@ std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
+}
+
+// What is timed beside the tuned kernel: the baselines and the L2 timings.
+struct Timings {
+  bool cublaslt = false;
+  bool flush = false, rotate = false;
+
+  std::vector<std::string> baselines() const {
+    return cublaslt ? std::vector<std::string>{"cublas", "cublaslt"}
+                    : std::vector<std::string>{"cublas"};
+  }
+  std::vector<std::string> l2() const {
+    std::vector<std::string> v;
+    if (flush) v.emplace_back("flush");
+    if (rotate) v.emplace_back("rotate");
+    return v;
+  }
+};
+
+// --baseline: cuBLAS always (every ratio's and every verification's reference), cuBLASLt on
+// request; --l2: flush, rotate or both.
+Timings parse_timings(const std::string& baseline, const std::string& l2) {
+  Timings t;
+  bool cublas = false;
+  std::string rest = baseline;
+  for (;;) {
+    const auto comma = rest.find(',');
+    const std::string item = lower(rest.substr(0, comma));
+    if (item.empty()) {
+      throw InputError(fmt::format(
+          "--baseline '{}': an empty name; expected cublas or cublas,cublaslt", baseline));
+    }
+    if (item != "cublas" && item != "cublaslt") {
+      throw InputError(
+          fmt::format("--baseline '{}': unknown baseline '{}'; expected cublas or cublas,cublaslt",
+                      baseline, item));
+    }
+    bool& seen = item == "cublas" ? cublas : t.cublaslt;
+    if (seen) throw InputError(fmt::format("--baseline '{}': {} is listed twice", baseline, item));
+    seen = true;
+    if (comma == std::string::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  if (!cublas) {
+    throw InputError(
+        fmt::format("--baseline '{}': cublas is always timed, as the reference of every ratio and "
+                    "verification; give cublas,cublaslt",
+                    baseline));
+  }
+  const std::string mode = lower(l2);
+  if (mode == "flush" || mode == "both") t.flush = true;
+  if (mode == "rotate" || mode == "both") t.rotate = true;
+  if (!t.flush && !t.rotate) {
+    throw InputError(fmt::format("--l2 '{}': expected flush, rotate or both", l2));
+  }
+  return t;
 }
 
 void check_output_path(const std::string& opt, const std::string& path) {
@@ -72,47 +131,9 @@ void check_output_path(const std::string& opt, const std::string& path) {
   }
 }
 
-// Several GPUs: each row says which one measured it, in a last column.
-void print_table(const std::vector<gpu::BenchRow>& rows, const gpu::BenchSummary& s,
-                 const std::string& gpu_name, int reps, size_t gpus) {
-  fmt::print(
-      "Tuned winners against cuBLAS FP32 on {} (same run{}; median of {} repetitions, best of "
-      "{} interleaved rounds per side)\n\n",
-      gpus > 1 ? fmt::format("{} x {}", gpus, gpu_name) : gpu_name,
-      gpus > 1 ? ", both sides of a shape on the GPU in its last column" : "", reps, kRounds);
-  const std::string gpu_head = gpus > 1 ? fmt::format(" {:>4}", "GPU") : "";
-  auto gpu_cell = [&](const gpu::BenchRow& r) {
-    if (gpus <= 1) return std::string();
-    return fmt::format(" {:>4}", r.device >= 0 ? std::to_string(r.device) : "-");
-  };
-  fmt::print("{:<20} {:<6} {:<44} {:>10} {:>10} {:>7} {:>9} {:>9}{}\n", "shape", "layout", "winner",
-             "tuned ms", "cuBLAS ms", "ratio", "GFLOP/s", "cuBLAS", gpu_head);
-  for (const auto& r : rows) {
-    if (!r.measured()) {
-      fmt::print("{:<20} {:<6} {:<44} {}{}{}\n", r.problem.shape(), r.problem.layout,
-                 r.config.empty() ? "-" : r.config, r.status,
-                 r.reason.empty() ? "" : ": " + r.reason,
-                 gpus > 1 && r.device >= 0 ? fmt::format(" (GPU {})", r.device) : "");
-      continue;
-    }
-    fmt::print("{:<20} {:<6} {:<44} {:>10.4f} {:>10.4f} {:>7.3f} {:>9.1f} {:>9.1f}{}\n",
-               r.problem.shape(), r.problem.layout, r.config, r.tuned_ms, r.cublas_ms, r.ratio(),
-               r.tuned_gflops(), r.cublas_gflops(), gpu_cell(r));
-  }
-  fmt::print(
-      "\nratio = cuBLAS time / tuned time (tuned speed relative to cuBLAS; above 1: faster)\n");
-  if (s.measured == 0) {
-    fmt::print("no shape was measured ({} in the suite)\n", s.total);
-    return;
-  }
-  fmt::print("geometric mean of the ratio: {:.3f} over {} of {} shapes\n", s.geomean, s.measured,
-             s.total);
-  fmt::print("minimum ratio: {:.3f} ({}); maximum {:.3f}\n", s.min_ratio, s.min_label, s.max_ratio);
-  fmt::print("shapes below {:.2f}: {} of {}\n", s.threshold, s.below, s.measured);
-}
-
 void run_bench(const BenchOpts& o) {
   // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
+  const Timings timings = parse_timings(o.baseline, o.l2);
   const GpuSet gpu_set = parse_gpu_set(o.gpu);
   const auto shard = resolve_shard(o.shard);
   auto entries = load_suite(o.suite);
@@ -190,6 +211,10 @@ void run_bench(const BenchOpts& o) {
 
   spdlog::info("bench {}: {} shapes, {} repetitions per side and round, input seed {}", o.suite,
                problems.size(), o.reps, seed);
+  spdlog::info("baselines {}; L2 {}", fmt::join(timings.baselines(), ", "),
+               timings.flush && timings.rotate ? "flushed, and cold by rotation"
+               : timings.flush                 ? "flushed"
+                                               : "cold by rotation");
   if (gpus > 1) {
     spdlog::info(
         "the shapes are spread over {} GPUs, each tuned (when needed) and re-timed beside "
@@ -284,14 +309,29 @@ void run_bench(const BenchOpts& o) {
         ro.repetitions = o.reps;
         ro.rounds = kRounds;
         ro.seed = seed;
+        ro.cublaslt = timings.cublaslt;
+        ro.flush = timings.flush;
+        ro.rotate = timings.rotate;
+        ro.lt.max_algos = o.lt_algos;
         const auto m = gpu::retime(fleet.worker(d), comp, best.config, problem, ro);
         row.repetitions = o.reps;
         row.cublas_ms = m.cublas.median_ms;
         row.cublas_spread = m.cublas.spread;
+        row.lt_searched = m.lt_searched;
+        row.lt_algos = m.lt_algos;
+        row.lt_failed = m.lt_failed;
+        row.lt_algo = m.lt_algo;
+        row.lt_reason = m.lt_reason;
+        row.cublaslt_ms = m.cublaslt.median_ms;
+        row.cublaslt_spread = m.cublaslt.spread;
+        row.cublas_cold_ms = m.cublas_cold.median_ms;
+        row.cublaslt_cold_ms = m.cublaslt_cold.median_ms;
+        row.rotate_copies = m.rotate_copies;
         if (m.status == TrialStatus::ok) {
           row.status = "ok";
           row.tuned_ms = m.tuned.median_ms;
           row.tuned_spread = m.tuned.spread;
+          row.tuned_cold_ms = m.tuned_cold.median_ms;
         } else {
           row.status = std::string(to_string(m.status));
           row.reason = m.reason;
@@ -326,10 +366,28 @@ void run_bench(const BenchOpts& o) {
       row.reason = exception_text(how.error);
     }
     row.date = utc_timestamp();
-    if (row.measured()) {
-      spdlog::info("[{}/{}] {}: {} {:.4f} ms, cuBLAS {:.4f} ms, ratio {:.3f}", i + 1,
-                   problems.size(), gpu::bench_label(row.problem), row.config, row.tuned_ms,
-                   row.cublas_ms, row.ratio());
+    if (row.measured_any()) {
+      std::string what;
+      if (row.measured()) {
+        what = fmt::format("{:.4f} ms, cuBLAS {:.4f} ms, ratio {:.3f}", row.tuned_ms, row.cublas_ms,
+                           row.ratio());
+        if (row.ratio_lt() > 0)
+          what +=
+              fmt::format(", cuBLASLt {:.4f} ms, ratio_lt {:.3f}", row.cublaslt_ms, row.ratio_lt());
+      }
+      if (row.ratio_cold() > 0) {
+        what += fmt::format("{}cold L2: {:.4f} ms, cuBLAS {:.4f} ms, ratio_cold {:.3f}",
+                            what.empty() ? "" : "; ", row.tuned_cold_ms, row.cublas_cold_ms,
+                            row.ratio_cold());
+        if (row.ratio_lt_cold() > 0)
+          what += fmt::format(", ratio_lt_cold {:.3f}", row.ratio_lt_cold());
+      }
+      spdlog::info("[{}/{}] {}: {} {}", i + 1, problems.size(), gpu::bench_label(row.problem),
+                   row.config, what);
+      if (row.lt_searched && !row.lt_reason.empty()) {
+        spdlog::warn("[{}/{}] {}: no cuBLASLt time: {}", i + 1, problems.size(),
+                     gpu::bench_label(row.problem), row.lt_reason);
+      }
     } else {
       spdlog::warn("[{}/{}] {}: {}{}", i + 1, problems.size(), gpu::bench_label(row.problem),
                    row.status, row.reason.empty() ? "" : ": " + row.reason);
@@ -382,11 +440,27 @@ void run_bench(const BenchOpts& o) {
                         {"seed", seed},       {"csv", o.csv},
                         {"wall_s", wall_s},   {"rows", rows},
                         {"summary", summary}};
+    j["baselines"] = timings.baselines();
+    j["l2"] = timings.l2();
+    if (timings.cublaslt) {
+      const gpu::LtSearchOptions lt;
+      j["cublaslt"] = {{"max_algos", o.lt_algos},
+                       {"workspace_bytes", lt.workspace_bytes},
+                       {"compute", "CUBLAS_COMPUTE_32F"}};
+    }
     if (!o.plot.empty()) j["plot"] = o.plot;
     if (share) j["shard"] = share_json(*share);
     print_json(std::move(j));
   } else {
-    print_table(rows, summary, fp.name, o.reps, gpus);
+    gpu::BenchTableOptions table;
+    table.gpu_name = fp.name;
+    table.reps = o.reps;
+    table.rounds = kRounds;
+    table.gpus = gpus;
+    table.cublaslt = timings.cublaslt;
+    table.flush = timings.flush;
+    table.rotate = timings.rotate;
+    fmt::print("{}", gpu::bench_table(rows, summary, table));
     for (size_t d = 0; d < gpus; ++d) {
       if (!report.lost[d].empty()) {
         fmt::print("GPU {} was lost after {} shapes: {}\n", fleet.info(d).device, report.taken[d],
@@ -428,10 +502,13 @@ void register_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOpts>();
   auto* sub = app.add_subcommand(
       "bench",
-      "Benchmark the tuned kernels against cuBLAS FP32 over a suite of problems: for each, the\n"
-      "GPU's winner from the database (tuned first, as `tune --shapes` does, when there is none),\n"
-      "re-timed beside cuBLAS in the same worker phase on the same random inputs. Prints a table\n"
-      "and the geometric mean and minimum of the ratio, writes a CSV and, with --plot, a chart.");
+      "Benchmark the tuned kernels against cuBLAS FP32 and cuBLASLt FP32 over a suite of "
+      "problems:\n"
+      "for each, the GPU's winner from the database (tuned first, as `tune --shapes` does, when\n"
+      "there is none), re-timed beside both in the same worker phase on the same random inputs,\n"
+      "with the L2 flushed and with a cold L2 (rotated operands). Prints a table and the "
+      "geometric\n"
+      "mean and minimum of each ratio, writes a CSV and, with --plot, a chart.");
   sub->add_option("--suite", o->suite,
                   "JSON list of problems: \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": "
                   "\"NN\"|\"NT\"|\"TN\"|\"TT\", \"space\": FILE|NAME} (e.g. bench/shapes.json); "
@@ -457,11 +534,33 @@ void register_bench(CLI::App& app) {
   sub->add_option("--seed", o->seed,
                   "Seed of the random inputs, 1 to 2^64 - 1 (default or 0: random, logged)");
   sub->add_option("--reps", o->reps,
-                  fmt::format("Timed repetitions per side (tuned, cuBLAS) and round; each side is "
-                              "the median of its round, best of {} interleaved rounds (at least "
-                              "{})",
+                  fmt::format("Timed repetitions per side (tuned, cuBLAS, cuBLASLt), round and L2 "
+                              "timing; each side is the median of its round, best of {} "
+                              "interleaved rounds (at least {})",
                               kRounds, kMinReps))
       ->check(CLI::Range(kMinReps, 100000))
+      ->capture_default_str();
+  sub->add_option(
+         "--baseline", o->baseline,
+         "What the tuned kernel is timed against, comma-separated: cublas (cublasSgemm, pedantic "
+         "FP32: the reference every result is verified against and the ratio column; always "
+         "timed) and cublaslt (cuBLASLt FP32, CUBLAS_COMPUTE_32F, no TF32: up to --lt-algos "
+         "algorithms of its heuristic for the problem and layout, with a 32 MiB workspace, each "
+         "verified against cublasSgemm and timed, the fastest kept and re-timed in every round: "
+         "the ratio_lt column). `--baseline cublas` skips the cuBLASLt search")
+      ->capture_default_str();
+  sub->add_option("--lt-algos", o->lt_algos,
+                  "How many algorithms cuBLASLt's heuristic is asked for (it may return fewer)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  sub->add_option(
+         "--l2", o->l2,
+         "How each timed repetition, of every side alike, meets the L2: flush (a buffer twice the "
+         "L2 is overwritten before each repetition; the ms and ratio columns), rotate (a cold L2 "
+         "without a flush: each repetition on the next of enough copies of A, B and C, random "
+         "inputs each, that the others hold at least twice the L2, as PyTorch TunableOp's "
+         "rotating buffer does; the _cold columns; the result is verified on one copy too), or "
+         "both (each round times each side both ways)")
       ->capture_default_str();
   sub->add_flag("--no-tune", o->no_tune,
                 "Tune nothing: a shape without a winner in the database is reported 'untuned' and "
@@ -469,7 +568,8 @@ void register_bench(CLI::App& app) {
   sub->add_option("--csv", o->csv,
                   "CSV (default: in the current directory) written as shapes finish, one row per "
                   "shape (shape,M,N,K,layout,config,"
-                  "tuned_ms,cublas_ms,ratio,tuned_gflops,cublas_gflops,status,gpu,date,...)")
+                  "tuned_ms,cublas_ms,ratio,tuned_gflops,cublas_gflops,status,gpu,date,..., "
+                  "cublaslt_ms,ratio_lt,...,ratio_cold,ratio_lt_cold,rotate_copies)")
       ->capture_default_str();
   sub->add_option("--plot", o->plot,
                   "Also draw the ratio per shape from the CSV into this .png or .svg (runs "
@@ -482,11 +582,14 @@ void register_bench(CLI::App& app) {
                    "merge` gathers the databases (docs/cluster.md)");
   sub->add_flag("--json", o->json, "Print the rows and the summary as one JSON document");
   sub->footer(
-      "ratio = cuBLAS median / tuned median (above 1: the tuned kernel is faster). The summary\n"
-      "gives the geometric mean and the minimum of the ratio over the measured shapes and how\n"
-      "many are below 0.90. Row statuses: ok, untuned (--no-tune, nothing stored), no_config\n"
-      "(the space has no valid config), no_winner (no candidate passed), error, or the re-timed\n"
-      "winner's trial status (incorrect, crashed, timeout, ...).\n"
+      "ratio = cuBLAS median / tuned median (above 1: the tuned kernel is faster); ratio_lt the\n"
+      "same with cuBLASLt's time; ratio_cold and ratio_lt_cold the same two timed with a cold L2\n"
+      "(--l2 rotate or both). The summary gives the geometric mean and the minimum of each ratio\n"
+      "over the measured shapes and how many are below 0.90. A shape where no cuBLASLt algorithm\n"
+      "passed has no ratio_lt and says why (lt_reason).\n"
+      "Row statuses: ok, untuned (--no-tune, nothing stored), no_config (the space has no valid\n"
+      "config), no_winner (no candidate passed), error, or the re-timed winner's trial status\n"
+      "(incorrect, crashed, timeout, ...).\n"
       "Exit codes: 0 done (whatever the rows' statuses); 1 no GPU, database trouble, a shape\n"
       "failed with an error, or the plot failed (the CSV is written); 2 bad input.");
   sub->callback([o] { run_bench(*o); });

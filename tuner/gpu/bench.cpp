@@ -1,4 +1,4 @@
-// The benchmark function shared by cuBLAS and every candidate.
+// The benchmark function shared by cuBLAS, cuBLASLt and every candidate.
 #include "bench.hpp"
 
 #include <algorithm>
@@ -6,6 +6,24 @@
 #include "check.hpp"
 
 namespace sgt::gpu {
+
+std::string_view to_string(L2Mode m) {
+  return m == L2Mode::rotate ? "rotate" : "flush";
+}
+
+std::optional<L2Mode> parse_l2_mode(std::string_view s) {
+  if (s == "flush") return L2Mode::flush;
+  if (s == "rotate") return L2Mode::rotate;
+  return std::nullopt;
+}
+
+int rotation_copies(long long l2_bytes, long long set_bytes) {
+  if (l2_bytes <= 0 || set_bytes <= 0) return 1;
+  const long long need = kRotationL2Factor * l2_bytes;
+  // One copy is in use; the others must cover `need` between two uses of any one.
+  const long long others = (need + set_bytes - 1) / set_bytes;
+  return static_cast<int>(std::max(2LL, others + 1));
+}
 
 TimeStats summarize(std::vector<float> ms) {
   TimeStats t;
@@ -33,20 +51,38 @@ Bench::~Bench() {
   if (stop_) cudaEventDestroy(stop_);
 }
 
-BenchOutcome Bench::run(const std::function<void(cudaStream_t)>& launch, const BenchSettings& s) {
-  for (int i = 0; i < s.warmup; ++i) launch(stream_);
+void Bench::set_rotation(int copies, std::function<void(cudaStream_t)> pre_roll) {
+  copies_ = std::max(1, copies);
+  next_copy_ = 0;
+  pre_roll_ = std::move(pre_roll);
+}
+
+BenchOutcome Bench::run(const std::function<void(cudaStream_t, int)>& launch,
+                        const BenchSettings& s) {
+  const bool rotate = s.l2 == L2Mode::rotate;
+  if (rotate && copies_ == 0) throw Error("rotating L2 timing without a rotation set");
+  auto next = [&] {
+    if (!rotate) return 0;
+    const int c = next_copy_;
+    next_copy_ = (next_copy_ + 1) % copies_;
+    return c;
+  };
+  for (int i = 0; i < s.warmup; ++i) launch(stream_, next());
   SGT_CUDA_CHECK(cudaGetLastError());
   SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
 
   BenchOutcome out;
   for (int r = 0; r < s.repetitions; ++r) {
-    // Overwrite a buffer larger than L2 so each repetition starts from cold caches; it runs
-    // before the start event, so it is not timed.
-    if (flush_) {
+    // Both run before the start event, so neither is timed: a flush overwrites a buffer larger
+    // than L2 so each repetition starts from cold caches; a rotation's pre-roll only keeps the GPU
+    // busy until the launch is enqueued.
+    if (!rotate && flush_) {
       SGT_CUDA_CHECK(cudaMemsetAsync(flush_, ++flush_value_ & 0xff, flush_bytes_, stream_));
     }
+    if (rotate && pre_roll_) pre_roll_(stream_);
+    const int copy = next();
     SGT_CUDA_CHECK(cudaEventRecord(start_, stream_));
-    launch(stream_);
+    launch(stream_, copy);
     SGT_CUDA_CHECK(cudaEventRecord(stop_, stream_));
     SGT_CUDA_CHECK(cudaEventSynchronize(stop_));
     SGT_CUDA_CHECK(cudaGetLastError());

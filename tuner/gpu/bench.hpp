@@ -1,9 +1,12 @@
-// The one benchmark function: warm-up, timed repetitions with CUDA events, L2 flush before each,
-// early abandonment of clearly slower candidates, median and spread. cuBLAS and every candidate
-// are timed through it, so their numbers are comparable.
+// The one benchmark function: warm-up, timed repetitions with CUDA events, a cold L2 before each
+// (a flush, or operands rotated through copies larger than the L2), early abandonment of clearly
+// slower candidates, median and spread. cuBLAS, cuBLASLt and every candidate are timed through it,
+// so their numbers are comparable.
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include <cuda_runtime.h>
@@ -11,6 +14,26 @@
 #include "trial.hpp"
 
 namespace sgt::gpu {
+
+// How each timed repetition is kept from finding its operands in the L2.
+//  flush:  a buffer twice the L2 is overwritten before each repetition (untimed); the operands are
+//          the same every time.
+//  rotate: each launch (warm-up included) takes the next of several copies of A, B and C, so many
+//          that the copies used in between hold at least twice the L2 (the rotating buffer of
+//          PyTorch's TunableOp); nothing is written between repetitions.
+enum class L2Mode { flush, rotate };
+
+std::string_view to_string(L2Mode m);
+std::optional<L2Mode> parse_l2_mode(std::string_view s);
+
+// The L2 a rotation must outgrow, as a multiple of the L2's size.
+inline constexpr int kRotationL2Factor = 2;
+
+// How many copies of one operand set (A, B and C of `set_bytes`, as allocated) a rotation needs
+// on a GPU with `l2_bytes` of L2: enough that the other copies, used between two uses of any one,
+// hold at least kRotationL2Factor x the L2. At least 2 (a set larger than the L2 still leaves its
+// tail there for the next launch); 1 when there is nothing to rotate (no bytes, or no L2 known).
+int rotation_copies(long long l2_bytes, long long set_bytes);
 
 struct BenchSettings {
   int warmup = 1;
@@ -20,6 +43,7 @@ struct BenchSettings {
   int cut_after = 2;
   double cut_ratio = 1.25;
   double best_ms = 0;
+  L2Mode l2 = L2Mode::flush;
 };
 
 struct BenchOutcome {
@@ -28,7 +52,7 @@ struct BenchOutcome {
   bool cut = false;
 };
 
-// Holds the events and the L2 flush buffer; one per worker.
+// Holds the events and the L2 flush buffer; one per worker and problem.
 class Bench {
  public:
   // flush_bytes: size of the buffer overwritten before each repetition (0: no flush).
@@ -37,8 +61,22 @@ class Bench {
   Bench(const Bench&) = delete;
   Bench& operator=(const Bench&) = delete;
 
-  // `launch` enqueues the work on the stream; it must not synchronise.
-  BenchOutcome run(const std::function<void(cudaStream_t)>& launch, const BenchSettings& s);
+  // Enables L2Mode::rotate over `copies` operand sets. With no flush before a repetition the GPU
+  // would be idle while the host enqueues it, and the start event would time the host too:
+  // `pre_roll` enqueues work that touches no memory (a spin) and outlasts that.
+  void set_rotation(int copies, std::function<void(cudaStream_t)> pre_roll);
+  int copies() const { return copies_; }
+  // A launch on `copy` outside run() (a verification) left it in the L2: the rotation goes on
+  // after it, so it comes round last.
+  void used(int copy) { next_copy_ = copies_ > 0 ? (copy + 1) % copies_ : 0; }
+
+  // `launch` enqueues the work on the stream, on operand set `copy` (always 0 with a flush); it
+  // must not synchronise.
+  BenchOutcome run(const std::function<void(cudaStream_t, int copy)>& launch,
+                   const BenchSettings& s);
+  BenchOutcome run(const std::function<void(cudaStream_t)>& launch, const BenchSettings& s) {
+    return run([&](cudaStream_t st, int) { launch(st); }, s);
+  }
 
  private:
   cudaStream_t stream_;
@@ -46,6 +84,9 @@ class Bench {
   void* flush_ = nullptr;
   size_t flush_bytes_;
   int flush_value_ = 0;
+  int copies_ = 0;     // 0: no rotation set up
+  int next_copy_ = 0;  // kept across runs, so no copy comes round early
+  std::function<void(cudaStream_t)> pre_roll_;
 };
 
 TimeStats summarize(std::vector<float> ms);

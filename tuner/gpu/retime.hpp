@@ -1,7 +1,8 @@
-// Re-timing a tuned config beside cuBLAS FP32 in one worker phase (the same problem, the same
-// random inputs, interleaved), and the benchmark report built from those measurements: one row
-// per shape, the summary over the suite (geometric mean, minimum, shapes below a threshold) and
-// the CSV that `tools/plot_bench.py` draws.
+// Re-timing a tuned config beside cuBLAS FP32 and cuBLASLt FP32 in one worker phase (the same
+// problem, the same random inputs, interleaved), with the L2 flushed and/or cold by rotation, and
+// the benchmark report built from those measurements: one row per shape, the summary over the
+// suite (geometric mean, minimum, shapes below a threshold) and the CSV that
+// `tools/plot_bench.py` draws.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +34,20 @@ struct BenchRow {
   std::string space;   // the search space tuned (or found empty) in this run; empty otherwise
   std::string loads;   // the kernel instance re-timed: "float4", "scalar" or "packed" (PACK: TN
                        // float4 on panels); empty when none ran
-  double tuned_ms = 0, cublas_ms = 0;  // medians, same phase
+  double tuned_ms = 0, cublas_ms = 0;  // medians, same phase, L2 flushed before each repetition
   double tuned_spread = 0, cublas_spread = 0;
   int repetitions = 0;  // per side and round
+  // cuBLASLt FP32 (its fastest verified heuristic algorithm), timed as cuBLAS is.
+  bool lt_searched = false;  // --baseline named cublaslt
+  double cublaslt_ms = 0, cublaslt_spread = 0;
+  int lt_algos = 0;       // algorithms its heuristic returned, each verified and timed
+  int lt_failed = 0;      // of them, those that failed to run or gave a wrong result
+  std::string lt_algo;    // the one kept (its configuration); empty when none
+  std::string lt_reason;  // searched but no cuBLASLt time: why
+  // The same sides with a cold L2: each repetition on the next of `rotate_copies` copies of the
+  // operands (--l2 rotate or both); 0 when not timed so.
+  double tuned_cold_ms = 0, cublas_cold_ms = 0, cublaslt_cold_ms = 0;
+  int rotate_copies = 0;
   std::uint64_t seed = 0;
   std::string gpu;   // GPU name
   std::string date;  // ISO 8601 UTC of the measurement
@@ -45,12 +57,33 @@ struct BenchRow {
   // cuBLAS median / tuned median: the tuned kernel's speed relative to cuBLAS (above 1: faster);
   // 0 unless measured.
   double ratio() const { return measured() ? cublas_ms / tuned_ms : 0; }
+  // The same convention for the other baseline and the cold L2: baseline time / tuned time, 0
+  // unless both sides of it were measured and the row is ok.
+  double ratio_lt() const { return of(cublaslt_ms, tuned_ms); }
+  double ratio_cold() const { return of(cublas_cold_ms, tuned_cold_ms); }
+  double ratio_lt_cold() const { return of(cublaslt_cold_ms, tuned_cold_ms); }
+  // Whether any ratio was measured (--l2 rotate alone has no flushed ones).
+  bool measured_any() const { return ratio() > 0 || ratio_cold() > 0; }
   double tuned_gflops() const { return tuned_ms > 0 ? problem.flops() / (tuned_ms * 1e6) : 0; }
   double cublas_gflops() const { return cublas_ms > 0 ? problem.flops() / (cublas_ms * 1e6) : 0; }
+
+ private:
+  double of(double baseline_ms, double ours_ms) const {
+    return status == "ok" && baseline_ms > 0 && ours_ms > 0 ? baseline_ms / ours_ms : 0;
+  }
 };
 
 // "MxNxK LAYOUT", the label of a row in tables, summaries and the plot.
 std::string bench_label(const Problem& p);
+
+// The summary of one ratio column over the suite.
+struct RatioSummary {
+  int measured = 0;    // rows with this ratio
+  double geomean = 0;  // geometric mean of the measured ratios; 0 when none
+  double min_ratio = 0, max_ratio = 0;
+  std::string min_label;  // bench_label() of the minimum
+  int below = 0;          // measured rows whose ratio is below the threshold
+};
 
 struct BenchSummary {
   int total = 0;       // rows
@@ -60,18 +93,36 @@ struct BenchSummary {
   std::string min_label;  // bench_label() of the minimum
   double threshold = 0.90;
   int below = 0;  // measured rows whose ratio is below the threshold
+  // The other ratio columns, summarised alike: ratio_lt, ratio_cold, ratio_lt_cold.
+  RatioSummary lt, cold, lt_cold;
 };
 
 BenchSummary summarize_bench(const std::vector<BenchRow>& rows, double threshold = 0.90);
 
 // The CSV: a header, then one line per row. Columns: shape,M,N,K,layout,config,tuned_ms,cublas_ms,
 // ratio,tuned_gflops,cublas_gflops,status,gpu,date,source,space,loads,reps,tuned_spread,
-// cublas_spread,seed,reason,device (appended last, so readers by header or position keep
-// working). Times and ratios are empty for rows that were not measured, device for a row no
-// device took. Text fields are quoted as RFC 4180 requires.
+// cublas_spread,seed,reason,device, then cublaslt_ms,ratio_lt,cublaslt_spread,lt_algos,lt_failed,
+// lt_algo,lt_reason,tuned_cold_ms,cublas_cold_ms,cublaslt_cold_ms,ratio_cold,ratio_lt_cold,
+// rotate_copies (appended last, so readers by header or position keep working). Times and ratios
+// are empty for rows that were not measured (or not timed that way), device for a row no device
+// took, lt_algos and lt_failed when cuBLASLt was not searched, rotate_copies when nothing was
+// rotated. Text fields are quoted as RFC 4180 requires.
 std::string bench_csv(const std::vector<BenchRow>& rows);
 
+// The table `bench` prints: what was timed, a line per row (the flushed times and every ratio
+// asked for; the cold times when only those were taken), why a row has no cuBLASLt time, and the
+// summary of each ratio with the suite's figure each way it was timed.
+struct BenchTableOptions {
+  std::string gpu_name;
+  int reps = 20, rounds = 2;
+  size_t gpus = 1;  // several: a last column names each row's GPU
+  bool cublaslt = false, flush = true, rotate = false;
+};
+std::string bench_table(const std::vector<BenchRow>& rows, const BenchSummary& s,
+                        const BenchTableOptions& o);
+
 void to_json(nlohmann::json& j, const BenchRow& r);
+void to_json(nlohmann::json& j, const RatioSummary& s);
 void to_json(nlohmann::json& j, const BenchSummary& s);
 
 struct RetimeOptions {
@@ -79,20 +130,37 @@ struct RetimeOptions {
   int rounds = 2;        // cuBLAS, tuned, cuBLAS, tuned, ...
   std::uint64_t seed = 0;
   double tolerance = 1e-4;  // relative L2 error against cuBLAS, checked every round
+  bool cublaslt = false;    // also cuBLASLt's fastest heuristic algorithm (searched once)
+  // The timings: with the L2 flushed before each repetition, and with a cold L2 by rotation.
+  bool flush = true, rotate = false;
+  LtSearchOptions lt;  // the search; its l2 and tolerance are set from the above
 };
 
 struct Retimed {
   TrialStatus status = TrialStatus::ok;  // of the tuned kernel; ok when every round passed
   std::string reason;
   double verify_error = -1;  // the largest of the rounds
-  TimeStats tuned, cublas;   // each side's best round (lowest median)
+  // Each side's best round (lowest median): L2 flushed, and cold by rotation.
+  TimeStats tuned, cublas, cublaslt;
+  TimeStats tuned_cold, cublas_cold, cublaslt_cold;
+  int rotate_copies = 0;
+  bool lt_searched = false;
+  int lt_algos = 0, lt_failed = 0;
+  std::string lt_algo;    // the kept algorithm's configuration
+  std::string lt_reason;  // searched, but no cuBLASLt time: why
 };
 
-// Sets the problem up once in the worker (random inputs from the seed), then alternates cuBLAS and
-// the compiled config, `rounds` times each with `repetitions` repetitions, cuBLAS first; each side
-// is reported by its round with the lowest median, so both sides are treated alike. The config is
-// verified against cuBLAS in every round; the first failure stops and is returned. Throws
-// sgt::Error when the worker cannot set the problem up or time cuBLAS.
+// Why a cuBLASLt search kept no algorithm, from what became of each ("" when one was kept).
+std::string lt_search_reason(const LtSearch& s);
+
+// Sets the problem up once in the worker (random inputs from the seed), searches cuBLASLt's
+// algorithms once when asked (in the first timing asked for), then alternates cuBLAS, cuBLASLt's
+// kept algorithm and the compiled config, `rounds` times, each with `repetitions` repetitions,
+// cuBLAS first, in each timing asked for (flushed, then rotated); each side is reported by its
+// round with the lowest median, so all sides are treated alike. The config and cuBLASLt are
+// verified against cuBLAS in every round; the config's first failure stops and is returned, a
+// cuBLASLt failure leaves the row without cuBLASLt and says why. Throws sgt::Error when the worker
+// cannot set the problem up, rotate its operands or time cuBLAS.
 Retimed retime(WorkerClient& worker, const Compiled& compiled, const WarpTileConfig& config,
                const Problem& problem, const RetimeOptions& opts);
 

@@ -1,9 +1,11 @@
-// The GPU worker process: owns one CUDA context, the problem's buffers and the cuBLAS reference,
-// and answers the protocol of worker_protocol.hpp. Anything that poisons the context ends this
-// process after it has answered; the parent records the candidate and starts a fresh worker.
+// The GPU worker process: owns one CUDA context, the problem's buffers, the cuBLAS reference and
+// the cuBLASLt peer, and answers the protocol of worker_protocol.hpp. Anything that poisons the
+// context ends this process after it has answered; the parent records the candidate and starts a
+// fresh worker.
 #include "worker.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <cstdio>
@@ -16,6 +18,7 @@
 #include <sstream>
 #include <tuple>
 
+#include <cublasLt.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -36,9 +39,13 @@ namespace {
 
 using nlohmann::json;
 
-// Compares a result with the reference: sum of squared differences, sum of squared reference
-// values, and the count of non-finite results (NaN or Inf must fail however small the rest is).
-constexpr const char* kCompareSource = R"(
+// The worker's own kernels. sgt_compare compares a result with the reference: sum of squared
+// differences, sum of squared reference values, and the count of non-finite results (NaN or Inf
+// must fail however small the rest is). sgt_fill fills the rotation's copies on the device (a
+// host fill of twice the L2 per problem would cost more than the timing), in [-1, 1) and never 0:
+// timing on zeros flatters the hardware. sgt_spin keeps the GPU busy, touching no memory, while
+// the host enqueues a repetition that no flush precedes.
+constexpr const char* kHelperSource = R"(
 extern "C" __global__ void sgt_compare(const float* c, const float* ref, long long n,
                                        double* sums, unsigned long long* bad) {
   double d = 0.0, r = 0.0;
@@ -62,7 +69,37 @@ extern "C" __global__ void sgt_compare(const float* c, const float* ref, long lo
     atomicAdd(bad, nb);
   }
 }
+
+extern "C" __global__ void sgt_fill(float* x, long long n, unsigned long long seed) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    unsigned long long z = seed + (unsigned long long)i * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    const float v = (float)(z >> 40) * (2.0f / 16777216.0f) - 1.0f;
+    x[i] = v != 0.0f ? v : 0.5f;
+  }
+}
+
+extern "C" __global__ void sgt_spin(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+#if __CUDA_ARCH__ >= 700
+    __nanosleep(1000);
+#endif
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
 )";
+
+// How long the pre-roll of a rotated repetition keeps the GPU busy: longer than the host takes to
+// record the start event and enqueue any side (the launch plan's pool, cuBLAS's heuristics).
+constexpr unsigned long long kPreRollNs = 250'000;
+
+// cuBLASLt's workspace when a request names none.
+constexpr size_t kDefaultLtWorkspace = size_t{32} << 20;
 
 std::string uuid_string(const cudaUUID_t& u) {
   std::string s = "GPU-";
@@ -112,13 +149,21 @@ struct DeviceBuffer {
 constexpr float kPaddingSentinel = 12345.0f;
 
 // One GEMM instance on the device: operands as stored for its layout, with leading dimensions and
-// an offset from the allocation, the initial C, and cuBLAS's FP32 result from that C.
+// an offset from the allocation, the initial C, and cuBLAS's FP32 result from that C. A copy of a
+// rotation points into the rotation's memory and owns nothing; only the copy it verifies on has
+// C0 and a reference.
 struct Instance {
   Problem p;
   long long lda = 0, ldb = 0, ldc = 0;
   int offset = 0;
   float alpha = 1, beta = 0;
-  std::unique_ptr<DeviceBuffer<float>> a, b, c, c0, ref;
+  // Each operand's allocation: the operand itself starts `offset` elements in.
+  float* a_mem = nullptr;
+  float* b_mem = nullptr;
+  float* c_mem = nullptr;
+  const float* c0_mem = nullptr;  // null: this instance is not verified
+  float* ref_mem = nullptr;
+  std::vector<std::unique_ptr<DeviceBuffer<float>>> owned;
   // TMA configs: the operands' tensor maps, and what they were encoded for.
   std::unique_ptr<sgt_kernel::TmaMaps> maps;
   std::tuple<const float*, const float*, int, int, long long, long long, long long, int, int, int,
@@ -132,10 +177,53 @@ struct Instance {
   size_t a_elems() const { return static_cast<size_t>(a_rows() * lda + offset); }
   size_t b_elems() const { return static_cast<size_t>(b_rows() * ldb + offset); }
   size_t c_elems() const { return static_cast<size_t>(p.M * ldc + offset); }
-  const float* A() const { return a->ptr + offset; }
-  const float* B() const { return b->ptr + offset; }
-  float* C() const { return c->ptr + offset; }
+  const float* A() const { return a_mem + offset; }
+  const float* B() const { return b_mem + offset; }
+  float* C() const { return c_mem + offset; }
 };
+
+// The largest power of two, up to 256, that divides a pointer: what cuBLASLt may assume of it.
+std::uint32_t alignment_of(const void* p) {
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  std::uint32_t al = 256;
+  while (al > 1 && a % al != 0) al /= 2;
+  return al;
+}
+
+// The float count a copy's operand takes in the rotation: rounded up to 256 bytes, so that every
+// copy is aligned as a cudaMalloc of its own would be, and picks the same kernel instance.
+size_t rotation_stride(size_t elems) {
+  return (std::max<size_t>(elems, 1) + 63) / 64 * 64;
+}
+
+std::string describe_lt_algo(const cublasLtMatmulAlgo_t& algo) {
+  auto get = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto zero) {
+    auto v = zero;
+    size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof(v), &written) !=
+        CUBLAS_STATUS_SUCCESS)
+      return static_cast<long long>(-1);
+    return static_cast<long long>(v);
+  };
+  return fmt::format(
+      "id={} tile={} stages={} splitk={} reduction={} swizzle={} custom={} inner={} cluster={}",
+      get(CUBLASLT_ALGO_CONFIG_ID, std::int32_t{}),
+      get(CUBLASLT_ALGO_CONFIG_TILE_ID, std::uint32_t{}),
+      get(CUBLASLT_ALGO_CONFIG_STAGES_ID, std::uint32_t{}),
+      get(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, std::int32_t{}),
+      get(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, std::uint32_t{}),
+      get(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, std::uint32_t{}),
+      get(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, std::uint32_t{}),
+      get(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, std::uint16_t{}),
+      get(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, std::uint16_t{}));
+}
+
+L2Mode l2_of(const nlohmann::json& req) {
+  const std::string s = req.value("l2", std::string("flush"));
+  const auto m = parse_l2_mode(s);
+  if (!m) throw Error(fmt::format("unknown l2 mode '{}' (flush or rotate)", s));
+  return *m;
+}
 
 // Why there is no device to tune on, and what to run instead. The runtime reports a machine with
 // no NVIDIA driver at all (libcuda absent) as "driver version is insufficient", which reads as an
@@ -177,13 +265,19 @@ class Worker {
     if (op == "problem") return problem(req);
     if (op == "trial") return trial(req);
     if (op == "verify") return verify_cases(req);
-    if (op == "cublas") return {{"ok", true}, {"cublas", time_cublas(req.at("reps").get<int>())}};
+    if (op == "cublas")
+      return {{"ok", true}, {"cublas", time_cublas(req.at("reps").get<int>(), l2_of(req))}};
+    if (op == "rotation") return rotation_info();
+    if (op == "cublaslt_search") return cublaslt_search(req);
+    if (op == "cublaslt") return time_cublaslt(req);
     throw Error("unknown op '" + op + "'");
   }
 
   bool context_poisoned() const { return poisoned_; }
 
   ~Worker() {
+    lt_.reset();
+    if (lt_handle_) cublasLtDestroy(lt_handle_);
     if (compare_lib_) cudaLibraryUnload(compare_lib_);
     if (cublas_) cublasDestroy(cublas_);
     if (stream_) cudaStreamDestroy(stream_);
@@ -192,8 +286,10 @@ class Worker {
  private:
   json hello(const json& req) {
     if (req.at("protocol").get<int>() != kWorkerProtocol) {
-      throw Error(fmt::format("protocol mismatch: worker speaks {}, parent {}", kWorkerProtocol,
-                              req.at("protocol").get<int>()));
+      throw Error(fmt::format(
+          "protocol mismatch: the worker speaks protocol {}, its parent {} (a parent runs its own "
+          "binary as the worker: was sgemm-tune replaced while it ran?)",
+          kWorkerProtocol, req.at("protocol").get<int>()));
     }
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
@@ -248,10 +344,10 @@ class Worker {
             {"why", why}, {"devices", devices},          {"fingerprint", fp_}};
   }
 
-  void build_compare_kernel() {
+  void build_helper_kernels() {
     nvrtcProgram prog;
     SGT_NVRTC_CHECK(
-        nvrtcCreateProgram(&prog, kCompareSource, "sgt_compare.cu", 0, nullptr, nullptr));
+        nvrtcCreateProgram(&prog, kHelperSource, "sgt_helpers.cu", 0, nullptr, nullptr));
     const std::string arch = "-arch=" + fp_.arch();
     const char* opts[] = {arch.c_str()};
     const nvrtcResult r = nvrtcCompileProgram(prog, 1, opts);
@@ -261,7 +357,7 @@ class Worker {
       std::string log(n, '\0');
       nvrtcGetProgramLog(prog, log.data());
       nvrtcDestroyProgram(&prog);
-      throw Error("cannot compile the verification kernel: " + log);
+      throw Error("cannot compile the worker's verification kernels: " + log);
     }
     size_t n = 0;
     SGT_NVRTC_CHECK(nvrtcGetCUBINSize(prog, &n));
@@ -271,6 +367,8 @@ class Worker {
     SGT_CUDA_CHECK(
         cudaLibraryLoadData(&compare_lib_, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     SGT_CUDA_CHECK(cudaLibraryGetKernel(&compare_, compare_lib_, "sgt_compare"));
+    SGT_CUDA_CHECK(cudaLibraryGetKernel(&fill_, compare_lib_, "sgt_fill"));
+    SGT_CUDA_CHECK(cudaLibraryGetKernel(&spin_, compare_lib_, "sgt_spin"));
   }
 
   void ensure_cublas() {
@@ -279,7 +377,7 @@ class Worker {
     SGT_CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
     // Plain FP32: no TF32 tensor-op shortcut in the baseline.
     SGT_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
-    build_compare_kernel();
+    build_helper_kernels();
   }
 
   // Allocates and fills an instance: random operands (never zeros: timing on zeros flatters the
@@ -297,11 +395,16 @@ class Worker {
     in->offset = offset;
     in->alpha = alpha;
     in->beta = beta;
-    in->a = std::make_unique<DeviceBuffer<float>>(in->a_elems());
-    in->b = std::make_unique<DeviceBuffer<float>>(in->b_elems());
-    in->c = std::make_unique<DeviceBuffer<float>>(in->c_elems());
-    in->c0 = std::make_unique<DeviceBuffer<float>>(in->c_elems());
-    in->ref = std::make_unique<DeviceBuffer<float>>(in->c_elems());
+    auto alloc = [&](size_t n) {
+      in->owned.push_back(std::make_unique<DeviceBuffer<float>>(n));
+      return in->owned.back()->ptr;
+    };
+    in->a_mem = alloc(in->a_elems());
+    in->b_mem = alloc(in->b_elems());
+    in->c_mem = alloc(in->c_elems());
+    float* c0 = alloc(in->c_elems());
+    in->c0_mem = c0;
+    in->ref_mem = alloc(in->c_elems());
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<float> host(std::max({in->a_elems(), in->b_elems(), in->c_elems()}));
@@ -309,19 +412,19 @@ class Worker {
       SGT_CUDA_CHECK(cudaMemcpy(dst, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     };
     for (size_t i = 0; i < in->a_elems(); ++i) host[i] = dist(rng);
-    upload(in->a->ptr, in->a_elems());
+    upload(in->a_mem, in->a_elems());
     for (size_t i = 0; i < in->b_elems(); ++i) host[i] = dist(rng);
-    upload(in->b->ptr, in->b_elems());
+    upload(in->b_mem, in->b_elems());
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (size_t i = 0; i < in->c_elems(); ++i) {
       const long long e = static_cast<long long>(i) - offset;
       const bool inside = e >= 0 && e % ldc < p.N;
       host[i] = !inside ? kPaddingSentinel : (beta != 0.0f ? dist(rng) : nan);
     }
-    upload(in->c0->ptr, in->c_elems());
-    SGT_CUDA_CHECK(cudaMemcpy(in->ref->ptr, in->c0->ptr, in->c_elems() * sizeof(float),
-                              cudaMemcpyDeviceToDevice));
-    cublas_gemm(*in, in->ref->ptr + offset);
+    upload(c0, in->c_elems());
+    SGT_CUDA_CHECK(
+        cudaMemcpy(in->ref_mem, c0, in->c_elems() * sizeof(float), cudaMemcpyDeviceToDevice));
+    cublas_gemm(*in, in->ref_mem + offset);
     SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return in;
   }
@@ -332,13 +435,105 @@ class Worker {
     const long long pad = req.value("pad", 0LL);
     const int offset = req.value("offset", 0);
     const bool ta = p.layout[0] == 'T', tb = p.layout[1] == 'T';
+    // The rotation's copies and cuBLASLt's layouts belong to the old problem.
+    rot_.reset();
+    lt_.reset();
     inst_.reset();
+    seed_ = req.at("seed").get<std::uint64_t>();
     inst_ = make_instance(p, (ta ? p.M : p.K) + pad, (tb ? p.K : p.N) + pad, p.N + pad, offset,
-                          req.at("alpha").get<float>(), req.at("beta").get<float>(),
-                          req.at("seed").get<std::uint64_t>());
+                          req.at("alpha").get<float>(), req.at("beta").get<float>(), seed_);
     // Overwriting twice the L2 before each repetition keeps every timing cold-cache.
     bench_ = std::make_unique<Bench>(stream_, 2 * static_cast<size_t>(fp_.l2_bytes));
-    return {{"ok", true}, {"cublas", time_cublas(req.at("reps").get<int>())}};
+    return {{"ok", true}, {"cublas", time_cublas(req.at("reps").get<int>(), L2Mode::flush)}};
+  }
+
+  // The copies a rotated timing cycles through, made on first use for the current problem: each
+  // with the instance's leading dimensions, offset and alignment, random operands of its own, and
+  // one (the last) verified against a cuBLAS reference of its own.
+  struct Rotation {
+    std::unique_ptr<DeviceBuffer<float>> memory, ref;
+    std::vector<Instance> copies;
+    long long set_bytes = 0;
+    int verified = 0;
+  };
+
+  Rotation& rotation() {
+    if (!bench_ || !inst_) throw Error("rotation before problem");
+    if (rot_) return *rot_;
+    const Instance& in = *inst_;
+    const size_t sa = rotation_stride(in.a_elems()), sb = rotation_stride(in.b_elems()),
+                 sc = rotation_stride(in.c_elems());
+    const size_t set = sa + sb + sc;
+    auto r = std::make_unique<Rotation>();
+    r->set_bytes = static_cast<long long>(set * sizeof(float));
+    const int copies = rotation_copies(fp_.l2_bytes, r->set_bytes);
+    const size_t bytes = static_cast<size_t>(copies) * set * sizeof(float);
+    size_t free_bytes = 0, total_bytes = 0;
+    SGT_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    // Leave room for the launch plan's workspace and cuBLAS's.
+    if (bytes + in.c_elems() * sizeof(float) > free_bytes / 10 * 9) {
+      throw Error(fmt::format(
+          "the cold-L2 rotation of {} needs {} copies of {:.1f} MiB ({:.2f} GiB), and the GPU has "
+          "{:.2f} GiB free",
+          in.p.shape(), copies, r->set_bytes / 1048576.0, bytes / 1073741824.0,
+          free_bytes / 1073741824.0));
+    }
+    r->memory = std::make_unique<DeviceBuffer<float>>(static_cast<size_t>(copies) * set);
+    {
+      float* x = r->memory->ptr;
+      long long n = static_cast<long long>(static_cast<size_t>(copies) * set);
+      unsigned long long seed = seed_ ^ 0x726f74617465ull;  // not the instance's own numbers
+      void* args[] = {&x, &n, &seed};
+      SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(fill_), dim3(fp_.sm_count * 4),
+                                      dim3(256), args, 0, stream_));
+    }
+    r->ref = std::make_unique<DeviceBuffer<float>>(in.c_elems());
+    r->copies.resize(static_cast<size_t>(copies));
+    for (int i = 0; i < copies; ++i) {
+      Instance& c = r->copies[static_cast<size_t>(i)];
+      c.p = in.p;
+      c.lda = in.lda;
+      c.ldb = in.ldb;
+      c.ldc = in.ldc;
+      c.offset = in.offset;
+      c.alpha = in.alpha;
+      c.beta = in.beta;
+      c.a_mem = r->memory->ptr + static_cast<size_t>(i) * set;
+      c.b_mem = c.a_mem + sa;
+      c.c_mem = c.b_mem + sb;
+    }
+    r->verified = copies - 1;
+    Instance& v = r->copies.back();
+    // The instance's C0 fits: the same shape, leading dimension and offset (padding sentinel and
+    // NaN when beta == 0 included).
+    v.c0_mem = in.c0_mem;
+    v.ref_mem = r->ref->ptr;
+    SGT_CUDA_CHECK(cudaMemcpyAsync(v.ref_mem, v.c0_mem, in.c_elems() * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, stream_));
+    cublas_gemm(v, v.ref_mem + v.offset);
+    SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    bench_->set_rotation(copies, [this](cudaStream_t st) {
+      unsigned long long ns = kPreRollNs;
+      void* args[] = {&ns};
+      SGT_CUDA_CHECK(
+          cudaLaunchKernel(reinterpret_cast<const void*>(spin_), dim3(1), dim3(1), args, 0, st));
+    });
+    bench_->used(r->verified);
+    rot_ = std::move(r);
+    return *rot_;
+  }
+
+  json rotation_info() {
+    const Rotation& r = rotation();
+    return {{"ok", true},
+            {"copies", r.copies.size()},
+            {"set_bytes", r.set_bytes},
+            {"l2_bytes", fp_.l2_bytes}};
+  }
+
+  // The operands a launch of a timing takes: the instance, or a rotation's copy.
+  Instance& operands(L2Mode l2, int copy) {
+    return l2 == L2Mode::rotate ? rot_->copies.at(static_cast<size_t>(copy)) : *inst_;
   }
 
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and a row-major stored
@@ -353,22 +548,32 @@ class Worker {
                                  &in.beta, c, static_cast<int>(in.ldc)));
   }
 
-  TimeStats time_cublas(int reps) {
+  TimeStats time_cublas(int reps, L2Mode l2) {
     if (!bench_ || !inst_) throw Error("cublas before problem");
+    if (l2 == L2Mode::rotate) rotation();
     BenchSettings s;
     s.repetitions = reps;
     s.warmup = 2;
-    return bench_->run([&](cudaStream_t) { cublas_gemm(*inst_, inst_->C()); }, s).stats;
+    s.l2 = l2;
+    return bench_
+        ->run(
+            [&](cudaStream_t, int copy) {
+              Instance& in = operands(l2, copy);
+              cublas_gemm(in, in.C());
+            },
+            s)
+        .stats;
   }
 
   // Relative L2 error of the instance's C (the whole allocation: padding included) against the
   // reference; +inf when any value is NaN or Inf.
   double verify(const Instance& in) {
+    if (!in.ref_mem) throw Error("verification of an instance without a reference");
     SGT_CUDA_CHECK(cudaMemsetAsync(sums_->ptr, 0, 2 * sizeof(double), stream_));
     SGT_CUDA_CHECK(cudaMemsetAsync(bad_->ptr, 0, sizeof(unsigned long long), stream_));
     long long n = static_cast<long long>(in.c_elems());
-    const float* c = in.c->ptr;
-    const float* r = in.ref->ptr;
+    const float* c = in.c_mem;
+    const float* r = in.ref_mem;
     double* sums = sums_->ptr;
     unsigned long long* bad = bad_->ptr;
     void* args[] = {&c, &r, &n, &sums, &bad};
@@ -498,7 +703,8 @@ class Worker {
 
   // Runs one verification from C0; the relative error.
   double run_and_verify(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in) {
-    SGT_CUDA_CHECK(cudaMemcpyAsync(in.c->ptr, in.c0->ptr, in.c_elems() * sizeof(float),
+    if (!in.c0_mem) throw Error("verification of an instance without C0");
+    SGT_CUDA_CHECK(cudaMemcpyAsync(in.c_mem, in.c0_mem, in.c_elems() * sizeof(float),
                                    cudaMemcpyDeviceToDevice, stream_));
     launch(l, tile, block, in, stream_);
     SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
@@ -574,6 +780,10 @@ class Worker {
     t.cut_ratio = req.at("cut_ratio");
     t.best_ms = req.at("best_ms");
     t.tolerance = req.at("tolerance");
+    t.l2 = l2_of(req);
+    // Made before the candidate runs: a rotation that does not fit fails the request, never the
+    // candidate.
+    if (t.l2 == L2Mode::rotate) rotation();
     const std::string cubin = read_checked(t.cubin_path, t.cubin_sha256);
     if (cubin.empty()) {
       return {{"ok", true},
@@ -592,8 +802,14 @@ class Worker {
         if (req.value("checksum", false)) {
           std::string host(inst_->c_elems() * sizeof(float), '\0');
           SGT_CUDA_CHECK(
-              cudaMemcpy(host.data(), inst_->c->ptr, host.size(), cudaMemcpyDeviceToHost));
+              cudaMemcpy(host.data(), inst_->c_mem, host.size(), cudaMemcpyDeviceToHost));
           checksum = sha256_hex(host);
+        }
+        if (t.l2 == L2Mode::rotate && out.verify_error <= t.tolerance) {
+          // The rotated launches take other pointers: one of their copies is checked too.
+          Instance& v = rot_->copies[static_cast<size_t>(rot_->verified)];
+          out.verify_error = std::max(out.verify_error, run_and_verify(l, t.tile, t.block, v));
+          bench_->used(rot_->verified);
         }
         if (!(out.verify_error <= t.tolerance)) {
           out.status = TrialStatus::incorrect;
@@ -608,8 +824,11 @@ class Worker {
           s.cut_after = t.cut_after;
           s.cut_ratio = t.cut_ratio;
           s.best_ms = t.best_ms;
+          s.l2 = t.l2;
           const auto b =
-              bench_->run([&](cudaStream_t st) { launch(l, t.tile, t.block, *inst_, st); }, s);
+              bench_->run([&](cudaStream_t st,
+                              int copy) { launch(l, t.tile, t.block, operands(t.l2, copy), st); },
+                          s);
           out.time = b.stats;
           out.cut = b.cut;
         }
@@ -625,6 +844,200 @@ class Worker {
               {"cut", out.cut}};
     if (!checksum.empty()) j["checksum"] = checksum;
     return j;
+  }
+
+  // cuBLASLt FP32 as a peer of cublasSgemm: the same row-major trick (the operands swapped, each
+  // keeping its op), CUBLAS_COMPUTE_32F (no TF32), on the same operands, verified against the
+  // same reference. The descriptors depend only on the problem; the algorithm comes with each
+  // request, so a replaced worker times the one the search kept.
+  struct LtSetup {
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+    cublasLtMatmulPreference_t pref = nullptr;
+    std::unique_ptr<DeviceBuffer<char>> workspace;
+    size_t workspace_bytes = 0;
+    ~LtSetup() {
+      if (pref) cublasLtMatmulPreferenceDestroy(pref);
+      if (c) cublasLtMatrixLayoutDestroy(c);
+      if (b) cublasLtMatrixLayoutDestroy(b);
+      if (a) cublasLtMatrixLayoutDestroy(a);
+      if (desc) cublasLtMatmulDescDestroy(desc);
+    }
+  };
+
+  LtSetup& lt(size_t workspace_bytes) {
+    if (!bench_ || !inst_) throw Error("cuBLASLt before problem");
+    ensure_scratch();
+    if (!lt_handle_) SGT_CUBLAS_CHECK(cublasLtCreate(&lt_handle_));
+    if (lt_ && lt_->workspace_bytes == workspace_bytes) return *lt_;
+    lt_.reset();
+    const Instance& in = *inst_;
+    const std::uint64_t M = in.p.M, N = in.p.N, K = in.p.K;
+    auto s = std::make_unique<LtSetup>();
+    SGT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&s->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    // cuBLASLt's A is our B, its B our A: as cublas_gemm passes them.
+    const cublasOperation_t op_a = in.trans_b() ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_b = in.trans_a() ? CUBLAS_OP_T : CUBLAS_OP_N;
+    SGT_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(s->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)));
+    SGT_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(s->desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)));
+    // Column-major views of the row-major operands: as stored, before their op.
+    SGT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->a, CUDA_R_32F, in.trans_b() ? K : N,
+                                                in.trans_b() ? N : K, in.ldb));
+    SGT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->b, CUDA_R_32F, in.trans_a() ? M : K,
+                                                in.trans_a() ? K : M, in.lda));
+    SGT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->c, CUDA_R_32F, N, M, in.ldc));
+    SGT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&s->pref));
+    const std::uint64_t ws = workspace_bytes;
+    SGT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        s->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+    // cuBLASLt assumes 256-byte aligned operands unless told: an offset problem must exclude the
+    // algorithms that need it. A rotation's copies are aligned as the instance is.
+    const std::uint32_t al_a = alignment_of(in.B()), al_b = alignment_of(in.A()),
+                        al_c = alignment_of(in.C());
+    SGT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        s->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof(al_a)));
+    SGT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        s->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof(al_b)));
+    SGT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        s->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof(al_c)));
+    SGT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(
+        s->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof(al_c)));
+    s->workspace = std::make_unique<DeviceBuffer<char>>(workspace_bytes);
+    s->workspace_bytes = workspace_bytes;
+    lt_ = std::move(s);
+    return *lt_;
+  }
+
+  void lt_matmul(const LtSetup& s, const cublasLtMatmulAlgo_t& algo, const Instance& in,
+                 cudaStream_t st) {
+    if (in.p.M == 0 || in.p.N == 0) return;
+    SGT_CUBLAS_CHECK(cublasLtMatmul(lt_handle_, s.desc, &in.alpha, in.B(), s.a, in.A(), s.b,
+                                    &in.beta, in.C(), s.c, in.C(), s.c, &algo, s.workspace->ptr,
+                                    s.workspace_bytes, st));
+  }
+
+  // Runs an algorithm on an instance from its C0 and compares with the reference.
+  double lt_verify(const LtSetup& s, const cublasLtMatmulAlgo_t& algo, Instance& in) {
+    SGT_CUDA_CHECK(cudaMemcpyAsync(in.c_mem, in.c0_mem, in.c_elems() * sizeof(float),
+                                   cudaMemcpyDeviceToDevice, stream_));
+    lt_matmul(s, algo, in, stream_);
+    SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return verify(in);
+  }
+
+  static cublasLtMatmulAlgo_t algo_from(const json& j) {
+    const auto data = j.get<std::vector<std::uint64_t>>();
+    cublasLtMatmulAlgo_t a{};
+    if (data.size() != std::size(a.data)) throw Error("a cuBLASLt algorithm is 8 numbers");
+    std::copy(data.begin(), data.end(), a.data);
+    return a;
+  }
+
+  // Verifies an algorithm (on the instance, and on the verified copy when timing rotated), then
+  // times it; a failed or wrong algorithm answers its status and no time.
+  json lt_measure(LtSetup& s, const cublasLtMatmulAlgo_t& algo, const BenchSettings& bs,
+                  double tolerance) {
+    TrialStatus status = TrialStatus::ok;
+    std::string reason;
+    double error = -1;
+    BenchOutcome b;
+    try {
+      error = lt_verify(s, algo, *inst_);
+      if (bs.l2 == L2Mode::rotate && error <= tolerance) {
+        error =
+            std::max(error, lt_verify(s, algo, rot_->copies[static_cast<size_t>(rot_->verified)]));
+        bench_->used(rot_->verified);
+      }
+      if (!(error <= tolerance)) {
+        status = TrialStatus::incorrect;
+        reason =
+            std::isfinite(error)
+                ? fmt::format("relative L2 error {:.3g} exceeds tolerance {:.1g}", error, tolerance)
+                : "result holds NaN or Inf";
+      } else {
+        b = bench_->run(
+            [&](cudaStream_t st, int copy) { lt_matmul(s, algo, operands(bs.l2, copy), st); }, bs);
+      }
+    } catch (const Error& e) {
+      classify_failure(e, status, reason);
+    }
+    return {{"status", to_string(status)},
+            {"reason", reason},
+            {"verify_error", std::isfinite(error) ? error : 1e300},
+            {"time", b.stats},
+            {"cut", b.cut}};
+  }
+
+  static BenchSettings lt_settings(const json& req) {
+    BenchSettings bs;
+    bs.warmup = req.value("warmup", 1);
+    bs.repetitions = req.at("reps").get<int>();
+    bs.cut_after = req.value("cut_after", 0);
+    bs.cut_ratio = req.value("cut_ratio", 1.25);
+    bs.l2 = l2_of(req);
+    return bs;
+  }
+
+  // What cuBLASLt's heuristic offers for the problem (up to max_algos), each verified and timed
+  // as a candidate is, the slower ones cut early against the fastest so far; the fastest kept.
+  json cublaslt_search(const json& req) {
+    LtSetup& s = lt(req.value("workspace", kDefaultLtWorkspace));
+    const int requested = req.at("max_algos").get<int>();
+    if (requested < 1 || requested > 1024) throw Error("max_algos must be 1 to 1024");
+    const double tolerance = req.at("tolerance").get<double>();
+    BenchSettings bs = lt_settings(req);
+    if (bs.l2 == L2Mode::rotate) rotation();
+    json algos = json::array();
+    int best = -1;
+    double best_ms = 0;
+    const Problem& p = inst_->p;
+    if (p.M > 0 && p.N > 0 && p.K > 0) {
+      std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(requested));
+      int returned = 0;
+      const cublasStatus_t h = cublasLtMatmulAlgoGetHeuristic(
+          lt_handle_, s.desc, s.a, s.b, s.c, s.c, s.pref, requested, results.data(), &returned);
+      // NOT_SUPPORTED: no algorithm for this problem, an empty answer rather than a failure.
+      if (h != CUBLAS_STATUS_NOT_SUPPORTED) SGT_CUBLAS_CHECK(h);
+      for (int i = 0; i < returned && !poisoned_; ++i) {
+        const auto& r = results[static_cast<size_t>(i)];
+        json a;
+        if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > s.workspace_bytes) {
+          a = {{"status", to_string(TrialStatus::resources)},
+               {"reason", r.state != CUBLAS_STATUS_SUCCESS
+                              ? fmt::format("heuristic state {}", cublasGetStatusString(r.state))
+                              : fmt::format("needs {} bytes of workspace", r.workspaceSize)},
+               {"verify_error", -1.0},
+               {"time", TimeStats{}},
+               {"cut", false}};
+        } else {
+          bs.best_ms = best_ms;
+          a = lt_measure(s, r.algo, bs, tolerance);
+          const auto t = a.at("time").get<TimeStats>();
+          if (a.at("status") == "ok" && !a.at("cut").get<bool>() &&
+              (best < 0 || t.median_ms < best_ms)) {
+            best = static_cast<int>(algos.size());
+            best_ms = t.median_ms;
+          }
+        }
+        a["algo"] = std::vector<std::uint64_t>(std::begin(r.algo.data), std::end(r.algo.data));
+        a["desc"] = describe_lt_algo(r.algo);
+        a["workspace"] = r.workspaceSize;
+        a["waves"] = r.wavesCount;
+        algos.push_back(std::move(a));
+      }
+    }
+    return {{"ok", true}, {"requested", requested}, {"algos", algos}, {"best", best}};
+  }
+
+  json time_cublaslt(const json& req) {
+    LtSetup& s = lt(req.value("workspace", kDefaultLtWorkspace));
+    const BenchSettings bs = lt_settings(req);
+    if (bs.l2 == L2Mode::rotate) rotation();
+    json out = lt_measure(s, algo_from(req.at("algo")), bs, req.at("tolerance").get<double>());
+    out["ok"] = true;
+    return out;
   }
 
   // Verifies one candidate on a list of cases, each on its own small instance.
@@ -681,6 +1094,11 @@ class Worker {
   cudaLibrary_t compare_lib_ = nullptr;
   cudaKernel_t compare_ = nullptr;
   std::unique_ptr<Instance> inst_;
+  std::uint64_t seed_ = 0;  // the problem's input seed
+  std::unique_ptr<Rotation> rot_;
+  cublasLtHandle_t lt_handle_ = nullptr;
+  std::unique_ptr<LtSetup> lt_;
+  cudaKernel_t fill_ = nullptr, spin_ = nullptr;
   std::unique_ptr<DeviceBuffer<double>> sums_;
   std::unique_ptr<DeviceBuffer<unsigned long long>> bad_;
   std::unique_ptr<Bench> bench_;

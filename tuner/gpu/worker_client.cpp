@@ -1,6 +1,7 @@
 // Starting, talking to, watching and replacing the GPU worker process.
 #include "worker_client.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -85,6 +86,13 @@ void WorkerClient::start() {
     const auto msg = hello.value("error", std::string("unknown error"));
     stop(true);
     throw Error("GPU worker: " + msg);
+  }
+  // A worker that answered without checking the protocol would misread what comes next.
+  if (hello.value("protocol", -1) != kWorkerProtocol) {
+    stop(true);
+    throw Error(fmt::format(
+        "GPU worker: protocol mismatch: the worker '{}' speaks protocol {}, this sgemm-tune {}",
+        exe, hello.value("protocol", -1), kWorkerProtocol));
   }
   info_.fingerprint = hello.at("fingerprint").get<GpuFingerprint>();
   info_.device = hello.at("device");
@@ -174,6 +182,16 @@ json WorkerClient::call(const json& req, std::chrono::milliseconds timeout) {
   if (!resp) {
     throw Error(fmt::format("GPU worker did not answer '{}' (died or timed out after {} ms)",
                             req.value("op", ""), timeout.count()));
+  }
+  return *resp;
+}
+
+json WorkerClient::call_or_replace(const json& req, std::chrono::milliseconds timeout) {
+  send(req);
+  auto resp = receive(timeout);
+  if (!resp) {
+    const auto [hung, why] = replace_silent_worker(timeout);
+    throw Error(fmt::format("GPU worker failed on '{}': {}", req.value("op", ""), why));
   }
   return *resp;
 }
@@ -279,12 +297,96 @@ TimeStats WorkerClient::set_problem(const ProblemSetup& s) {
   return resp.at("cublas").get<TimeStats>();
 }
 
-TimeStats WorkerClient::time_cublas(int repetitions) {
-  const json resp = call({{"op", "cublas"}, {"reps", repetitions}}, kProblemTimeout);
+TimeStats WorkerClient::time_cublas(int repetitions, L2Mode l2) {
+  const json resp =
+      call({{"op", "cublas"}, {"reps", repetitions}, {"l2", to_string(l2)}}, kProblemTimeout);
   if (!resp.value("ok", false)) {
     throw Error("GPU worker could not time cuBLAS: " + resp.value("error", std::string()));
   }
   return resp.at("cublas").get<TimeStats>();
+}
+
+RotationInfo WorkerClient::rotation() {
+  const json resp = call({{"op", "rotation"}}, kProblemTimeout);
+  if (!resp.value("ok", false)) {
+    throw Error("GPU worker could not rotate the operands: " + resp.value("error", std::string()));
+  }
+  RotationInfo r;
+  r.copies = resp.at("copies");
+  r.set_bytes = resp.at("set_bytes");
+  r.l2_bytes = resp.at("l2_bytes");
+  return r;
+}
+
+namespace {
+
+json lt_request(const char* op, const LtSearchOptions& o) {
+  return {{"op", op},
+          {"workspace", o.workspace_bytes},
+          {"warmup", o.warmup},
+          {"reps", o.repetitions},
+          {"tolerance", o.tolerance},
+          {"l2", to_string(o.l2)}};
+}
+
+TrialResponse lt_response(const json& j) {
+  TrialResponse r;
+  r.status = status_from_string(j.at("status").get<std::string>()).value();
+  r.reason = j.value("reason", "");
+  r.verify_error = j.value("verify_error", -1.0);
+  if (j.contains("time")) r.time = j.at("time").get<TimeStats>();
+  r.cut = j.value("cut", false);
+  return r;
+}
+
+}  // namespace
+
+LtSearch WorkerClient::cublaslt_search(const LtSearchOptions& o) {
+  json req = lt_request("cublaslt_search", o);
+  req["max_algos"] = o.max_algos;
+  req["cut_after"] = o.cut_after;
+  req["cut_ratio"] = o.cut_ratio;
+  const json resp = call_or_replace(req, kProblemTimeout);
+  if (!resp.value("ok", false)) {
+    throw Error("GPU worker could not search cuBLASLt's algorithms: " +
+                resp.value("error", std::string()));
+  }
+  LtSearch s;
+  s.requested = resp.at("requested");
+  s.best = resp.at("best");
+  s.workspace_bytes = o.workspace_bytes;
+  for (const auto& j : resp.at("algos")) {
+    LtAlgo a;
+    const auto data = j.at("algo").get<std::vector<std::uint64_t>>();
+    if (data.size() != a.data.size()) throw Error("GPU worker sent a malformed cuBLASLt algorithm");
+    std::copy(data.begin(), data.end(), a.data.begin());
+    a.desc = j.value("desc", "");
+    a.workspace = j.value("workspace", std::size_t{0});
+    const auto r = lt_response(j);
+    a.status = r.status;
+    a.reason = r.reason;
+    a.verify_error = r.verify_error;
+    a.time = r.time;
+    a.cut = r.cut;
+    s.algos.push_back(std::move(a));
+  }
+  // A worker that lost its context on an algorithm answered what it had, then exited.
+  if (std::any_of(s.algos.begin(), s.algos.end(),
+                  [](const LtAlgo& a) { return a.status == TrialStatus::crashed; }))
+    restart();
+  return s;
+}
+
+TrialResponse WorkerClient::time_cublaslt(const LtAlgo& algo, const LtSearchOptions& o) {
+  json req = lt_request("cublaslt", o);
+  req["algo"] = algo.data;
+  const json resp = call_or_replace(req, kProblemTimeout);
+  if (!resp.value("ok", false)) {
+    throw Error("GPU worker could not time cuBLASLt: " + resp.value("error", std::string()));
+  }
+  auto r = lt_response(resp);
+  if (r.status == TrialStatus::crashed) restart();
+  return r;
 }
 
 TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::milliseconds timeout) {
@@ -295,6 +397,7 @@ TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::millis
   req["cut_ratio"] = t.cut_ratio;
   req["best_ms"] = t.best_ms;
   req["checksum"] = t.checksum;
+  req["l2"] = to_string(t.l2);
   send(req);
   const auto resp = receive(timeout);
   TrialResponse out;

@@ -51,7 +51,15 @@ class WorkerClient {
   // Runs one candidate. Never throws for the candidate's own failure: a crash or a hang becomes
   // a crashed/timeout response and the worker is replaced before returning.
   TrialResponse run_trial(const TrialRequest& req, std::chrono::milliseconds timeout);
-  TimeStats time_cublas(int repetitions);
+  TimeStats time_cublas(int repetitions, L2Mode l2 = L2Mode::flush);
+  // The current problem's rotation, made now if no rotated timing has made it. Throws Error when
+  // it does not fit in the GPU's memory.
+  RotationInfo rotation();
+  // cuBLASLt's heuristic algorithms for the current problem, each verified and timed.
+  LtSearch cublaslt_search(const LtSearchOptions& o);
+  // One algorithm of a search, verified and timed again (status incorrect, resources, ... when it
+  // fails, with no time).
+  TrialResponse time_cublaslt(const LtAlgo& algo, const LtSearchOptions& o);
   // Runs the candidate of `t` on each case (its own buffers; the problem stays set) and returns
   // the cases with passed/error/reason filled. A crash or hang fails every case and replaces the
   // worker; a request the worker cannot serve throws Error.
@@ -75,6 +83,9 @@ class WorkerClient {
   // nullopt when the worker died or the timeout expired.
   std::optional<nlohmann::json> receive(std::chrono::milliseconds timeout);
   nlohmann::json call(const nlohmann::json& req, std::chrono::milliseconds timeout);
+  // call() for a request that runs a library's kernels (cuBLASLt): a worker that dies or hangs on
+  // it is replaced, with the problem set again, before the Error is thrown.
+  nlohmann::json call_or_replace(const nlohmann::json& req, std::chrono::milliseconds timeout);
 
   std::filesystem::path exe_;
   GpuSelector gpu_;

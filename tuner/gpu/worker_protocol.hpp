@@ -4,6 +4,7 @@
 //
 // Requests ("op"):
 //   hello    {protocol, gpu (-1 = auto)}   -> {ok, protocol, fingerprint, device, why, devices}
+//            a parent and a worker of different protocols refuse each other, naming both.
 //   problem  {problem, alpha, beta, seed, reps, pad?, offset?}
 //                                          -> {ok, cublas: TimeStats}
 //            pad: extra elements per stored row of A, B and C (leading dimension = row + pad);
@@ -11,13 +12,29 @@
 //   trial    {name, family, launch, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile {BM,
 //   BN,
 //             BK, split_k, pad_a?, pad_b?, smem?}, block,
-//             warmup, reps, cut_after, cut_ratio, best_ms, tolerance, checksum?}
+//             warmup, reps, cut_after, cut_ratio, best_ms, tolerance, checksum?, l2?}
 //                                          -> {status, reason, verify_error, time, cut, checksum?}
+//            l2: how each repetition finds the L2 (L2Mode, bench.hpp): "flush" (the default) or
+//            "rotate" (the rotation's copies; the result is verified on one of them as well).
 //   verify   {family, launch, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile, block,
 //   tolerance, seed,
 //             cases: [EdgeCheck]}         -> {ok, cases: [EdgeCheck with passed/error/reason]}
 //            each case on its own buffers; the current problem is left as it was.
-//   cublas   {reps}                        -> {ok, cublas: TimeStats}
+//   cublas   {reps, l2?}                   -> {ok, cublas: TimeStats}
+//   rotation {}                            -> {ok, copies, set_bytes, l2_bytes}
+//            makes the current problem's rotation (rotation_copies() copies of A, B and C, each
+//            set_bytes as allocated) if no request has; every l2 "rotate" request does.
+//   cublaslt_search {max_algos, workspace, warmup, reps, cut_after, cut_ratio, tolerance, l2?}
+//                                          -> {ok, requested, best, algos: [{algo, desc,
+//                                              workspace, waves, status, reason, verify_error,
+//                                              time, cut}]}
+//            cuBLASLt FP32 (CUBLAS_COMPUTE_32F) on the current problem: up to max_algos
+//            algorithms of its heuristic, each verified against cuBLAS and timed (cut early when
+//            clearly slower than the fastest so far); best: the index of the fastest that passed
+//            and was not cut, -1 when none. algo: the 8 numbers of cublasLtMatmulAlgo_t.
+//   cublaslt {algo, workspace, warmup, reps, tolerance, l2?}
+//                                          -> {ok, status, reason, verify_error, time, cut}
+//            one algorithm of a search, verified and timed again.
 //   bye      {}                            -> (exit)
 // Kernels are launched as sgemm_warptile(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, k_chunk,
 // partial) on the grid launch_dims() gives for the tile (warptile_geometry.h), followed by
@@ -35,14 +52,20 @@
 // failed). A trial that poisons the CUDA context answers status "crashed" and the worker exits.
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "bench.hpp"
 #include "trial.hpp"
 
 namespace sgt::gpu {
 
-// 3: TMA tiles; 4: the family id picks the tile step; 5: the family's launch ABI does.
-constexpr int kWorkerProtocol = 5;
+// 3: TMA tiles; 4: the family id picks the tile step; 5: the family's launch ABI does; 6: l2
+// (rotated operands), rotation, cublaslt_search and cublaslt.
+constexpr int kWorkerProtocol = 6;
 
 // What the worker needs to know of a config to launch it.
 struct LaunchTile {
@@ -72,6 +95,7 @@ struct TrialRequest {
   double best_ms = 0;
   double tolerance = 1e-4;  // relative L2 error against cuBLAS
   bool checksum = false;    // also return the SHA-256 of the verified C (for tests)
+  L2Mode l2 = L2Mode::flush;
 };
 
 struct TrialResponse {
@@ -81,6 +105,54 @@ struct TrialResponse {
   TimeStats time;
   bool cut = false;
   std::string checksum;
+};
+
+// The current problem's rotation (L2Mode::rotate).
+struct RotationInfo {
+  int copies = 0;
+  long long set_bytes = 0;  // one copy of A, B and C, as allocated
+  long long l2_bytes = 0;
+};
+
+// cuBLASLt's search: what the heuristic is asked for, and how each algorithm is timed.
+struct LtSearchOptions {
+  int max_algos = 32;
+  std::size_t workspace_bytes = std::size_t{32} << 20;
+  int warmup = 1;
+  int repetitions = 10;
+  int cut_after = 3;  // cut, as a tune does, an algorithm clearly slower than the fastest so far
+  double cut_ratio = 1.25;
+  double tolerance = 1e-4;  // relative L2 error against cuBLAS
+  L2Mode l2 = L2Mode::flush;
+};
+
+// One algorithm the heuristic returned, as the worker measured it.
+struct LtAlgo {
+  std::array<std::uint64_t, 8> data{};  // cublasLtMatmulAlgo_t
+  std::string desc;                     // its configuration (id, tile, stages, split-K, ...)
+  std::size_t workspace = 0;            // bytes it needs
+  TrialStatus status = TrialStatus::ok;
+  std::string reason;
+  double verify_error = -1;
+  TimeStats time;
+  bool cut = false;
+};
+
+struct LtSearch {
+  int requested = 0;
+  std::vector<LtAlgo> algos;  // in the heuristic's order
+  int best = -1;              // index of the fastest verified algorithm; -1: none
+  std::size_t workspace_bytes = 0;
+
+  const LtAlgo* best_algo() const {
+    return best >= 0 && best < static_cast<int>(algos.size()) ? &algos[best] : nullptr;
+  }
+  // Algorithms that did not run or were wrong (cut ones ran and were right).
+  int failed() const {
+    int n = 0;
+    for (const auto& a : algos) n += a.status != TrialStatus::ok;
+    return n;
+  }
 };
 
 }  // namespace sgt::gpu

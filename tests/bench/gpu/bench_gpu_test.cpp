@@ -1,5 +1,6 @@
 // `sgemm-tune bench` on a device (ctest label `gpu`; skipped without one): a tiny suite tuned with
-// the quick space, then benchmarked again from the database alone.
+// the quick space, then benchmarked again from the database alone; beside cuBLASLt and with a cold
+// L2, and without them.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -107,6 +108,96 @@ TEST(BenchGpu, TinySuiteIsTunedThenBenchmarkedAgainstCublas) {
   EXPECT_EQ(j3.at("rows")[0].at("status"), "ok");
   EXPECT_EQ(j3.at("rows")[1].at("status"), "untuned");
   EXPECT_EQ(j3.at("summary").at("measured"), 1);
+}
+
+// Both baselines and both timings (the defaults): every column of cuBLASLt and of the cold L2 is
+// filled, the document matches its schema, and the table states the suite's figure both ways;
+// each can be left out.
+TEST(BenchGpu, PeersAndColdL2FillTheirColumnsAndTheSummaryStatesEach) {
+  SKIP_WITHOUT_GPU();
+  test::TempDir tmp;
+  const auto suite = tmp.path() / "suite.json";
+  std::ofstream(suite) << R"([{"shape": "1023x777x513", "layout": "NT"}, "512x512x512"])";
+  const auto csv = tmp.path() / "bench.csv";
+  const std::string common = "bench --suite " + q(suite) + " --space quick --seed 9 --db " +
+                             q(tmp.path() / "t.db") + " --cache-dir " + q(tmp.path() / "cache") +
+                             " --csv " + q(csv);
+
+  const auto first = test::run_cli(common + " --json", false);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const auto j = nlohmann::json::parse(first.out);
+  EXPECT_EQ(j.at("baselines"), nlohmann::json({"cublas", "cublaslt"}));
+  EXPECT_EQ(j.at("l2"), nlohmann::json({"flush", "rotate"}));
+  EXPECT_EQ(j.at("cublaslt").at("max_algos"), 32);
+  EXPECT_EQ(j.at("cublaslt").at("compute"), "CUBLAS_COMPUTE_32F");
+  ASSERT_EQ(j.at("rows").size(), 2u);
+  for (const auto& r : j.at("rows")) {
+    EXPECT_EQ(r.at("status"), "ok") << r.dump();
+    for (const char* k :
+         {"tuned_ms", "cublas_ms", "cublaslt_ms", "ratio", "ratio_lt", "tuned_cold_ms",
+          "cublas_cold_ms", "cublaslt_cold_ms", "ratio_cold", "ratio_lt_cold"}) {
+      EXPECT_GT(r.at(k).get<double>(), 0) << k << " " << r.dump();
+    }
+    EXPECT_GT(r.at("lt_algos").get<int>(), 0) << r.dump();
+    EXPECT_LE(r.at("lt_algos").get<int>(), 32) << r.dump();
+    EXPECT_FALSE(r.at("lt_algo").get<std::string>().empty()) << r.dump();
+    EXPECT_FALSE(r.contains("lt_reason")) << r.dump();
+    EXPECT_GE(r.at("rotate_copies").get<int>(), 2) << r.dump();
+  }
+  for (const char* k : {"ratio_lt", "ratio_cold", "ratio_lt_cold"}) {
+    EXPECT_EQ(j.at("summary").at(k).at("measured"), 2) << k;
+    EXPECT_GT(j.at("summary").at(k).at("geomean_ratio").get<double>(), 0.05) << k;
+  }
+  std::ofstream(tmp.path() / "doc.json") << first.out;
+  const fs::path source = SGT_TEST_SOURCE_DIR;
+  const auto valid =
+      test::run_shell("python3 " + q(source / "tests" / "bench" / "validate_bench_json.py") + " " +
+                      q(source / "docs" / "schemas") + " " + q(tmp.path() / "doc.json"));
+  if (valid.exit_code != 77) EXPECT_EQ(valid.exit_code, 0) << valid.out;
+  auto rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    for (const char* k :
+         {"cublaslt_ms", "ratio_lt", "lt_algos", "ratio_cold", "ratio_lt_cold", "rotate_copies"}) {
+      EXPECT_FALSE(r.at(k).empty()) << k;
+    }
+  }
+
+  // The table, from the database alone: every ratio, and the suite both ways.
+  const auto table = test::run_cli(common + " --no-tune", false);
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  for (const char* says :
+       {"cuBLASLt ms", "ratio_lt", "ratio_cold", "ratio_lt_cold", "geometric mean of the ratio",
+        "geometric mean of ratio_lt (cuBLASLt)", "geometric mean of ratio_cold",
+        "with the L2 flushed; ", "with a cold L2"}) {
+    EXPECT_NE(table.out.find(says), std::string::npos) << says << "\n" << table.out;
+  }
+
+  // cuBLAS alone, flushed alone: the new columns stay empty.
+  const auto plain = test::run_cli(common + " --no-tune --baseline cublas --l2 flush", false);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_EQ(plain.out.find("cuBLASLt"), std::string::npos) << plain.out;
+  rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.at("status"), "ok");
+    for (const char* k :
+         {"cublaslt_ms", "lt_algos", "tuned_cold_ms", "ratio_cold", "rotate_copies"})
+      EXPECT_TRUE(r.at(k).empty()) << k << "=" << r.at(k);
+  }
+
+  // Rotated alone, a few algorithms asked for: the cold sides only.
+  const auto cold = test::run_cli(common + " --no-tune --l2 rotate --lt-algos 4 --json", false);
+  ASSERT_EQ(cold.exit_code, 0) << cold.out;
+  const auto jc = nlohmann::json::parse(cold.out);
+  EXPECT_EQ(jc.at("l2"), nlohmann::json({"rotate"}));
+  EXPECT_EQ(jc.at("summary").at("measured"), 0);
+  EXPECT_EQ(jc.at("summary").at("ratio_cold").at("measured"), 2);
+  for (const auto& r : jc.at("rows")) {
+    EXPECT_EQ(r.at("tuned_ms"), 0) << r.dump();
+    EXPECT_GT(r.at("tuned_cold_ms").get<double>(), 0) << r.dump();
+    EXPECT_LE(r.at("lt_algos").get<int>(), 4) << r.dump();
+  }
 }
 
 TEST(BenchGpu, PlotIsDrawnWhenMatplotlibIsThere) {
