@@ -105,6 +105,32 @@ TEST(Strategy, AnnealingProposesNeighboursAndAsksEachCandidateOnce) {
             static_cast<size_t>(std::count(f.known.begin(), f.known.end(), std::nullopt)));
 }
 
+// The one-knob neighbours (anneal's moves, the session's last look) are exactly the candidates
+// that differ in one field, each pair both ways and once.
+TEST(Strategy, OneKnobNeighboursDifferInExactlyOneField) {
+  Fixture f;
+  const auto next_to = one_knob_neighbours(f.candidates);
+  ASSERT_EQ(next_to.size(), f.candidates.size());
+  auto differ = [&](size_t i, size_t j) {
+    int n = 0;
+    for (const auto& field : kConfigFields)
+      n += f.candidates[i].*field.member != f.candidates[j].*field.member;
+    return n;
+  };
+  size_t pairs = 0;
+  for (size_t i = 0; i < f.candidates.size(); ++i) {
+    const std::set<size_t> got(next_to[i].begin(), next_to[i].end());
+    EXPECT_EQ(got.size(), next_to[i].size()) << to_name(f.candidates[i]);
+    std::set<size_t> want;
+    for (size_t j = 0; j < f.candidates.size(); ++j) {
+      if (differ(i, j) == 1) want.insert(j);
+    }
+    EXPECT_EQ(got, want) << to_name(f.candidates[i]);
+    pairs += got.size();
+  }
+  EXPECT_GT(pairs, 0u);
+}
+
 TEST(Strategy, UnknownNamesAreRefusedWithTheKnownOnes) {
   try {
     make_strategy("annealing");

@@ -4,11 +4,14 @@
 // datasets only (leave one shape out). Reported: the mean fraction of the optimum reached (the
 // dataset's best time / the best found so far; 1.0 is optimal) after 1, 2, 5, 10 and 25 % of the
 // candidates, and the evaluations and simulated time (recorded compile + measure seconds) to reach
-// 0.98 and 0.99, beside random search without replacement.
+// 0.98 and 0.99, beside random search without replacement. With --patience, where each run stopped,
+// with or without the session's last look around the best (--local-look).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -56,6 +59,8 @@ struct Run {
   double stop_fraction = 0, stop_seconds = 0;
   std::string stopped;
   bool learned_nothing = false;  // a learning strategy with no history to learn from
+  int look_evals = 0;            // of stop_evals, what the last look measured
+  bool look_new_best = false;    // and whether it found the run's best
 };
 
 double optimum(const gpu::Recording& r) {
@@ -67,8 +72,10 @@ double optimum(const gpu::Recording& r) {
   return best;
 }
 
+// `label` names the runs in the report (the strategy, or it with "+look" where both are run).
 Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& candidates,
-               const std::vector<Trial>& history, const std::string& strategy, std::uint64_t seed,
+               const std::vector<Trial>& history, const std::string& strategy,
+               const std::string& label, std::optional<bool> local_look, std::uint64_t seed,
                double max_fraction, size_t patience, unsigned threads) {
   const double opt = optimum(rec);
   gpu::ReplayEvaluator ev(rec, threads);
@@ -83,6 +90,7 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
   o.max_evals =
       static_cast<size_t>(std::ceil(max_fraction * static_cast<double>(candidates.size())));
   o.patience = patience;
+  o.local_look = local_look;
   const bool learns = strategy_traits(strategy).needs_history;
   if (learns) o.history = history;
   std::vector<double> best_after, seconds_after;  // per evaluation
@@ -90,7 +98,7 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
     best_after.push_back(p.best_ms);
     seconds_after.push_back(ev.elapsed_s());
   });
-  Run r{strategy,
+  Run r{label,
         fmt::format("{} {}", rec.problem.shape(), rec.problem.layout),
         seed,
         candidates.size(),
@@ -125,6 +133,8 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
   }
   r.stop_fraction = fraction_at(best_after.size());
   r.learned_nothing = learns && history.empty();
+  r.look_evals = rep.look_measured;
+  r.look_new_best = rep.look_new_best;
   return r;
 }
 
@@ -135,6 +145,8 @@ struct Summary {
   double stop_evals = 0, stop_fraction = 0, stop_seconds = 0, min_stop_fraction = 1;
   int converged = 0;
   int learned_nothing = 0;  // runs of a learning strategy that had no history
+  double look_evals = 0;    // mean measured by the last look
+  int look_new_best = 0;    // runs whose last look found their best
 };
 
 std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
@@ -152,6 +164,8 @@ std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
     s.min_stop_fraction = std::min(s.min_stop_fraction, r.stop_fraction);
     s.converged += r.stopped == "converged";
     s.learned_nothing += r.learned_nothing;
+    s.look_evals += r.look_evals;
+    s.look_new_best += r.look_new_best;
     for (size_t i = 0; i < r.fraction.size(); ++i) s.fraction[i] += r.fraction[i];
     for (size_t i = 0; i < r.evals_to.size(); ++i) {
       // Not reached: counted at what the run measured, so the mean is a lower bound.
@@ -166,6 +180,7 @@ std::map<std::string, Summary> summarize(const std::vector<Run>& runs) {
     s.stop_evals /= s.runs;
     s.stop_fraction /= s.runs;
     s.stop_seconds /= s.runs;
+    s.look_evals /= s.runs;
     for (size_t i = 0; i < s.evals_to.size(); ++i) {
       s.evals_to[i] /= s.runs;
       // Like the evaluations: a run that never got there counts with all it spent, and the mean
@@ -180,15 +195,15 @@ std::string csv_of(const std::vector<Run>& runs) {
   std::string csv =
       "strategy,problem,seed,candidates,evaluations,frac_1pct,frac_2pct,frac_5pct,frac_10pct,"
       "frac_25pct,evals_to_0.98,evals_to_0.99,seconds_to_0.98,seconds_to_0.99,stop_evals,"
-      "stop_fraction,stop_seconds,stopped\n";
+      "stop_fraction,stop_seconds,stopped,look_evals,look_new_best\n";
   for (const auto& r : runs) {
     csv +=
         fmt::format("{},{},{},{},{}", r.strategy, r.problem, r.seed, r.candidates, r.evaluations);
     for (double f : r.fraction) csv += fmt::format(",{:.5f}", f);
     for (double e : r.evals_to) csv += std::isnan(e) ? "," : fmt::format(",{:.0f}", e);
     for (double s : r.seconds_to) csv += std::isnan(s) ? "," : fmt::format(",{:.1f}", s);
-    csv += fmt::format(",{},{:.5f},{:.1f},{}\n", r.stop_evals, r.stop_fraction, r.stop_seconds,
-                       r.stopped);
+    csv += fmt::format(",{},{:.5f},{:.1f},{},{},{:d}\n", r.stop_evals, r.stop_fraction,
+                       r.stop_seconds, r.stopped, r.look_evals, r.look_new_best);
   }
   return csv;
 }
@@ -244,6 +259,14 @@ void print(const std::map<std::string, Summary>& sums, size_t patience) {
       fmt::print("{:<11} {:>8.0f} {:>7.4f} {:>7.4f} {:>8.0f} s {:>4}/{}\n", name, s.stop_evals,
                  s.stop_fraction, s.min_stop_fraction, s.stop_seconds, s.converged, s.runs);
     }
+    for (const auto& [name, s] : sums) {
+      if (s.look_evals > 0) {
+        fmt::print(
+            "{}: the last look measured {:.1f} of those evaluations on average and found the "
+            "run's best in {} of {} runs\n",
+            name, s.look_evals, s.look_new_best, s.runs);
+      }
+    }
   }
   for (const auto& [name, s] : sums) {
     if (s.learned_nothing > 0) {
@@ -268,7 +291,8 @@ void print(const std::map<std::string, Summary>& sums, size_t patience) {
 void register_strategy_bench(CLI::App& app) {
   struct Opts {
     std::vector<std::string> datasets;
-    std::string strategies = "random,model", csv = "strategy-bench.csv", plot, plot_script;
+    std::string strategies = "random,model", csv = "strategy-bench.csv", plot, plot_script,
+                local_look = "auto";
     int seeds = 5;
     double max_fraction = 0.25;
     size_t patience = 0;
@@ -299,6 +323,13 @@ void register_strategy_bench(CLI::App& app) {
                   "`tune --patience` does, and report where the runs stopped (0: never)")
       ->check(CLI::Range(std::size_t{0}, kMaxCount))
       ->capture_default_str();
+  sub->add_option("--local-look", o->local_look,
+                  "With --patience: the last look before a converged run stops (the one-knob "
+                  "neighbours of its best 3 it never measured), as `tune` takes it: auto (as "
+                  "tune: on for the strategies that converge by default), on, off, or both (each "
+                  "strategy run without it and with it, as <strategy>+look)")
+      ->check(CLI::IsMember({"auto", "on", "off", "both"}))
+      ->capture_default_str();
   sub->add_option("--threads", o->threads,
                   "Compile threads of the simulated clock (the recording machine's cores)")
       ->check(CLI::Range(1u, 1024u))
@@ -318,6 +349,13 @@ void register_strategy_bench(CLI::App& app) {
       make_strategy(strategies.back());  // InputError for an unknown one
       a = b + 1;
     }
+    // Each strategy's runs: one set as --local-look says, or two (without, and with as "+look").
+    auto variants = [&](const std::string& s) {
+      std::vector<std::pair<std::string, std::optional<bool>>> out;
+      if (o->local_look == "both") return decltype(out){{s, false}, {s + "+look", true}};
+      if (o->local_look == "auto") return decltype(out){{s, std::nullopt}};
+      return decltype(out){{s, o->local_look == "on"}};
+    };
     std::vector<fs::path> files(o->datasets.begin(), o->datasets.end());
     if (files.empty()) files = shipped_datasets();
     if (files.empty()) throw InputError("no datasets given, and none shipped were found");
@@ -347,10 +385,14 @@ void register_strategy_bench(CLI::App& app) {
         for (const auto& st : all[h].trials) history.push_back(st.trial);
       }
       for (const auto& s : strategies) {
-        for (int seed = 1; seed <= o->seeds; ++seed) {
-          runs.push_back(replay_one(rec, candidates, history, s, static_cast<std::uint64_t>(seed),
-                                    o->max_fraction, o->patience, o->threads));
-          std::fprintf(stderr, "\r%s %s seed %d   ", s.c_str(), runs.back().problem.c_str(), seed);
+        for (const auto& [label, look] : variants(s)) {
+          for (int seed = 1; seed <= o->seeds; ++seed) {
+            runs.push_back(replay_one(rec, candidates, history, s, label, look,
+                                      static_cast<std::uint64_t>(seed), o->max_fraction,
+                                      o->patience, o->threads));
+            std::fprintf(stderr, "\r%s %s seed %d   ", label.c_str(), runs.back().problem.c_str(),
+                         seed);
+          }
         }
       }
     }

@@ -193,6 +193,8 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
                       {"seed", t.seed},
                       {"cublas_screen", r.cublas_screen},
                       {"cublas_final", r.cublas_final}};
+  // The last look before a converged search stopped: what it measured, and whether it won.
+  j["local_look"] = {{"measured", r.look_measured}, {"new_best", r.look_new_best}};
   j["devices"] = devices_json(r);
   auto& fj = j["finalists"] = nlohmann::json::array();
   for (const auto& f : r.finalists) {
@@ -247,6 +249,10 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r, bool name_de
         "converged: the last {} measurements brought no gain of 0.5 % (--patience {}); {} "
         "candidates not measured\n",
         r.since_gain, t.patience, t.candidates.size() - r.measured - r.resumed);
+  }
+  if (!r.done_before && r.stopped == "converged" && gpu::local_look_on(t)) {
+    fmt::print("last look: {} one-knob neighbours of the best {} measured, {}\n", r.look_measured,
+               t.look_best, r.look_new_best ? "a new best among them" : "no new best");
   }
   if (!kernel_vec_loads(t.problem)) {
     fmt::print(
@@ -522,7 +528,8 @@ void register_tune(CLI::App& app) {
     std::vector<std::string> nvrtc_options;
     double cut_ratio = 1.25;
     std::uint64_t seed = 0;
-    bool retune = false, json = false, dry_run = false, continue_search = false;
+    bool retune = false, json = false, dry_run = false, continue_search = false,
+         no_local_look = false;
     std::string strategy = "model";
     std::size_t max_evals = 0;
     std::optional<std::size_t> patience;
@@ -622,6 +629,10 @@ void register_tune(CLI::App& app) {
                   "least 0.5 % faster (0: never); the budget still applies. Default: 200 with "
                   "--strategy model or anneal, 0 with exhaustive or random")
       ->check(CLI::Range(std::size_t{0}, kMaxCount));
+  sub->add_flag("--no-local-look", o->no_local_look,
+                "Stop a converged search at once. By default (model, anneal) it first measures "
+                "the one-knob neighbours of its 3 fastest that it never measured, and once more "
+                "around a new best among them");
   sub->add_option("--history", o->history,
                   "What the model strategy learns from besides this GPU's trials in the database: "
                   "dataset files (default: the datasets shipped with sgemm-tune); the tuned "
@@ -766,6 +777,7 @@ void register_tune(CLI::App& app) {
       t.max_evals = o->max_evals;
       t.budget_s = budget_s;
       t.patience = patience;
+      if (o->no_local_look) t.local_look = false;
       if (strategy_traits(o->strategy).needs_history) {
         const auto& fp = replay_fp ? *replay_fp : on_gpus->first().fingerprint;
         t.history = shared.locked([&] { return history.trials_for(fp, sqlite, t.problem); });

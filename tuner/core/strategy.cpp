@@ -1,6 +1,8 @@
 // The registry of search strategies.
 #include "strategy.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -47,6 +49,29 @@ void FixedOrderStrategy::start(const StrategyContext& ctx) {
 std::vector<size_t> FixedOrderStrategy::ask(size_t n) {
   std::vector<size_t> out;
   while (out.size() < n && next_ < order_.size()) out.push_back(order_[next_++]);
+  return out;
+}
+
+std::vector<std::vector<size_t>> one_knob_neighbours(const std::vector<WarpTileConfig>& cs) {
+  std::vector<std::vector<size_t>> out(cs.size());
+  // Per field: the candidates that agree on every other field are each other's neighbours.
+  for (size_t f = 0; f < kConfigFields.size(); ++f) {
+    std::map<std::vector<int>, std::vector<size_t>> by_rest;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      std::vector<int> key;
+      for (size_t g = 0; g < kConfigFields.size(); ++g) {
+        if (g != f) key.push_back(cs[i].*kConfigFields[g].member);
+      }
+      by_rest[key].push_back(i);
+    }
+    for (const auto& [key, group] : by_rest) {
+      for (size_t i : group) {
+        for (size_t j : group) {
+          if (i != j) out[i].push_back(j);
+        }
+      }
+    }
+  }
   return out;
 }
 

@@ -62,6 +62,12 @@ class FixedOrderStrategy : public SearchStrategy {
   size_t next_ = 0;
 };
 
+// For each candidate, the indices of the candidates that differ from it in exactly one field of
+// WarpTileConfig: anneal's moves, and the session's last look around its best before it stops.
+// Only candidates count, so a knob whose change must move another field too (a derived one) has no
+// neighbour there.
+std::vector<std::vector<size_t>> one_knob_neighbours(const std::vector<WarpTileConfig>& candidates);
+
 // "exhaustive" (every candidate, in the space's order), "random" (every candidate, in an order
 // drawn from the seed, without replacement) or "model" (a cost model ranks the candidates not yet
 // measured, refitted as trials arrive; strategy_model.cpp) or "anneal" (simulated annealing over

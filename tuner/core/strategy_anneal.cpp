@@ -4,7 +4,6 @@
 // the local-search baseline of the tuning literature (dual annealing in Kernel Tuner).
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <random>
 
 #include "strategy.hpp"
@@ -12,29 +11,6 @@
 namespace sgt {
 
 namespace {
-
-// The neighbours of each candidate: the candidates that differ from it in exactly one field.
-std::vector<std::vector<size_t>> neighbours(const std::vector<WarpTileConfig>& cs) {
-  std::vector<std::vector<size_t>> out(cs.size());
-  for (size_t f = 0; f < kConfigFields.size(); ++f) {
-    std::map<std::vector<int>, std::vector<size_t>> by_rest;
-    for (size_t i = 0; i < cs.size(); ++i) {
-      std::vector<int> key;
-      for (size_t g = 0; g < kConfigFields.size(); ++g) {
-        if (g != f) key.push_back(cs[i].*kConfigFields[g].member);
-      }
-      by_rest[key].push_back(i);
-    }
-    for (const auto& [key, group] : by_rest) {
-      for (size_t i : group) {
-        for (size_t j : group) {
-          if (i != j) out[i].push_back(j);
-        }
-      }
-    }
-  }
-  return out;
-}
 
 // Lower is better: log time; a failed candidate is worse than any.
 double cost(const Trial& t) {
@@ -48,7 +24,7 @@ class Annealing final : public SearchStrategy {
 
   void start(const StrategyContext& ctx) override {
     rng_.seed(ctx.seed);
-    next_to_ = neighbours(ctx.candidates);
+    next_to_ = one_knob_neighbours(ctx.candidates);
     asked_.assign(ctx.candidates.size(), false);
     for (size_t i = 0; i < ctx.known.size(); ++i) {
       if (!ctx.known[i]) continue;

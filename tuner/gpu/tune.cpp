@@ -189,6 +189,11 @@ class BuildQueue {
 
 }  // namespace
 
+bool local_look_on(const TuneOptions& o) {
+  const bool on = o.local_look.value_or(strategy_traits(o.strategy).default_patience > 0);
+  return on && o.patience > 0 && o.look_best > 0;
+}
+
 TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
   const auto& family = family_of(c);
   TrialRequest r;
@@ -242,6 +247,14 @@ namespace {
 bool faster(const Trial& t, double best_ms) {
   return t.status == TrialStatus::ok && !t.cut_early &&
          (best_ms == 0 || t.time.median_ms < best_ms);
+}
+
+// A screening trial of the last look is stored with its strategy's name and this suffix, as a
+// finalist's re-timing is with "/final": the store then tells a converged search that looked from
+// one that gained.
+constexpr std::string_view kLookSuffix = "/look";
+bool is_look(const Trial& t) {
+  return t.strategy.ends_with(kLookSuffix);
 }
 
 // One GPU of the session: its evaluator, its own baseline and best (its cut threshold), and its
@@ -381,6 +394,13 @@ class Session {
     for (const auto& t : store_.screening_order()) {
       const auto it = current.find(t.config_name);
       if (it == current.end() || it->second != t.kernel_hash) continue;
+      // The last look measured these after the search had converged: they neither count towards
+      // patience nor reset it (a look that found a new best has not reopened the search), but a
+      // search that goes on (--continue) must beat them.
+      if (is_look(t)) {
+        if (faster(t, ref)) ref = t.time.median_ms;
+        continue;
+      }
       if (faster(t, ref * (1 - o_.min_gain))) {
         ref = t.time.median_ms;
         since = 0;
@@ -467,16 +487,11 @@ class Session {
     builder0_ = builder_.elapsed_s();
     for (auto& l : lanes_) l.clock0 = l.ev->elapsed_s();
     gain_ref_ = best_ms_;
+    submitted_.assign(o_.candidates.size(), false);
+    looked_.assign(o_.candidates.size(), false);
     // A resumed search goes on counting from where it stopped; --continue counts afresh.
     if (o_.continue_search) since_gain_ = 0;
-    const bool replays = std::all_of(lanes_.begin(), lanes_.end(),
-                                     [](const Lane& l) { return l.ev->kind() == "replay"; });
-    if (replays || lanes_.size() == 1) {
-      screen_in_turn();
-    } else {
-      screen_at_once();
-    }
-    builds_ = nullptr;
+    measure_claimed();
     rep_.since_gain = static_cast<int>(since_gain_);
     const bool evals_hit = o_.max_evals > 0 && asked_ >= limit_ && !strategy_->ask(1).empty();
     rep_.budget_hit = out_of_time_ || evals_hit;
@@ -488,7 +503,95 @@ class Session {
       spdlog::info("converged: {} measurements in a row without a {:.1f} % gain (--patience {})",
                    since_gain_, 100 * o_.min_gain, o_.patience);
     }
+    // Only a search that ended on its own looks, and only when this run measured something: one a
+    // limit cut short resumes later (and looks when it ends), and one found done in the store was
+    // not searched now.
+    const bool ended = rep_.stopped == "converged" || rep_.stopped == "exhausted";
+    if (local_look_on(o_) && ended && rep_.measured > 0) look();
+    builds_ = nullptr;
     rep_.compile_wall_s = builds.wall_s();
+  }
+
+  // Until claim() has nothing more: one GPU, or replays, in turn; real GPUs at once.
+  void measure_claimed() {
+    const bool replays = std::all_of(lanes_.begin(), lanes_.end(),
+                                     [](const Lane& l) { return l.ev->kind() == "replay"; });
+    if (replays || lanes_.size() == 1) {
+      screen_in_turn();
+    } else {
+      screen_at_once();
+    }
+  }
+
+  // The last look: the one-knob neighbours of the look_best fastest screened candidates that no
+  // trial covers, the fastest's first; then, once, those of the new fastest if the look found
+  // one (what lies around it was never looked at). Two rounds at most: each costs tens of
+  // measurements, and a look that kept going would be a second search without a patience.
+  void look() {
+    const auto next_to = one_knob_neighbours(o_.candidates);
+    // What the strategy asked for ahead but was not measured is dropped, as at any stop.
+    asked_ -= queued_.size();
+    queued_.clear();
+    looking_ = true;
+    size_t wanted = 0;
+    for (int round = 0; round < 2 && !out_of_time_; ++round) {
+      auto picks = look_picks(next_to);
+      wanted += picks.size();
+      // --max-evals bounds the look too.
+      picks.resize(std::min(picks.size(), limit_ - asked_));
+      if (picks.empty()) break;
+      for (size_t i : picks) {
+        looked_[i] = true;
+        submit(i);
+      }
+      asked_ += picks.size();
+      const std::string best_before = best_name_;
+      measure_claimed();
+      if (best_name_ == best_before) break;
+    }
+    looking_ = false;
+    if (wanted == 0) {
+      spdlog::info("last look: every one-knob neighbour of the best {} was measured already",
+                   o_.look_best);
+      return;
+    }
+    spdlog::info("last look: {} of {} unmeasured one-knob neighbours of the best {} measured{}{}",
+                 rep_.look_measured, wanted, o_.look_best,
+                 rep_.look_new_best ? fmt::format("; a new best, {}", best_name_) : "",
+                 static_cast<size_t>(rep_.look_measured) < wanted
+                     ? (out_of_time_ ? " (the budget ended it)" : " (--max-evals ended it)")
+                     : "");
+  }
+
+  // The neighbours no trial covers and no round of this look queued, around the look_best fastest
+  // uncut ok trials, the fastest's neighbours first (what a budget that ends the look keeps).
+  std::vector<size_t> look_picks(const std::vector<std::vector<size_t>>& next_to) const {
+    std::vector<size_t> best;
+    for (size_t i = 0; i < trials_.size(); ++i) {
+      if (trials_[i] && faster(*trials_[i], 0) && trials_[i]->time.median_ms > 0) best.push_back(i);
+    }
+    const size_t k = std::min(o_.look_best, best.size());
+    std::partial_sort(best.begin(), best.begin() + static_cast<std::ptrdiff_t>(k), best.end(),
+                      [&](size_t a, size_t b) {
+                        return trials_[a]->time.median_ms < trials_[b]->time.median_ms;
+                      });
+    best.resize(k);
+    std::vector<size_t> picks;
+    std::vector<bool> seen(trials_.size(), false);
+    for (size_t b : best) {
+      for (size_t j : next_to[b]) {
+        if (!trials_[j] && !looked_[j] && !seen[j]) seen[j] = true, picks.push_back(j);
+      }
+    }
+    return picks;
+  }
+
+  // Hands a candidate to the build pool (once: one asked ahead and dropped may be looked at) and
+  // queues it for measuring.
+  void submit(size_t i) {
+    if (!submitted_[i]) builds_->submit(i, o_.candidates[i]);
+    submitted_[i] = true;
+    queued_.push_back(i);
   }
 
   // One thread; the GPU whose clock is least takes the next candidate (ties: the first in
@@ -549,7 +652,7 @@ class Session {
   // The next candidate to measure (a lost GPU's first, then those the strategy asked for), or
   // nullopt when the screening is over. The caller holds mu_ when several threads measure.
   std::optional<size_t> claim() {
-    if (stop_ || converged_) return std::nullopt;
+    if (stop_ || (converged_ && !looking_)) return std::nullopt;
     // The budget is the evaluators' clock from this tune's start; what is compiled ahead but not
     // yet measured when it runs out is dropped.
     if (o_.budget_s > 0 && clock() >= o_.budget_s) {
@@ -561,10 +664,11 @@ class Session {
       returned_.pop_front();
       return i;
     }
-    while (queued_.size() < lookahead_ && asked_ < limit_) {
+    // The look queued all it measures at once; the strategy is not asked again.
+    while (!looking_ && queued_.size() < lookahead_ && asked_ < limit_) {
       const auto next = strategy_->ask(std::min(lookahead_ - queued_.size(), limit_ - asked_));
       if (next.empty()) break;
-      for (size_t i : next) builds_->submit(i, o_.candidates[i]), queued_.push_back(i);
+      for (size_t i : next) submit(i);
       asked_ += next.size();
     }
     if (queued_.empty()) return std::nullopt;
@@ -612,18 +716,29 @@ class Session {
       return;
     }
     std::lock_guard lock(mu_);
+    const bool looked = looked_[i];
+    if (looked) t.strategy += kLookSuffix;
     store_.record(t);
     ++(comp.from_cache ? rep_.cache_hits : rep_.compiled);
     ++lane.rep.measured;
     if (faster(t, lane.best_ms)) lane.best_ms = t.time.median_ms;
-    if (faster(t, best_ms_)) best_ms_ = t.time.median_ms, best_name_ = t.config_name;
-    if (faster(t, gain_ref_ * (1 - o_.min_gain))) {
-      gain_ref_ = t.time.median_ms;
-      since_gain_ = 0;
-    } else {
-      ++since_gain_;
+    if (faster(t, best_ms_)) {
+      best_ms_ = t.time.median_ms, best_name_ = t.config_name;
+      rep_.look_new_best = looked;
     }
-    strategy_->tell(i, t);
+    if (looked) {
+      // After the convergence: no patience is counted, and the strategy, which never asked for
+      // it, is not told.
+      ++rep_.look_measured;
+    } else {
+      if (faster(t, gain_ref_ * (1 - o_.min_gain))) {
+        gain_ref_ = t.time.median_ms;
+        since_gain_ = 0;
+      } else {
+        ++since_gain_;
+      }
+      strategy_->tell(i, t);
+    }
     trials_[i] = std::move(t);
     ++rep_.measured;
     report();
@@ -752,6 +867,9 @@ class Session {
   double gain_ref_ = 0;  // the best at the last gain of at least min_gain: what a trial must beat
   size_t since_gain_ = 0;
   bool out_of_time_ = false, converged_ = false, stop_ = false;
+  bool looking_ = false;           // the last look is measuring: claim() serves its queue alone
+  std::vector<bool> submitted_;    // per candidate: handed to the build pool
+  std::vector<bool> looked_;       // per candidate: queued by the last look
   bool converged_before_ = false;  // the stored screening had already converged
   Clock::time_point tg0_{};
 };

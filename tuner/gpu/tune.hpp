@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +42,13 @@ struct TuneOptions {
   // the budget or max_evals ends it).
   size_t patience = 0;
   double min_gain = 0.005;
+  // The last look: before a search that converged stops, measure the one-knob neighbours (among
+  // the candidates) of its look_best fastest that it never measured, and once more around the
+  // new best if that changed it. A model can rank one knob wrongly within a near-best tile, and a
+  // walk can leave before it tries it; this costs tens of measurements, not another patience.
+  // nullopt: on where the strategy converges by default (its traits' default_patience > 0).
+  std::optional<bool> local_look;
+  size_t look_best = 3;
   // Trials of other problems on this GPU model, for strategies that learn (model).
   std::vector<Trial> history;
   int top_k = 5;
@@ -60,6 +68,10 @@ struct TuneOptions {
   // set (search on, patience counted afresh) or retune is.
   bool continue_search = false;
 };
+
+// Whether a search of these options that converges takes the last look first (local_look, else
+// the strategy's traits; never without patience).
+bool local_look_on(const TuneOptions& o);
 
 struct TuneProgress {
   size_t done = 0, total = 0;
@@ -98,7 +110,11 @@ struct TuneReport {
   // The search had already ended in an earlier run (stopped says how): nothing was measured, and
   // the finalists are that run's, as stored.
   bool done_before = false;
-  int since_gain = 0;      // measurements since the last gain, when the screening ended
+  int since_gain = 0;  // measurements since the last gain, when the screening ended
+  // The last look (TuneOptions::local_look): the candidates it measured, and whether one of them
+  // is faster than every other screened trial.
+  int look_measured = 0;
+  bool look_new_best = false;
   std::string evaluator;   // "worker" or "replay"
   double evaluator_s = 0;  // the evaluator's own clock (a replay: recorded seconds)
   size_t compiled = 0, cache_hits = 0;
