@@ -1,6 +1,6 @@
 # Install rules of the SgemmTune CMake package: `cmake --install` puts sgemm-tune (its own rule, in
-# tuner/), the kernel template, the sgemm_tuned sources and the package files under the prefix, so
-# that find_package(SgemmTune) gives consumers sgemm_tune_embed().
+# tuner/), the kernel template, the sgemm_tuned sources, the capture library and the package files
+# under the prefix, so that find_package(SgemmTune) gives consumers sgemm_tune_embed().
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -11,6 +11,9 @@ set(SGT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/SgemmTune)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernel_templates/
   DESTINATION ${SGT_INSTALL_DATADIR}/kernel_templates)
+# libsgemm_tune_preload.so, to LD_PRELOAD into an application (docs/preload.md): lib/ beside bin/,
+# where sgemm-tune's own run path looks.
+install(TARGETS sgemm_tune_preload LIBRARY DESTINATION lib)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sgemm_tuned/include ${PROJECT_SOURCE_DIR}/sgemm_tuned/src
   DESTINATION ${SGT_INSTALL_DATADIR}/sgemm_tuned)
 

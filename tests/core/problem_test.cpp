@@ -344,5 +344,113 @@ TEST(ShapeList, TuneRefusesABadLayoutBeforeLookingForAGpu) {
   }
 }
 
+// A capture of libsgemm_tune_preload (docs/preload.md) as a suite: each problem once, its calls
+// and time summed over processes and entry points, most time first, the untunable left out.
+TEST(ShapeList, ACaptureIsReadMostTimeFirst) {
+  test::TempDir dir;
+  const auto path = write_temp(dir, R"({"format": "sgemm-tune-capture", "format_version": 1,
+    "processes": [{"pid": 1}, {"pid": 2}],
+    "problems": [
+      {"shape": "64x64x64", "layout": "NN", "calls": 10, "precision": "fp32", "batch": 1,
+       "alpha": "one", "beta": "zero", "timed_calls": 10, "time_ms": 1.0, "process": 0},
+      {"shape": "64x64x64", "layout": "NN", "calls": 10, "precision": "fp32", "batch": 1,
+       "alpha": "one", "beta": "one", "timed_calls": 5, "time_ms": 1.0, "process": 1},
+      {"shape": "128x32x16", "layout": "TN", "calls": 1000, "precision": "fp32", "batch": 1,
+       "alpha": "other", "beta": "zero", "timed_calls": 1000, "time_ms": 2.5, "process": 0},
+      {"shape": "8x8x8", "layout": "TT", "calls": 99, "precision": "fp32", "batch": 1,
+       "alpha": "one", "beta": "zero", "time_ms": null, "process": 1},
+      {"shape": "9x9x9", "layout": "NN", "calls": 1, "precision": "fp32", "batch": 1,
+       "alpha": "unknown", "beta": "unknown", "process": 1},
+      {"shape": "512x512x512", "layout": "NN", "calls": 5, "precision": "tf32", "batch": 1,
+       "alpha": "one", "beta": "zero", "process": 0},
+      {"shape": "32x32x32", "layout": "NT", "calls": 5, "precision": "fp32", "batch": 8,
+       "alpha": "one", "beta": "zero", "process": 0},
+      {"shape": "16x16x16", "layout": "NN", "calls": 5, "precision": "fp32", "batch": 1,
+       "alpha": "one", "beta": "zero", "epilogue": "bias", "process": 0},
+      {"shape": "16x16x16", "layout": "NN", "calls": 5, "precision": "fp32", "batch": 1,
+       "alpha": "zero", "beta": "one", "process": 0},
+      {"shape": "16x16x16", "layout": "TT", "calls": 5, "precision": "fp32", "batch": 1,
+       "alpha": "one", "beta": "one", "c_matches_d": false, "process": 0},
+      {"shape": "16x16x16", "layout": "NT", "calls": 5, "precision": "other", "batch": 1,
+       "alpha": "one", "beta": "zero", "process": 0},
+      {"shape": "4294967296x16x16", "layout": "NN", "calls": 5, "precision": "fp32",
+       "batch": 1, "alpha": "one", "beta": "zero", "process": 0}]})");
+  SuiteSource src;
+  const auto suite = load_suite(path, "TT", &src);
+  EXPECT_EQ(src.format, "capture");
+  EXPECT_EQ(src.problems, 11u);  // 64x64x64 NN once, from both processes
+  EXPECT_EQ(src.calls, 1155);
+  std::vector<std::string> got;
+  for (const auto& e : suite) got.push_back(e.problem.shape() + " " + e.problem.layout);
+  // 64x64x64: 1 ms + 1 ms scaled from 5 timed calls to 10 = 3 ms, before 2.5 ms; then the untimed
+  // by calls. The layouts are the capture's, whatever the default.
+  EXPECT_EQ(got, (std::vector<std::string>{"64x64x64 NN", "128x32x16 TN", "8x8x8 TT", "9x9x9 NN"}));
+  EXPECT_EQ(suite[0].space, "");
+  const std::vector<std::pair<std::string, size_t>> left = {{"C and D layouts differ", 1},
+                                                            {"TF32 allowed", 1},
+                                                            {"alpha = 0", 1},
+                                                            {"batched", 1},
+                                                            {"epilogue", 1},
+                                                            {"not FP32", 1},
+                                                            {"too large", 1}};
+  EXPECT_EQ(src.left_out, left);
+  EXPECT_NE(src.note.find("11 problems, 1155 calls (capture), 4 to tune, most time first; left "
+                          "out 7"),
+            std::string::npos)
+      << src.note;
+  // A plain suite says what it is too.
+  load_suite(write_temp(dir, R"(["8x8x8"])"), "NN", &src);
+  EXPECT_EQ(src.format, "suite");
+  EXPECT_EQ(src.problems, 1u);
+  EXPECT_TRUE(src.left_out.empty());
+}
+
+TEST(ShapeList, ABadCaptureNamesTheFileAndTheProblem) {
+  test::TempDir dir;
+  const std::string ok_problem =
+      R"({"shape": "8x8x8", "layout": "NN", "calls": 1, "precision": "fp32", "batch": 1,
+          "alpha": "one", "beta": "zero"})";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"format": "sgemm-tune-trials", "format_version": 1, "problems": []})",
+       "unknown format \"sgemm-tune-trials\""},
+      {R"({"format": "sgemm-tune-capture", "format_version": 2, "problems": []})",
+       "capture format_version 2, and this sgemm-tune reads version 1"},
+      {R"({"format": "sgemm-tune-capture", "problems": []})", "integer format_version"},
+      {R"({"format": "sgemm-tune-capture", "format_version": 1})", "a list 'problems'"},
+      {R"({"format": "sgemm-tune-capture", "format_version": 1, "problems": []})",
+       "no problem sgemm-tune can tune (the file lists none)"},
+      {R"({"format": "sgemm-tune-capture", "format_version": 1, "problems": [)" + ok_problem +
+           R"(, {"layout": "NN"}]})",
+       "problem #1: 'shape' must be a string"},
+      {R"({"format": "sgemm-tune-capture", "format_version": 1, "problems": [{"shape": "0x8x8",
+          "layout": "NN", "calls": 1, "precision": "fp32", "batch": 1, "alpha": "one",
+          "beta": "zero"}]})",
+       "problem #0: bad shape '0x8x8'"},
+      {R"({"format": "sgemm-tune-capture", "format_version": 1, "problems": [{"shape": "8x8x8",
+          "layout": "XN", "calls": 1, "precision": "fp32", "batch": 1, "alpha": "one",
+          "beta": "zero"}]})",
+       "problem #0: bad layout 'XN'"},
+      {R"({"format": "sgemm-tune-capture", "format_version": 1, "problems": [{"shape": "8x8x8",
+          "layout": "NN", "calls": -1, "precision": "fp32", "batch": 1, "alpha": "one",
+          "beta": "zero"}]})",
+       "'calls' must be a whole number"},
+      {R"({"format": "sgemm-tune-capture", "format_version": 1, "problems": [{"shape": "8x8x8",
+          "layout": "NN", "calls": 1, "precision": "tf32", "batch": 1, "alpha": "one",
+          "beta": "zero"}]})",
+       "no problem sgemm-tune can tune (left out 1 TF32 allowed)"},
+  };
+  for (const auto& [text, needle] : cases) {
+    const auto path = write_temp(dir, text);
+    try {
+      load_suite(path);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(path), std::string::npos) << msg;
+      EXPECT_NE(msg.find(needle), std::string::npos) << text << " -> " << msg;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sgt

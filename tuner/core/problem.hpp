@@ -3,8 +3,10 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config.hpp"
@@ -42,11 +44,36 @@ struct SuiteEntry {
   std::string space;
 };
 
-// Reads a suite from a JSON file: either an array or {"shapes": [...]}, each entry "MxNxK" or
+// What load_suite read, and what of it it left out: a capture or a shape log may hold problems
+// sgemm-tune cannot tune (batched, not FP32, TF32 allowed, an epilogue).
+struct SuiteSource {
+  // "suite" (a list of shapes), "capture" (sgemm-tune-capture, from libsgemm_tune_preload),
+  // "tunableop" (a PyTorch TunableOp untuned or results file) or "cublas-log" (a cuBLAS API log,
+  // CUBLAS_LOGINFO_DBG).
+  std::string format;
+  std::size_t problems = 0;  // distinct problems found, tunable or not
+  long long calls = 0;       // calls behind them (captures and logs; 0 when not counted)
+  // Why problems were left out, each reason with the number of problems, most first.
+  std::vector<std::pair<std::string, std::size_t>> left_out;
+  // One line for the log: what was read and what was left out, e.g. "captured.json: 12 problems,
+  // 3456 calls (capture), 9 to tune, most time first; left out 3: 2 batched, 1 TF32 allowed".
+  std::string note;
+};
+
+// Reads a suite from a file. JSON: either an array or {"shapes": [...]}, each entry "MxNxK" or
 // {"shape": "MxNxK", "layout": "TN", "space": "skinny"}; an entry without a layout gets
-// `default_layout`. Throws InputError naming the file and entry (a layout outside kLayouts, a
-// space that is not a non-empty string, a shape listed twice).
-std::vector<SuiteEntry> load_suite(const std::string& path, std::string_view default_layout = "NN");
+// `default_layout`. Or one of the shape sources below, recognised by its content, whose problems
+// carry their own layouts and come ordered by weight (each problem once, its calls summed):
+// - a capture, {"format": "sgemm-tune-capture", ...} (docs/preload.md): most total time first
+//   (the time measured, scaled to every call of the problem), then most calls;
+// - a PyTorch TunableOp untuned-GEMM file (PYTORCH_TUNABLEOP_RECORD_UNTUNED) or results file;
+// - a cuBLAS API log (CUBLAS_LOGINFO_DBG=1, CUBLAS_LOGDEST_DBG=FILE): most calls first.
+// Problems of a source that sgemm-tune cannot tune are left out and counted in `source` and in a
+// warning logged with the note. Throws InputError naming the file and entry (a layout outside
+// kLayouts, a space that is not a non-empty string, a shape listed twice, a malformed line or
+// capture entry), or when a shape source has nothing to tune.
+std::vector<SuiteEntry> load_suite(const std::string& path, std::string_view default_layout = "NN",
+                                   SuiteSource* source = nullptr);
 // load_suite's problems alone.
 std::vector<Problem> load_shape_list(const std::string& path,
                                      std::string_view default_layout = "NN");
