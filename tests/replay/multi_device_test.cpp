@@ -131,7 +131,7 @@ void expect_each_once(const std::vector<std::string>& screened, size_t candidate
 
 TEST(MultiDeviceTune, FourReplayDevicesMeasureEveryCandidateOnceAndPickTheSameWinner) {
   const auto rec = load(shipped("1024x1024x1024-NN"));
-  auto o = options(rec, survivors("auto", rec.problem));
+  auto o = options(rec, survivors(rec.space, rec.problem));
   const size_t n = o.candidates.size();
   ASSERT_GT(n, 1000u);
 

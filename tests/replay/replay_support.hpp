@@ -21,7 +21,7 @@ inline std::filesystem::path shipped(const std::string& name) {
 
 inline gpu::Recording load(const std::filesystem::path& file) {
   auto ds = db::read_dataset(file);
-  gpu::Recording r{file.string(), ds.gpu.fingerprint, ds.header.problem, {}};
+  gpu::Recording r{file.string(), ds.gpu.fingerprint, ds.header.problem, {}, ds.header.space};
   for (auto& st : ds.trials) r.trials.push_back(std::move(st.trial));
   return r;
 }

@@ -26,7 +26,7 @@ std::vector<gpu::Recording> load_recordings(const std::vector<std::string>& file
     }
     if (db::is_json_recording(f)) {
       auto ds = db::read_dataset(f);
-      gpu::Recording r{f, ds.gpu.fingerprint, ds.header.problem, {}};
+      gpu::Recording r{f, ds.gpu.fingerprint, ds.header.problem, {}, ds.header.space};
       for (auto& st : ds.trials) r.trials.push_back(std::move(st.trial));
       out.push_back(std::move(r));
       continue;

@@ -566,11 +566,14 @@ void register_tune(CLI::App& app) {
   sub->add_option(
       "--csv", o->csv,
       "Write one summary row per shape (winner, its time, cuBLAS's, ratio) to this CSV");
-  sub->add_option("--space", o->space,
-                  "Search space: a JSON file, or a built-in name; spaces joined by '+' tune the "
-                  "survivors of each, without repeats (e.g. default+tma). auto: every built-in "
-                  "space, so every kernel family (TMA ones only on sm_90)")
-      ->capture_default_str();
+  auto* space_opt =
+      sub->add_option(
+             "--space", o->space,
+             "Search space: a JSON file, or a built-in name; spaces joined by '+' tune the "
+             "survivors of each, without repeats (e.g. default+tma). auto: every built-in "
+             "space, so every kernel family (TMA ones only on sm_90). With --replay and no "
+             "--space: each dataset's recorded space")
+          ->capture_default_str();
   add_db_option(*sub, o->db);
   sub->add_option("--results", o->results, "Also append every trial to this JSON-lines file");
   add_cache_dir_option(*sub, o->cache_dir);
@@ -646,7 +649,7 @@ void register_tune(CLI::App& app) {
   add_shard_option(*sub, o->shard, "The shapes of --shapes",
                    "Give each shard its own --db; `db merge` gathers them (docs/cluster.md)");
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
-  sub->callback([o] {
+  sub->callback([o, space_opt] {
     const std::string layout = parse_layout(o->layout);
     const auto shard = resolve_shard(o->shard);
     if (shard && o->shapes.empty()) throw InputError("--shard splits a suite: it needs --shapes");
@@ -668,6 +671,16 @@ void register_tune(CLI::App& app) {
     if (!o->arch.empty() && !o->dry_run)
       throw InputError("--arch is for --dry-run (a tune uses the GPU's own)");
 
+    // A replay without --space tunes what each dataset recorded (its header's space), not
+    // today's `auto`, which may hold candidates added after the recording.
+    const auto recordings = load_recordings(o->replay);
+    if (!recordings.empty() && space_opt->count() == 0) {
+      for (auto& e : entries) {
+        if (!e.space.empty()) continue;
+        const auto& rec = recording_for(recordings, e.problem);
+        if (!rec.space.empty()) e.space = rec.space;
+      }
+    }
     // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
     auto plan = plan_suite(entries, o->space, o->shapes);
     // Every shard plans the whole suite and deals it the same way, then keeps its own shapes.
@@ -699,7 +712,6 @@ void register_tune(CLI::App& app) {
         print_json(all.size() == 1 && !shard ? all.front() : nlohmann::json{{"runs", all}});
       return;
     }
-    const auto recordings = load_recordings(o->replay);
     for (const auto& p : plan) {
       if (!recordings.empty()) recording_for(recordings, p.problem);
     }

@@ -20,6 +20,10 @@ struct Recording {
   GpuFingerprint gpu;
   Problem problem;
   std::vector<Trial> trials;  // screening trials and finalists' re-timings ("<strategy>/final")
+  // The candidate set it recorded, as `--space` named it (a dataset's header); empty for a
+  // database. A replay without --space tunes this set, so a built-in space added later does not
+  // ask a recording for candidates it never had.
+  std::string space = {};
 };
 
 class ReplayEvaluator final : public Evaluator {
