@@ -13,7 +13,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernel_templates/
   DESTINATION ${SGT_INSTALL_DATADIR}/kernel_templates)
 # libsgemm_tune_preload.so, to LD_PRELOAD into an application (docs/preload.md): lib/ beside bin/,
 # where sgemm-tune's own run path looks.
-install(TARGETS sgemm_tune_preload LIBRARY DESTINATION lib)
+install(TARGETS sgemm_tune_preload sgemm_tune_serve LIBRARY DESTINATION lib)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/sgemm_tuned/include ${PROJECT_SOURCE_DIR}/sgemm_tuned/src
   DESTINATION ${SGT_INSTALL_DATADIR}/sgemm_tuned)
 

@@ -9,6 +9,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -148,12 +149,29 @@ int main(int argc, char** argv) {
                                            s.dev, seq, seq * seq, heads));
   };
 
+  // The GEMMs' time, on stderr (stdout stays the same run to run): the first iteration (which
+  // carries one-time costs: cuBLAS's, or a served kernel's load) and the others.
+  using Clock = std::chrono::steady_clock;
+  const auto ms = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  };
+  auto t0 = Clock::now(), t1 = t0;
+  double first_ms = 0;
   for (int i = 0; i < iterations; ++i) {
     linear();
     grad();
     square();
     scores();
+    if (i == 0) {
+      CHECK_CUDA(cudaDeviceSynchronize());
+      t1 = Clock::now();
+      first_ms = ms(t0, t1);
+    }
   }
+  CHECK_CUDA(cudaDeviceSynchronize());
+  std::fprintf(stderr, "timing: first iteration %.3f ms, then %.4f ms per iteration over %d\n",
+               first_ms, iterations > 1 ? ms(t1, Clock::now()) / (iterations - 1) : 0.0,
+               iterations > 1 ? iterations - 1 : 0);
   // The same linear layer once more with TF32 allowed: captured as a problem of its own, which
   // sgemm-tune leaves out.
   CHECK_CUBLAS(cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH));

@@ -190,6 +190,21 @@ Settings Settings::from_env(const std::function<const char*(const char*)>& get, 
                            "' is not a positive number; 100000 taken");
     }
   }
+  auto flag = [&](const char* name) {
+    const std::string v = lower(value(name));
+    if (v.empty() || v == "0" || v == "off" || v == "false" || v == "no") return false;
+    if (v != "1" && v != "on" && v != "true" && v != "yes")
+      s.warnings.push_back(std::string(name) + "='" + printable(v) +
+                           "' is not on or off; taken as on");
+    return true;
+  };
+  s.serve_plan = value("SGT_SERVE");
+  s.serve_lib = value("SGT_SERVE_LIB");
+  s.serve_dry_run = flag("SGT_SERVE_DRY_RUN");
+  s.serve_device = value("SGT_SERVE_DEVICE");
+  s.serve_verify = flag("SGT_SERVE_VERIFY");
+  if (!s.serve_device.empty() && !s.serve_dry_run)
+    s.warnings.push_back("SGT_SERVE_DEVICE is only for a dry run (SGT_SERVE_DRY_RUN=1); ignored");
   if (const std::string v = lower(value("SGT_PRELOAD_LOG")); !v.empty()) {
     if (v == "quiet" || v == "off" || v == "0") {
       s.log = LogLevel::Quiet;

@@ -30,6 +30,14 @@ struct Settings {
   std::size_t max_problems = 100000;  // SGT_CAPTURE_MAX_PROBLEMS: distinct problems kept
   LogLevel log = LogLevel::Summary;   // SGT_PRELOAD_LOG: quiet, summary, info, debug
   std::vector<std::string> warnings;  // settings that were not understood, for the log
+  // Serve mode (serve_plan.hpp): SGT_SERVE names a serve plan; empty: no call is served.
+  std::string serve_plan;
+  std::string serve_lib;       // SGT_SERVE_LIB: libsgemm_tune_serve.so (default: beside this one)
+  bool serve_dry_run = false;  // SGT_SERVE_DRY_RUN=1: decide and count, but let cuBLAS run all
+  std::string serve_device;    // SGT_SERVE_DEVICE=NAME@sm_XY/SMS: the device a dry run assumes
+  bool serve_verify = false;   // SGT_SERVE_VERIFY=1: compare every served call with cuBLAS
+
+  bool serving() const { return enabled && !serve_plan.empty(); }
 
   // `get` reads one variable (nullptr when unset); `pid` replaces %p.
   static Settings from_env(const std::function<const char*(const char*)>& get, long pid);

@@ -20,25 +20,37 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "capture.hpp"
 #include "cuda_driver.hpp"
+#include "serve_abi.h"
+#include "serve_plan.hpp"
 #include "sgemm_tune/preload/row_major.hpp"
 
 namespace {
 
 using sgt::preload::CallFacts;
 using sgt::preload::classify;
+using sgt::preload::DeviceIdentity;
 using sgt::preload::Driver;
+using sgt::preload::FallThrough;
 using sgt::preload::LogLevel;
 using sgt::preload::NotRecorded;
 using sgt::preload::Order;
 using sgt::preload::ProcessInfo;
 using sgt::preload::Recorder;
 using sgt::preload::ScalarClass;
+using sgt::preload::ServePlan;
+using sgt::preload::ServeStats;
 using sgt::preload::Settings;
 using sgt::preload::Stats;
 
@@ -111,11 +123,34 @@ struct Pending {
   Driver::Mark mark;
 };
 
+// Serve mode: the plan, the serve library's entry points, the devices seen and the counts.
+struct Server {
+  bool on = false;       // SGT_SERVE is set (and the kill switch is not)
+  bool ready = false;    // the plan is loaded (and, unless a dry run, the serve library)
+  bool dry_run = false;  // decide and count, but let cuBLAS run every call
+  bool verify = false;
+  std::atomic<bool> forked{false};  // a forked child: CUDA is not ours to use there
+  std::string problem;              // why not ready, for the log
+  ServePlan plan;
+  std::vector<sgt_serve_kernel> kernels;  // the plan's kernels in the serve library's terms
+  std::optional<DeviceIdentity> assumed;  // a dry run's device (SGT_SERVE_DEVICE)
+  ServeStats stats;
+
+  decltype(&sgt_serve_current_device) current_device = nullptr;
+  decltype(&sgt_serve_describe) describe = nullptr;
+  decltype(&sgt_serve_launch) launch = nullptr;
+
+  std::mutex mutex;  // guards devices and said
+  std::map<int, std::optional<DeviceIdentity>> devices;
+  std::set<std::string> said;  // log lines printed once
+};
+
 struct Runtime {
   Runtime(Settings s, ProcessInfo p) : recorder(std::move(s), std::move(p)) {}
   Recorder recorder;
   std::mutex timing_mutex;
   std::deque<Pending> pending;  // calls whose events the GPU has not passed yet
+  Server server;
 };
 
 // Calls made while an intercepted call runs on this thread (cuBLAS calling its own exported
@@ -138,6 +173,7 @@ void after_fork_parent() {
 
 void after_fork_child() {
   Runtime* rt = runtime();
+  rt->server.forked = true;
   // CUDA does not live on in a forked child: its events are not ours to query.
   rt->pending.clear();
   Driver::get().disable();
@@ -176,11 +212,95 @@ void at_exit() {
     if (rec.settings().timing) poll_timing(*rt, static_cast<size_t>(-1));
     rec.write(true);
     if (rec.settings().log >= LogLevel::Summary && rec.calls_seen() > 0) {
-      std::fprintf(stderr, "%s\n", rec.summary().c_str());
+      const Server& sv = rt->server;
+      if (sv.on) {
+        std::fprintf(stderr, "%s\n", sv.stats.summary(rec.calls_seen(), sv.dry_run).c_str());
+      }
+      if (!sv.on || rec.recording()) std::fprintf(stderr, "%s\n", rec.summary().c_str());
     }
   } catch (...) {
     // Nothing may escape into the application's exit.
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Serve mode's set-up: the plan, and (unless a dry run) libsgemm_tune_serve.so.
+
+// Said once per process at the log level given (warnings at `summary`).
+void say_once(Server& sv, LogLevel level, LogLevel at, const std::string& line) {
+  if (level < at) return;
+  {
+    std::lock_guard lock(sv.mutex);
+    if (!sv.said.insert(line).second) return;
+  }
+  std::fprintf(stderr, "sgemm-tune preload: %s\n", sgt::preload::printable(line).c_str());
+}
+
+// The directory this library was loaded from, for the serve library beside it.
+std::string own_directory() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&own_directory), &info) == 0 || !info.dli_fname) return {};
+  std::string path = info.dli_fname;
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+void start_server(Server& sv, const Settings& s) {
+  sv.on = true;
+  sv.dry_run = s.serve_dry_run;
+  sv.verify = s.serve_verify && !s.serve_dry_run;
+  std::ifstream in(s.serve_plan, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) {
+    sv.problem = "cannot read the serve plan '" + s.serve_plan + "'";
+    return;
+  }
+  try {
+    sv.plan = ServePlan::parse(text.str());
+  } catch (const std::exception& e) {
+    sv.problem = "serve plan '" + s.serve_plan + "': " + e.what();
+    return;
+  }
+  for (size_t i = 0; i < sv.plan.kernels.size(); ++i) {
+    const auto& k = sv.plan.kernels[i];
+    sv.kernels.push_back({static_cast<int>(i), k.cubin.c_str(), k.sha256.c_str(), k.kernel.c_str(),
+                          k.reduce.c_str(), k.pack.c_str(), k.tensor_maps ? 1 : 0, k.BM, k.BN, k.BK,
+                          k.split_k, k.pad_a, k.pad_b, k.smem, k.block});
+  }
+  if (sv.dry_run) {
+    if (!s.serve_device.empty()) {
+      sv.assumed = sgt::preload::parse_device(s.serve_device);
+      if (!sv.assumed) {
+        sv.problem = "SGT_SERVE_DEVICE='" + s.serve_device + "' is not NAME@sm_XY/SMS";
+        return;
+      }
+    }
+  }
+  if (sv.assumed) {
+    sv.ready = true;
+    return;
+  }
+  const std::string lib =
+      !s.serve_lib.empty() ? s.serve_lib : own_directory() + "/libsgemm_tune_serve.so";
+  void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = dlerror();
+    sv.problem = "cannot load the serve library: " + std::string(e ? e : lib.c_str());
+    return;
+  }
+  auto version =
+      reinterpret_cast<decltype(&sgt_serve_abi_version)>(dlsym(h, "sgt_serve_abi_version"));
+  sv.current_device =
+      reinterpret_cast<decltype(&sgt_serve_current_device)>(dlsym(h, "sgt_serve_current_device"));
+  sv.describe = reinterpret_cast<decltype(&sgt_serve_describe)>(dlsym(h, "sgt_serve_describe"));
+  sv.launch = reinterpret_cast<decltype(&sgt_serve_launch)>(dlsym(h, "sgt_serve_launch"));
+  if (!version || !sv.current_device || !sv.describe || !sv.launch ||
+      version() != SGT_SERVE_ABI_VERSION) {
+    sv.problem = "'" + lib + "' is not a serve library of this version";
+    return;
+  }
+  sv.ready = true;
 }
 
 Runtime* runtime() {
@@ -194,6 +314,21 @@ Runtime* runtime() {
       if (s.log >= LogLevel::Summary) {
         for (const auto& w : s.warnings)
           std::fprintf(stderr, "sgemm-tune preload: %s\n", w.c_str());
+      }
+      if (s.serving()) {
+        start_server(r->server, s);
+        Server& sv = r->server;
+        if (!sv.ready) {
+          say_once(sv, s.log, LogLevel::Summary, sv.problem + "; every call goes to cuBLAS");
+        } else if (s.log >= LogLevel::Info) {
+          size_t problems = 0;
+          for (const auto& g : sv.plan.gpus) problems += g.problems.size();
+          say_once(sv, s.log, LogLevel::Info,
+                   "serving from '" + s.serve_plan + "': " + std::to_string(sv.plan.gpus.size()) +
+                       " GPU(s), " + std::to_string(problems) + " tuned problem(s), " +
+                       std::to_string(sv.plan.kernels.size()) + " kernel(s)" +
+                       (sv.dry_run ? " (dry run: cuBLAS runs every call)" : ""));
+        }
       }
       std::atexit(at_exit);
       pthread_atfork(before_fork, after_fork_parent, after_fork_child);
@@ -212,6 +347,13 @@ struct Prepared {
   CallFacts facts;
   std::optional<NotRecorded> why;
   cudaStream_t stream = nullptr;
+  // For serving: the operands as the call gives them (cuBLAS's A and B, the output C or D) and
+  // its host alpha and beta.
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  const void* alpha = nullptr;
+  const void* beta = nullptr;
 };
 
 enum class Scalar { F16, F32, F64, I32, Unknown };
@@ -396,9 +538,15 @@ void note_device(Runtime& rt, CallFacts& f) {
 void prepare_classic(Runtime& rt, Prepared& p, std::string_view entry, cublasHandle_t handle,
                      cublasOperation_t transa, cublasOperation_t transb, std::int64_t m,
                      std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
-                     std::int64_t ldc, const void* alpha, const void* beta, Scalar scalar) {
+                     std::int64_t ldc, const void* alpha, const void* beta, Scalar scalar,
+                     const void* A = nullptr, const void* B = nullptr, void* C = nullptr) {
   CallFacts& f = p.facts;
   f.entry = entry;
+  p.a = A;
+  p.b = B;
+  p.c = C;
+  p.alpha = alpha;
+  p.beta = beta;
   const auto a = sgt::preload::real_op(transa), b = sgt::preload::real_op(transb);
   if (!a || !b) {
     p.why = NotRecorded::UnsupportedOp;
@@ -457,10 +605,144 @@ void set_strides(Prepared& p, long long a, long long b, long long c) {
 // ---------------------------------------------------------------------------------------------
 // The one path of every intercepted call.
 
-// Forwards the call and, when capturing, describes it first (`prepare`) and records it if cuBLAS
-// accepted it. The arguments reach cuBLAS exactly as given, whatever happens here.
-template <typename Forward, typename Prepare>
-cublasStatus_t intercept(Forward&& forward, Prepare&& prepare) {
+// The calling thread's device, described once per device (nullptr: none). A dry run with
+// SGT_SERVE_DEVICE assumes that one.
+const DeviceIdentity* current_device(Server& sv, int& index) {
+  if (sv.assumed) {
+    index = 0;
+    return &*sv.assumed;
+  }
+  if (!sv.current_device || sv.current_device(&index) != 0) return nullptr;
+  thread_local int t_index = -1;
+  thread_local const DeviceIdentity* t_identity = nullptr;
+  thread_local const Server* t_server = nullptr;
+  if (t_server == &sv && t_index == index) return t_identity;
+  std::lock_guard lock(sv.mutex);
+  auto it = sv.devices.find(index);
+  if (it == sv.devices.end()) {
+    char name[256] = {};
+    DeviceIdentity d;
+    std::optional<DeviceIdentity> known;
+    if (sv.describe(index, name, sizeof name, &d.cc_major, &d.cc_minor, &d.sm_count) == 0) {
+      d.name = name;
+      known = d;
+    }
+    it = sv.devices.emplace(index, known).first;  // map nodes stay put: the pointer is stable
+  }
+  t_server = &sv;
+  t_index = index;
+  t_identity = it->second ? &*it->second : nullptr;
+  return t_identity;
+}
+
+std::string problem_text(const sgt::preload::RowMajorGemm& g) {
+  return std::to_string(g.M) + "x" + std::to_string(g.N) + "x" + std::to_string(g.K) + " " +
+         g.layout();
+}
+
+template <typename Redirect>
+int reference_trampoline(void* context, float* out) {
+  return (*static_cast<Redirect*>(context))(out) == CUBLAS_STATUS_SUCCESS ? 0 : 1;
+}
+
+// Serve mode: runs the call on its tuned kernel and returns its status, or returns nothing, the
+// reason counted, for cuBLAS to run it. Never throws.
+template <typename Redirect>
+std::optional<cublasStatus_t> try_serve(Runtime& rt, const Prepared& p, Redirect& redirect) {
+  Server& sv = rt.server;
+  const LogLevel log = rt.recorder.settings().log;
+  const auto fall = [&](FallThrough why, const std::string& what) -> std::optional<cublasStatus_t> {
+    sv.stats.fell_through(why);
+    if (log >= LogLevel::Debug) {
+      say_once(sv, log, LogLevel::Debug,
+               "to cuBLAS: " + std::string(p.facts.entry) + " " + what + ": " +
+                   sgt::preload::describe(why));
+    }
+    return std::nullopt;
+  };
+  try {
+    const auto gemm = sgt::preload::to_row_major(p.facts.call);
+    if (!sv.ready || sv.forked) return fall(FallThrough::ServerUnavailable, problem_text(gemm));
+    int index = -1;
+    const DeviceIdentity* dev = nullptr;
+    // The call's own rules first: a TF32 call never asks the device anything.
+    if (!sgt::preload::precheck(p.facts, p.why)) dev = current_device(sv, index);
+    const auto d = sgt::preload::decide(
+        sv.plan, dev, p.facts, p.why, reinterpret_cast<std::uintptr_t>(p.a),
+        reinterpret_cast<std::uintptr_t>(p.b), reinterpret_cast<std::uintptr_t>(p.c));
+    if (d.why) return fall(*d.why, problem_text(d.gemm));
+    const std::string what = problem_text(d.gemm) + " with " + d.kernel->config_name;
+    if (sv.dry_run) {
+      sv.stats.served(d.problem);
+      say_once(
+          sv, log, LogLevel::Debug,
+          "would serve " + std::string(p.facts.entry) + " " + what + " (dry run: cuBLAS runs it)");
+      return std::nullopt;
+    }
+    sgt_serve_call c{};
+    c.kernel = &sv.kernels[static_cast<size_t>(d.kernel_index)];
+    c.device = index;
+    c.M = static_cast<int>(d.gemm.M);
+    c.N = static_cast<int>(d.gemm.N);
+    c.K = static_cast<int>(d.gemm.K);
+    c.trans_a = d.gemm.trans_a == 'T';
+    c.trans_b = d.gemm.trans_b == 'T';
+    std::memcpy(&c.alpha, p.alpha, sizeof c.alpha);
+    std::memcpy(&c.beta, p.beta, sizeof c.beta);
+    c.A = static_cast<const float*>(d.gemm.swapped ? p.b : p.a);
+    c.B = static_cast<const float*>(d.gemm.swapped ? p.a : p.b);
+    c.lda = static_cast<int>(d.gemm.lda);
+    c.ldb = static_cast<int>(d.gemm.ldb);
+    c.C = static_cast<float*>(p.c);
+    c.ldc = static_cast<int>(d.gemm.ldc);
+    c.stream = p.stream;
+    if (sv.verify) {
+      c.reference = &reference_trampoline<Redirect>;
+      c.reference_context = &redirect;
+    }
+    char message[512] = {};
+    switch (sv.launch(&c, message, sizeof message)) {
+      case SGT_SERVE_OK:
+        sv.stats.served(d.problem);
+        say_once(sv, log, LogLevel::Debug, "serving " + std::string(p.facts.entry) + " " + what);
+        if (c.verified != 0) {
+          sv.stats.verified(c.verified > 0, c.max_error);
+          if (c.verified < 0) {
+            char err[32];
+            std::snprintf(err, sizeof err, "%.3g", c.max_error);
+            say_once(sv, log, LogLevel::Summary,
+                     "verify: " + what + " differs from cuBLAS (relative error " + err + ")");
+          }
+        }
+        return CUBLAS_STATUS_SUCCESS;
+      case SGT_SERVE_CAPTURING:
+        return fall(FallThrough::GraphCapture, problem_text(d.gemm));
+      case SGT_SERVE_LOAD_FAILED:
+        say_once(sv, log, LogLevel::Summary,
+                 "kernel of " + d.kernel->config_name +
+                     " not loaded (its calls go to cuBLAS): " + message);
+        return fall(FallThrough::LoadFailed, what);
+      case SGT_SERVE_FAILED_LATE:
+        sv.stats.failed_late();
+        say_once(sv, log, LogLevel::Summary, "served " + what + " failed: " + message);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+      default:
+        say_once(sv, log, LogLevel::Summary,
+                 "launch of " + what + " refused (cuBLAS runs it): " + message);
+        return fall(FallThrough::LaunchFailed, what);
+    }
+  } catch (...) {
+    sv.stats.fell_through(FallThrough::Internal);
+    return std::nullopt;
+  }
+}
+
+// Forwards the call (or in serve mode, serves it) and, when capturing, describes it first
+// (`prepare`) and records it if it succeeded. A forwarded call reaches cuBLAS exactly as given,
+// whatever happens here. `redirect(out)` runs the real call with its output at `out` instead
+// (SGT_SERVE_VERIFY's reference).
+template <typename Forward, typename Prepare, typename Redirect>
+cublasStatus_t intercept(Forward&& forward, Prepare&& prepare, Redirect&& redirect) {
   const bool outer = t_depth == 0;
   struct Depth {
     Depth() { ++t_depth; }
@@ -477,7 +759,8 @@ cublasStatus_t intercept(Forward&& forward, Prepare&& prepare) {
   if (!rt || !rt->recorder.settings().enabled) return forward();
   Recorder& rec = rt->recorder;
   rec.seen();
-  if (!rec.recording()) return forward();
+  const bool serving = rt->server.on;
+  if (!rec.recording() && !serving) return forward();
 
   Prepared p;
   try {
@@ -486,7 +769,7 @@ cublasStatus_t intercept(Forward&& forward, Prepare&& prepare) {
     p.why = NotRecorded::Internal;
   }
   std::optional<Driver::Mark> mark;
-  if (rec.settings().timing && !p.why) {
+  if (rec.recording() && rec.settings().timing && !p.why) {
     try {
       std::lock_guard lock(rt->timing_mutex);
       // A GPU far behind the host: no more events until it catches up.
@@ -496,7 +779,10 @@ cublasStatus_t intercept(Forward&& forward, Prepare&& prepare) {
     }
   }
 
-  const cublasStatus_t status = forward();
+  std::optional<cublasStatus_t> served;
+  if (serving) served = try_serve(*rt, p, redirect);
+  const cublasStatus_t status = served ? *served : forward();
+  if (!rec.recording()) return status;
 
   try {
     if (status != CUBLAS_STATUS_SUCCESS) {
@@ -576,12 +862,18 @@ bool read_layout(cublasLtMatrixLayout_t l, LayoutInfo& out) {
 }
 
 void prepare_lt(Runtime& rt, Prepared& p, cublasLtMatmulDesc_t desc, const void* alpha,
-                cublasLtMatrixLayout_t adesc, cublasLtMatrixLayout_t bdesc, const void* beta,
-                const void* c, cublasLtMatrixLayout_t cdesc, const void* d,
-                cublasLtMatrixLayout_t ddesc, cudaStream_t stream) {
+                const void* a_ptr, cublasLtMatrixLayout_t adesc, const void* b_ptr,
+                cublasLtMatrixLayout_t bdesc, const void* beta, const void* c,
+                cublasLtMatrixLayout_t cdesc, const void* d, cublasLtMatrixLayout_t ddesc,
+                cudaStream_t stream) {
   CallFacts& f = p.facts;
   f.entry = "cublasLtMatmul";
   f.lt = true;
+  p.a = a_ptr;
+  p.b = b_ptr;
+  p.c = const_cast<void*>(d);
+  p.alpha = alpha;
+  p.beta = beta;
   f.math_mode = "";
   p.stream = stream;
   std::int32_t compute = 0, scale = CUDA_R_32F, pointer_mode = CUBLASLT_POINTER_MODE_HOST;
@@ -728,7 +1020,11 @@ cublasStatus_t CUBLASWINAPI cublasSgemm_v2(cublasHandle_t handle, cublasOperatio
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasSgemm_v2", handle, transa, transb, m, n, k, lda, ldb, ldc,
-                        alpha, beta, Scalar::F32);
+                        alpha, beta, Scalar::F32, A, B, C);
+      },
+      [&](float* out) {
+        return call_next(g_sgemm, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, out,
+                         ldc);
       });
 }
 
@@ -744,7 +1040,11 @@ cublasStatus_t CUBLASWINAPI cublasSgemm_v2_64(cublasHandle_t handle, cublasOpera
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasSgemm_v2_64", handle, transa, transb, m, n, k, lda, ldb, ldc,
-                        alpha, beta, Scalar::F32);
+                        alpha, beta, Scalar::F32, A, B, C);
+      },
+      [&](float* out) {
+        return call_next(g_sgemm_64, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                         out, ldc);
       });
 }
 
@@ -760,8 +1060,12 @@ cublasStatus_t CUBLASWINAPI cublasSgemmEx(cublasHandle_t handle, cublasOperation
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasSgemmEx", handle, transa, transb, m, n, k, lda, ldb, ldc,
-                        alpha, beta, Scalar::F32);
+                        alpha, beta, Scalar::F32, A, B, C);
         set_types(p.facts, Atype, Btype, Ctype);
+      },
+      [&](float* out) {
+        return call_next(g_sgemm_ex, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
+                         Btype, ldb, beta, out, Ctype, ldc);
       });
 }
 
@@ -778,8 +1082,12 @@ cublasStatus_t CUBLASWINAPI cublasSgemmEx_64(cublasHandle_t handle, cublasOperat
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasSgemmEx_64", handle, transa, transb, m, n, k, lda, ldb, ldc,
-                        alpha, beta, Scalar::F32);
+                        alpha, beta, Scalar::F32, A, B, C);
         set_types(p.facts, Atype, Btype, Ctype);
+      },
+      [&](float* out) {
+        return call_next(g_sgemm_ex_64, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
+                         Btype, ldb, beta, out, Ctype, ldc);
       });
 }
 
@@ -796,9 +1104,13 @@ cublasStatus_t CUBLASWINAPI cublasGemmEx(cublasHandle_t handle, cublasOperation_
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasGemmEx", handle, transa, transb, m, n, k, lda, ldb, ldc,
-                        alpha, beta, scalar_of(computeType));
+                        alpha, beta, scalar_of(computeType), A, B, C);
         set_types(p.facts, Atype, Btype, Ctype);
         p.facts.compute = compute_name(computeType);
+      },
+      [&](float* out) {
+        return call_next(g_gemm_ex, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype,
+                         ldb, beta, out, Ctype, ldc, computeType, algo);
       });
 }
 
@@ -814,9 +1126,13 @@ cublasStatus_t CUBLASWINAPI cublasGemmEx_64(
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasGemmEx_64", handle, transa, transb, m, n, k, lda, ldb, ldc,
-                        alpha, beta, scalar_of(computeType));
+                        alpha, beta, scalar_of(computeType), A, B, C);
         set_types(p.facts, Atype, Btype, Ctype);
         p.facts.compute = compute_name(computeType);
+      },
+      [&](float* out) {
+        return call_next(g_gemm_ex_64, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B,
+                         Btype, ldb, beta, out, Ctype, ldc, computeType, algo);
       });
 }
 
@@ -835,7 +1151,8 @@ cublasStatus_t CUBLASWINAPI cublasSgemmBatched(cublasHandle_t handle, cublasOper
         prepare_classic(rt, p, "cublasSgemmBatched", handle, transa, transb, m, n, k, lda, ldb, ldc,
                         alpha, beta, Scalar::F32);
         set_batch(p, batchCount, "pointer_array");
-      });
+      },
+      [](float*) { return CUBLAS_STATUS_NOT_SUPPORTED; });
 }
 
 cublasStatus_t CUBLASWINAPI cublasSgemmBatched_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -854,7 +1171,8 @@ cublasStatus_t CUBLASWINAPI cublasSgemmBatched_64(cublasHandle_t handle, cublasO
         prepare_classic(rt, p, "cublasSgemmBatched_64", handle, transa, transb, m, n, k, lda, ldb,
                         ldc, alpha, beta, Scalar::F32);
         set_batch(p, batchCount, "pointer_array");
-      });
+      },
+      [](float*) { return CUBLAS_STATUS_NOT_SUPPORTED; });
 }
 
 cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(
@@ -869,9 +1187,13 @@ cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched(
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasSgemmStridedBatched", handle, transa, transb, m, n, k, lda,
-                        ldb, ldc, alpha, beta, Scalar::F32);
+                        ldb, ldc, alpha, beta, Scalar::F32, A, B, C);
         set_batch(p, batchCount, "strided");
         set_strides(p, strideA, strideB, strideC);
+      },
+      [&](float* out) {
+        return call_next(g_sgemm_strided, handle, transa, transb, m, n, k, alpha, A, lda, strideA,
+                         B, ldb, strideB, beta, out, ldc, strideC, batchCount);
       });
 }
 
@@ -887,9 +1209,13 @@ cublasStatus_t CUBLASWINAPI cublasSgemmStridedBatched_64(
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasSgemmStridedBatched_64", handle, transa, transb, m, n, k, lda,
-                        ldb, ldc, alpha, beta, Scalar::F32);
+                        ldb, ldc, alpha, beta, Scalar::F32, A, B, C);
         set_batch(p, batchCount, "strided");
         set_strides(p, strideA, strideB, strideC);
+      },
+      [&](float* out) {
+        return call_next(g_sgemm_strided_64, handle, transa, transb, m, n, k, alpha, A, lda,
+                         strideA, B, ldb, strideB, beta, out, ldc, strideC, batchCount);
       });
 }
 
@@ -911,7 +1237,8 @@ cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOpera
         set_types(p.facts, Atype, Btype, Ctype);
         p.facts.compute = compute_name(computeType);
         set_batch(p, batchCount, "pointer_array");
-      });
+      },
+      [](float*) { return CUBLAS_STATUS_NOT_SUPPORTED; });
 }
 
 cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx_64(
@@ -932,7 +1259,8 @@ cublasStatus_t CUBLASWINAPI cublasGemmBatchedEx_64(
         set_types(p.facts, Atype, Btype, Ctype);
         p.facts.compute = compute_name(computeType);
         set_batch(p, batchCount, "pointer_array");
-      });
+      },
+      [](float*) { return CUBLAS_STATUS_NOT_SUPPORTED; });
 }
 
 cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(
@@ -949,11 +1277,16 @@ cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, lda,
-                        ldb, ldc, alpha, beta, scalar_of(computeType));
+                        ldb, ldc, alpha, beta, scalar_of(computeType), A, B, C);
         set_types(p.facts, Atype, Btype, Ctype);
         p.facts.compute = compute_name(computeType);
         set_batch(p, batchCount, "strided");
         set_strides(p, strideA, strideB, strideC);
+      },
+      [&](float* out) {
+        return call_next(g_gemm_strided_ex, handle, transa, transb, m, n, k, alpha, A, Atype, lda,
+                         strideA, B, Btype, ldb, strideB, beta, out, Ctype, ldc, strideC,
+                         batchCount, computeType, algo);
       });
 }
 
@@ -971,11 +1304,16 @@ cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx_64(
       },
       [&](Runtime& rt, Prepared& p) {
         prepare_classic(rt, p, "cublasGemmStridedBatchedEx_64", handle, transa, transb, m, n, k,
-                        lda, ldb, ldc, alpha, beta, scalar_of(computeType));
+                        lda, ldb, ldc, alpha, beta, scalar_of(computeType), A, B, C);
         set_types(p.facts, Atype, Btype, Ctype);
         p.facts.compute = compute_name(computeType);
         set_batch(p, batchCount, "strided");
         set_strides(p, strideA, strideB, strideC);
+      },
+      [&](float* out) {
+        return call_next(g_gemm_strided_ex_64, handle, transa, transb, m, n, k, alpha, A, Atype,
+                         lda, strideA, B, Btype, ldb, strideB, beta, out, Ctype, ldc, strideC,
+                         batchCount, computeType, algo);
       });
 }
 
@@ -991,7 +1329,12 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmul(
                          Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
       },
       [&](Runtime& rt, Prepared& p) {
-        prepare_lt(rt, p, computeDesc, alpha, Adesc, Bdesc, beta, C, Cdesc, D, Ddesc, stream);
+        prepare_lt(rt, p, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, stream);
+      },
+      [&](float* out) {
+        return call_next(g_lt_matmul, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta,
+                         C == D ? out : C, Cdesc, out, Ddesc, algo, workspace, workspaceSizeInBytes,
+                         stream);
       });
 }
 

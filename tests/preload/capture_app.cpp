@@ -2,7 +2,7 @@
 // apart, made against the stand-in cuBLAS (no GPU, pointers are never dereferenced). It prints
 // each call's status; under LD_PRELOAD=libsgemm_tune_preload.so neither the statuses nor the
 // stand-in's log of the arguments may change.
-// Usage: capture_app mixed | threads THREADS CALLS | fork | exit-early CALLS
+// Usage: capture_app mixed | serve | threads THREADS CALLS | fork | exit-early CALLS
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <sys/wait.h>
@@ -166,6 +166,27 @@ void mixed() {
   cublasDestroy(h);
 }
 
+// What serve mode must tell apart beyond `mixed`: the handle's stream, an operand whose rows are
+// not 16-byte aligned, and cuBLASLt writing D apart from C (served only when beta = 0).
+void serve_extra() {
+  cublasHandle_t h = handle();
+  cublasSetStream(h, reinterpret_cast<cudaStream_t>(0x5150));
+  sgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 32, 16, 64, 16, 64, 3, 0.5f);
+  const float one = 1, zero = 0;
+  status("sgemm_b4", cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 32, 16, &one, dev(0x1000), 64,
+                                 dev(0x2004), 16, &zero, dev(0x3000), 64));
+  cublasDestroy(h);
+  cublasLtHandle_t lt = nullptr;
+  cublasLtCreate(&lt);
+  LtCall c;
+  c.m = 48, c.n = 40, c.k = 24, c.lda = 48, c.ldb = 24, c.ldc = 48;
+  c.in_place = false;
+  lt_matmul(lt, c);  // D apart from C, beta = 0: C is not read
+  c.beta = 1;
+  lt_matmul(lt, c);  // beta = 1: C is read, D written
+  cublasLtDestroy(lt);
+}
+
 void threads(int n, int calls) {
   std::vector<std::thread> pool;
   for (int t = 0; t < n; ++t) {
@@ -207,6 +228,8 @@ int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "";
   if (what == "mixed") {
     mixed();
+  } else if (what == "serve") {
+    serve_extra();
   } else if (what == "threads" && argc == 4) {
     threads(std::atoi(argv[2]), std::atoi(argv[3]));
   } else if (what == "fork") {
@@ -219,7 +242,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     _exit(0);  // no atexit handlers: only the periodic writes saved anything
   } else {
-    std::fprintf(stderr, "usage: capture_app mixed | threads N CALLS | fork | exit-early CALLS\n");
+    std::fprintf(stderr,
+                 "usage: capture_app mixed | serve | threads N CALLS | fork | exit-early CALLS\n");
     return 2;
   }
   return 0;

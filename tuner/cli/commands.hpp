@@ -39,6 +39,8 @@ void register_db(CLI::App&);
 void register_export(CLI::App& app);
 void register_dataset(CLI::App& app);
 void register_strategy_bench(CLI::App& app);
+void register_capture(CLI::App& app);
+void register_serve(CLI::App& app);
 
 // The largest count a counting option takes (--max-evals, --patience): far beyond any space.
 inline constexpr std::size_t kMaxCount = 1'000'000'000;

@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   sgt::cli::register_export(app);
   sgt::cli::register_dataset(app);
   sgt::cli::register_strategy_bench(app);
+  sgt::cli::register_capture(app);
+  sgt::cli::register_serve(app);
 
   // Whole-number options parse with strtoull, which takes "-1" and wraps it, and clamps a number
   // too long for 64 bits to the largest: both are refused here for every such option, before any
