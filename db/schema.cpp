@@ -205,7 +205,7 @@ void label_families(const Connection& conn) {
     const auto c = from_name(name);
     if (!c) continue;
     set.reset();
-    set.bind(":family", family_of(*c).id()).bind(":id", id);
+    set.bind(":family", c->family).bind(":id", id);
     set.run();
   }
 }

@@ -180,6 +180,8 @@ void StoreImpl::prepare_sql() {
   for (size_t i = 0; i < kConfigFields.size(); ++i) {
     cols += config_present[i] ? fmt::format(", c.\"{}\"", kConfigFields[i].name) : ", NULL";
   }
+  // Then the config's family (schema 4 on; before, its name says it).
+  cols += family_present ? ", c.family" : ", NULL";
   trial_select = "SELECT " + cols +
                  " FROM trials t"
                  " JOIN gpus g ON g.id = t.gpu_id"
@@ -274,7 +276,7 @@ long long StoreImpl::upsert_config(const std::string& name, const WarpTileConfig
   Stmt s(conn, fmt::format("INSERT INTO configs ({}) VALUES ({})", cols, params));
   int idx = 1;
   s.bind(idx++, name);
-  if (family_present) s.bind(idx++, family_of(c).id());
+  if (family_present) s.bind(idx++, c.family);
   for (size_t i = 0; i < kConfigFields.size(); ++i) {
     if (config_present[i]) s.bind(idx++, c.*kConfigFields[i].member);
   }
@@ -440,6 +442,16 @@ StoredTrial StoreImpl::read_trial(const Stmt& s) const {
       t.config.*member = kConfigFields[i].default_value;
     }
   }
+  // The family: its column, or (a row older than the column, not yet labelled) the one the name
+  // says, whose suffix is how earlier releases wrote it (_m1, the field TMA = 1); else the
+  // default, as TMA = 0 was.
+  const int family_col = kFixedCount + kTrialColumnCount + static_cast<int>(kConfigFields.size());
+  if (!s.is_null(family_col))
+    t.config.family = s.text(family_col);
+  else if (parsed)
+    t.config.family = parsed->family;
+  else
+    t.config.family = std::string(kDefaultFamily);
   return st;
 }
 

@@ -182,11 +182,22 @@ sgemm_tune_embed(TARGET app HEADER ${TABLE_HEADER})
   # nvcc instantiated exactly the table's configs: the kernels in the binary are its X-list.
   # Matched in the text: as list items, the rows' trailing backslashes would escape the ';'.
   string(REGEX MATCHALL "\n  X\\([0-9]+, [0-9, ]+\\)" rows "${want}")
+  # Each row's family: kConfigFamilies, in the rows' order (table format 9 on; TMA was a field).
+  string(REGEX MATCH "kConfigFamilies\\[\\] = {[^}]*}" families_block "${want}")
+  string(REGEX MATCHALL "\"[a-z_0-9]+\"" families "${families_block}")
   set(expected "")
+  set(row_index 0)
   foreach(row IN LISTS rows)
     string(REGEX REPLACE "^\n  X\\([0-9]+, ([0-9, ]+)\\)$" "\\1" values "${row}")
     string(REPLACE ", " ";" values "${values}")
-    # The last field, TMA (the 19th), picks the kernel. TMA = 0: sgemm_warptile, whose template
+    list(GET families ${row_index} family)
+    math(EXPR row_index "${row_index} + 1")
+    if(family STREQUAL "\"ws_tma\"")
+      list(APPEND values 1)
+    else()
+      list(APPEND values 0)
+    endif()
+    # The family (appended as a 19th value, 1 for ws_tma) picks the kernel. TMA = 0: sgemm_warptile, whose template
     # arguments are every field but SPLIT_K (the 14th: a launch parameter) and TMA, then TRANS_A,
     # TRANS_B and VEC: each config in the four layouts, each with float4 and with single-float
     # main-loop loads. TMA = 1: sgemm_ws_tma, whose arguments leave PACK and STAGE_C (the 17th and

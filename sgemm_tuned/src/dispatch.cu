@@ -1,5 +1,5 @@
 // The dispatch library: nvcc instantiates the kernels of kernel_templates/ for exactly the configs
-// of the embedded table (sgemm_warptile, or sgemm_ws_tma for TMA = 1); sgemm() launches the one
+// of the embedded table (as each config's family names them); sgemm() launches the one
 // select.hpp chooses, else cuBLAS.
 #include "sgemm_tuned/sgemm_tuned.hpp"
 
@@ -51,7 +51,7 @@ static_assert(SGT_TUNED_KERNEL_FILE_COUNT <= 8,
 #endif
 #endif
 
-// TMA = 1 kernels have a body only where nvcc defines __CUDA_ARCH_SPECIFIC__ (12.9 and later), and
+// TMA-fed kernels have a body only where nvcc defines __CUDA_ARCH_SPECIFIC__ (12.9 and later), and
 // tma_maps.h encodes their tensor maps through the runtime's driver entry points (12.5 and later).
 // Older toolkits build the library without them: such configs are unusable (probe_tma says why).
 #if CUDART_VERSION >= 12090
@@ -61,11 +61,12 @@ static_assert(SGT_TUNED_KERNEL_FILE_COUNT <= 8,
 #define SGT_TUNED_TMA_TOOLKIT 0
 #endif
 
-// Format 8 names each config's kernel instances and launch (its family's), which this library
-// instantiates and follows; formats 6 and 7 (two families, told apart by the TMA field) still
-// build, their instances and launches derived from the fields as before.
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION >= 6 && SGT_TUNED_TABLE_FORMAT_VERSION <= 8,
-              "this dispatch library reads table formats 6 to 8: export the table with the "
+// Formats 8 and 9 name each config's kernel instances and launch (its family's), which this
+// library instantiates and follows (9: its configs no longer carry the field TMA, kConfigFamilies
+// names their family); formats 6 and 7 (two families, told apart by the TMA field) still build,
+// their instances and launches derived from the fields as before.
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION >= 6 && SGT_TUNED_TABLE_FORMAT_VERSION <= 9,
+              "this dispatch library reads table formats 6 to 9: export the table with the "
               "sgemm-tune that ships this library");
 
 namespace sgemm_tuned {
@@ -90,7 +91,7 @@ using TmaKernel = void (*)(int, int, int, float, sgt_kernel::TmaMap, sgt_kernel:
 struct Instances {
   Kernel vec[4];     // float4 main-loop loads; NN, NT, TN, TT
   Kernel scalar[4];  // single-float main-loop loads, for what was tuned on such operands
-  TmaKernel tma[4];  // TMA = 1: sgemm_ws_tma (and vec, scalar empty); NN, NT, TN, TT
+  TmaKernel tma[4];  // tensor_maps launches (sgemm_ws_tma; vec, scalar empty); NN, NT, TN, TT
 };
 
 #if SGT_TUNED_TABLE_FORMAT_VERSION >= 8
@@ -111,7 +112,7 @@ const Instances kKernels[] = {SGT_TUNED_INSTANCES(SGT_TUNED_INSTANCE) Instances{
 #undef SGT_TUNED_INSTANCE
 #else
 // Taking each address instantiates the kernel for that config (in the four layouts; the warp-tiling
-// template with both loads, or for TMA = 1 sgemm_ws_tma), and only for the configs of the table.
+// template with both loads, or for ws_tma sgemm_ws_tma), and only for the configs of the table.
 // SPLIT_K is a launch parameter, not a template argument; STAGE_C is always 0 with TMA, and a TMA
 // config with PACK runs its TN instance on the panels.
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NT, int MB,
@@ -172,24 +173,24 @@ sgt_kernel::Geometry geometry(const table::Config& c) {
 
 #endif
 
-// Why this build cannot run TMA = 1 kernels anywhere; nullptr when it can. SGT_TUNED_SM90A is
+// Why this build cannot run TMA-fed kernels anywhere; nullptr when it can. SGT_TUNED_SM90A is
 // defined by sgemm_tuned's CMake from the library's CUDA_ARCHITECTURES: 1 when they hold 90a.
 const char* tma_build_refusal() {
 #if !SGT_TUNED_TMA_TOOLKIT
-  return "it is a TMA = 1 kernel, which needs CUDA 12.9 or later to build";
+  return "it is a TMA-fed kernel, which needs CUDA 12.9 or later to build";
 #elif !defined(SGT_TUNED_SM90A)
-  return "it is a TMA = 1 kernel, and this build does not say that it holds an sm_90a image "
+  return "it is a TMA-fed kernel, and this build does not say that it holds an sm_90a image "
          "(SGT_TUNED_SM90A is not defined; sgemm_tuned's CMake defines it from "
          "CUDA_ARCHITECTURES)";
 #elif !SGT_TUNED_SM90A
-  return "it is a TMA = 1 kernel, which has a body only in an sm_90a image, and this build holds "
+  return "it is a TMA-fed kernel, which has a body only in an sm_90a image, and this build holds "
          "none; add 90a to CMAKE_CUDA_ARCHITECTURES";
 #else
   return nullptr;
 #endif
 }
 
-// Empty when this build can launch TMA = 1 config i on the device, else why not. Sets each
+// Empty when this build can launch TMA-fed config i on the device, else why not. Sets each
 // layout's dynamic shared-memory limit, which a launch above 48 KB needs first.
 std::string probe_tma(const cudaDeviceProp& p, int i) {
   const auto f = detail::launch_facts(i);
@@ -197,12 +198,12 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
 #if SGT_TUNED_TMA_TOOLKIT
   if (f.arch_only != 0 && p.major * 10 + p.minor != f.arch_only) {
     return strf(
-        "it is a TMA = 1 kernel, which runs only on compute capability %d.%d (sm_%da), not "
+        "it is a TMA-fed kernel, which runs only on compute capability %d.%d (sm_%da), not "
         "on sm_%d%d",
         f.arch_only / 10, f.arch_only % 10, f.arch_only, p.major, p.minor);
   }
   if (!sgt_kernel::tma_encoder()) {
-    return "it is a TMA = 1 kernel, and the driver offers no cuTensorMapEncodeTiled for its "
+    return "it is a TMA-fed kernel, and the driver offers no cuTensorMapEncodeTiled for its "
            "tensor maps";
   }
   const auto& cfg = table::kConfigs[i];
@@ -226,7 +227,7 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
     // The kernel keeps its mbarriers in static shared memory; the body it compiles to outside
     // sm_90a only traps and has none. So this tells which image the device has loaded.
     if (a.sharedSizeBytes == 0) {
-      return "it is a TMA = 1 kernel, and the device loaded an image of it without its sm_90a "
+      return "it is a TMA-fed kernel, and the device loaded an image of it without its sm_90a "
              "body (one that only traps)";
     }
     const int smem_bytes = f.dynamic_smem[layout];
@@ -249,7 +250,7 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
                   cudaGetErrorString(e));
     }
   }
-  if (layouts == 0) return "it is a TMA = 1 kernel whose stages fit no layout's shared memory";
+  if (layouts == 0) return "it is a TMA-fed kernel whose stages fit no layout's shared memory";
   return {};
 #else
   (void)p;
@@ -394,7 +395,7 @@ cudaError_t to_cuda_error(CUresult r) {
 }
 #endif
 
-// A TMA = 1 config: tensor maps of A and B for its geometry, then sgemm_ws_tma with the producer
+// A TMA-fed config: tensor maps of A and B for its geometry, then sgemm_ws_tma with the producer
 // warpgroup and its dynamic shared memory (limits set by probe_tma). choose() only picks it where
 // probe_tma and misfit found nothing against it.
 cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call,
@@ -429,7 +430,7 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call,
 #else
   (void)choice, (void)call, (void)dev, (void)alpha, (void)A, (void)B, (void)beta, (void)C,
       (void)stream;
-  return cudaErrorNotSupported;  // never chosen: probe_tma refuses every TMA = 1 config
+  return cudaErrorNotSupported;  // never chosen: probe_tma refuses every TMA-fed config
 #endif
 }
 

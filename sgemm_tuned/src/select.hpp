@@ -90,7 +90,7 @@ inline int find_gpu(const DeviceIdentity& d) {
   return -1;
 }
 
-// Why a TMA = 1 kernel's tensor copies cannot read an operand; nullptr when they can. The rule of
+// Why a TMA-fed kernel's tensor copies cannot read an operand; nullptr when they can. The rule of
 // sgt_kernel::tma_operand (tma_maps.h, which needs the CUDA headers; the export tests check that
 // the two agree): a 16-byte aligned base and rows a multiple of 16 bytes apart.
 inline const char* tma_refusal(std::uintptr_t p, int ld) {
@@ -103,7 +103,7 @@ inline const char* tma_refusal(std::uintptr_t p, int ld) {
 // launches runs within (the tuner's Limits::max_dynamic_shared_bytes).
 constexpr int kTmaSharedLimit = 227 * 1024;
 
-// The layout a TMA = 1 config's kernel runs as for a call: TN on the panels with PACK.
+// The layout a TMA-fed config's kernel runs as for a call: TN on the panels with PACK.
 inline bool tma_runs_trans_a(const table::Config& c, const Call& call) {
   return c.PACK ? true : call.trans_a;
 }
@@ -111,7 +111,7 @@ inline bool tma_runs_trans_b(const table::Config& c, const Call& call) {
   return c.PACK ? false : call.trans_b;
 }
 
-// A TMA = 1 config's shared memory in one layout: its stages (staging boxes where that layout
+// A TMA-fed config's shared memory in one layout: its stages (staging boxes where that layout
 // has them) and three 8-byte barriers per stage, as the tuner's tma_shared_bytes.
 inline long long tma_block_bytes(const table::Config& c, bool trans_a, bool trans_b) {
   const auto g = sgt_kernel::make_geometry(c.BM, c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN,
@@ -132,14 +132,15 @@ struct LaunchFacts {
   bool arch_specific = false;  // its body is in the architecture-specific image only (sm_90a)
 };
 
-// A config as the two families of table formats 6 and 7 launch it (the TMA field picks the
-// family); also what a config outside the table is checked with.
-inline LaunchFacts launch_facts(const table::Config& c) {
+// A config as the two families of table formats 6 and 7 launch it, derived from its fields: the
+// TMA-fed family's (tensor maps) or the warp-tiling one's. Those tables tell the two apart by
+// their field TMA; later ones name each config's launch (kConfigLaunch).
+inline LaunchFacts derive_launch_facts(const table::Config& c, bool tma_family) {
   LaunchFacts f;
   f.threads = c.NUM_THREADS;
   for (int layout = 0; layout < 4; ++layout) {
     const bool ta = c.PACK ? true : layout >= 2, tb = c.PACK ? false : layout % 2 == 1;
-    if (c.TMA == 1) {
+    if (tma_family) {
       const auto g = sgt_kernel::make_geometry(c.BM, c.BN, c.BK, c.WM, c.WN, c.WNITER, c.TM, c.TN,
                                                c.NUM_THREADS, c.STAGES, c.PAD_A, c.PAD_B);
       const auto t = sgt_kernel::make_tma_layout(g, ta, tb, c.MIN_BLOCKS);
@@ -150,7 +151,7 @@ inline LaunchFacts launch_facts(const table::Config& c) {
       f.block_bytes[layout] = 4LL * c.STAGES * ((c.BM + c.PAD_A) + (c.BN + c.PAD_B)) * c.BK;
     }
   }
-  if (c.TMA == 1) f.tensor_maps = true, f.arch_only = 90, f.arch_specific = true;
+  if (tma_family) f.tensor_maps = true, f.arch_only = 90, f.arch_specific = true;
   return f;
 }
 
@@ -170,7 +171,7 @@ inline LaunchFacts launch_facts(int config) {
   f.arch_specific = l.arch_specific;
   return f;
 #else
-  return launch_facts(table::kConfigs[config]);
+  return derive_launch_facts(table::kConfigs[config], table::kConfigs[config].TMA == 1);
 #endif
 }
 
@@ -207,9 +208,6 @@ inline std::string misfit(const table::Config& c, const LaunchFacts& f, const Ca
     }
   }
   return {};
-}
-inline std::string misfit(const table::Config& c, const Call& call) {
-  return misfit(c, launch_facts(c), call);
 }
 
 // The kernel instance a tuned shape's winner was tuned, verified and is launched as: the tuner's
@@ -259,7 +257,7 @@ inline std::string access_text(const Call& call, bool vec = true) {
   return loads + ", " + store_text(call);
 }
 
-// The same for a TMA = 1 kernel: the slices arrive by tensor copies (zeros past the matrix), and C
+// The same for a TMA-fed kernel: the slices arrive by tensor copies (zeros past the matrix), and C
 // is stored as by the warp-tiling kernel.
 inline std::string tma_access_text(const Call& call) {
   return "A and B by TMA tensor copies (zero-filled past the matrix), " + store_text(call);

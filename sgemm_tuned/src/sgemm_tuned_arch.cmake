@@ -1,6 +1,6 @@
 # sgemm_tuned_define_sm90a(<target>): tells the dispatch library <target> whether its image for
 # compute capability 9.0 is the architecture-specific sm_90a one, as SGT_TUNED_SM90A=1 (else 0).
-# TMA = 1 kernels (sgemm_ws_tma.cuh) have a body only there; without it the library never launches
+# TMA-fed kernels (sgemm_ws_tma.cuh) have a body only there; without it the library never launches
 # them. Installed with the library's sources, so that the embedding functions can call it too.
 include_guard(GLOBAL)
 

@@ -51,7 +51,7 @@ TEST(Arch, WhatTheRulesKeepCompilesOnEveryArchitectureToARealBody) {
     const auto configs = sample(a);
     ASSERT_FALSE(configs.empty()) << name;
     const bool has_tma = std::any_of(configs.begin(), configs.end(),
-                                     [](const WarpTileConfig& c) { return c.TMA == 1; });
+                                     [](const WarpTileConfig& c) { return c.family == "ws_tma"; });
     EXPECT_EQ(has_tma, a.tma_kernel) << name;
     gpu::KernelCompiler k(dir.path() / name, {name, {}});
     int ok = 0;

@@ -205,7 +205,7 @@ INSTANTIATE_TEST_SUITE_P(KernelCache, DamagedEntry,
 TEST(KernelCache, EachKernelFamilyHashesItsOwnFiles) {
   auto plain = sgt::test::config("wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3");
   auto tma = plain;
-  tma.TMA = 1;
+  tma.family = "ws_tma";
   const sgt::KernelFamily* warptile = sgt::find_family("warptile");
   const sgt::KernelFamily* ws_tma = sgt::find_family("ws_tma");
   ASSERT_TRUE(warptile && ws_tma);

@@ -360,7 +360,7 @@ TEST(NvrtcCompile, TmaConfigsCompileTheirWarpSpecialisedKernelForSm90a) {
   EXPECT_EQ(k.compilations(), 4u);
   // Its cache key differs from the TMA = 0 config of the same tile.
   auto plain = c;
-  plain.TMA = 0;
+  plain.family = "warptile";
   EXPECT_NE(k.cache_key(c), k.cache_key(plain));
 
   KernelCompiler old(dir.path() / "sm80", {.arch = "sm_80"});

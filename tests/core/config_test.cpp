@@ -13,6 +13,7 @@
 #include "index_sim.hpp"
 #include "tma_geometry.h"
 #include "error.hpp"
+#include "family.hpp"
 #include "space.hpp"
 
 namespace sgt {
@@ -155,10 +156,11 @@ TEST(ConfigName, RejectsMalformedNames) {
   for (const auto& s : bad) EXPECT_FALSE(from_name(s).has_value()) << "'" << s << "'";
 }
 
-TEST(ConfigJson, RoundTripsWithOneKeyPerField) {
+TEST(ConfigJson, RoundTripsWithOneKeyPerFieldAndTheFamily) {
   const nlohmann::json j = seed();
   ASSERT_TRUE(j.is_object());
-  EXPECT_EQ(j.size(), kConfigFields.size());
+  EXPECT_EQ(j.size(), kConfigFields.size() + 1);
+  EXPECT_EQ(j.at("TMA"), 0);  // the warp-tiling family, as releases before family ids wrote it
   for (const auto& f : kConfigFields) {
     ASSERT_TRUE(j.contains(std::string(f.name))) << f.name;
     EXPECT_EQ(j.at(std::string(f.name)).get<int>(), seed().*f.member) << f.name;
@@ -594,7 +596,7 @@ void expect_only_rule(const std::string& name, const std::string& rule, const st
 TEST(ConfigTma, ValidConfigsPassEveryRule) {
   for (const auto& name : {kTma64, kTma128}) {
     const auto c = named(name);
-    EXPECT_EQ(c.TMA, 1);
+    EXPECT_EQ(c.family, "ws_tma");
     const auto v = check(c);
     EXPECT_TRUE(v.empty()) << name << ": " << v.front().rule << ": " << v.front().reason;
   }
@@ -613,7 +615,7 @@ TEST(ConfigTma, ValidConfigsPassEveryRule) {
   c.PAD_A = 4;
   c.GROUP_M = 8;
   c.FMA_ORDER = 1;
-  c.TMA = 1;
+  c.family = "ws_tma";
   EXPECT_EQ(c, named(kTma64));
 }
 
@@ -627,27 +629,61 @@ TEST(ConfigTma, NamesTakeTheMSuffixLastAndRoundTrip) {
   // After PACK's and STAGE_C's suffixes (a name, not a valid config: tma_flag).
   const std::string all = "wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_x1_c1_m1";
   ASSERT_TRUE(from_name(all).has_value());
-  EXPECT_EQ(from_name(all)->TMA, 1);
+  EXPECT_EQ(from_name(all)->family, "ws_tma");
   EXPECT_EQ(to_name(*from_name(all)), all);
   const std::string base = "wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3";
-  for (const char* bad : {"_m0", "_m1_c1", "_m1_x1", "_m1_m1", "_m", "_m01"}) {
+  for (const char* bad : {"_m0", "_m2", "_m1_c1", "_m1_x1", "_m1_m1", "_m", "_m01"}) {
     EXPECT_FALSE(from_name(base + bad).has_value()) << base + bad;
   }
-  // The seed's names have no suffix and mean TMA = 0.
+  // The seed's names have no suffix and are the warp-tiling family's.
   EXPECT_EQ(to_name(seed()).find("_m1"), std::string::npos);
-  EXPECT_EQ(named("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1").TMA, 0);
-  // JSON: one key, defaulting to 0.
-  nlohmann::json j = named(kTma64);
-  EXPECT_EQ(j.at("TMA").get<int>(), 1);
-  EXPECT_EQ(j.get<WarpTileConfig>(), named(kTma64));
-  j.erase("TMA");
-  EXPECT_EQ(j.get<WarpTileConfig>().TMA, 0);
+  EXPECT_EQ(named("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1").family, "warptile");
 }
 
-// TMA: a flag like PACK and STAGE_C (its derive() is the template's: the TMA layout is separate).
-TEST(ConfigTma, TmaIsAFlagWithItsOwnSuffixAndRule) {
-  // (The seed's "_mb1" holds "_m": the suffix with its value.)
-  expect_flag_knob(kTma64, &WarpTileConfig::TMA, "TMA", "_m1", "tma_flag");
+// The family is the config's id, not a knob: _m1 is the TMA family's name suffix (what TMA = 1
+// wrote when a field named the family), and the JSON of the two built-in families keeps the key
+// TMA that releases before ids wrote, so they and older readers read the same config.
+TEST(ConfigTma, TheFamilyIsAnIdThatOldNamesAndJsonStillSpell) {
+  const auto tma = named(kTma64);
+  EXPECT_EQ(&family_of(tma), find_family("ws_tma"));
+  EXPECT_EQ(find_family("ws_tma")->name_suffix(), "_m1");
+  EXPECT_EQ(find_family("ws_tma")->legacy_tma(), 1);
+  EXPECT_EQ(find_family("warptile")->legacy_tma(), 0);
+  EXPECT_EQ(family_of_legacy_tma(1), find_family("ws_tma"));
+  EXPECT_EQ(family_of_legacy_tma(2), nullptr);
+  // The same fields under the other id: the warp-tiling config, whose name has no _m1.
+  auto wt = tma;
+  wt.family = "warptile";
+  EXPECT_EQ(to_name(wt), kTma64.substr(0, kTma64.size() - 3));
+  EXPECT_EQ(from_name(to_name(wt)), wt);
+
+  // JSON as earlier releases wrote it: "TMA": 1, "TMA": 0 or no key.
+  nlohmann::json j = tma;
+  EXPECT_EQ(j.at("TMA").get<int>(), 1);
+  EXPECT_FALSE(j.contains("family"));
+  EXPECT_EQ(j.get<WarpTileConfig>(), tma);
+  j.erase("TMA");
+  EXPECT_EQ(j.get<WarpTileConfig>(), wt);
+  j["TMA"] = 0;
+  EXPECT_EQ(j.get<WarpTileConfig>(), wt);
+  // By id, and both when they agree.
+  j.erase("TMA");
+  j["family"] = "ws_tma";
+  EXPECT_EQ(j.get<WarpTileConfig>(), tma);
+  j["TMA"] = 1;
+  EXPECT_EQ(j.get<WarpTileConfig>(), tma);
+  j["TMA"] = 0;
+  EXPECT_THROW((void)j.get<WarpTileConfig>(), InputError);
+  j.erase("TMA");
+  for (const auto bad : {nlohmann::json("nope"), nlohmann::json(1)}) {
+    j["family"] = bad;
+    EXPECT_THROW((void)j.get<WarpTileConfig>(), InputError) << bad;
+  }
+  j.erase("family");
+  for (const auto bad : {nlohmann::json(2), nlohmann::json(-1), nlohmann::json("1")}) {
+    j["TMA"] = bad;
+    EXPECT_THROW((void)j.get<WarpTileConfig>(), InputError) << bad;
+  }
 }
 
 // The TMA kernel stores C from registers (STAGE_C = 0); with PACK it runs on the panels, which any
@@ -688,7 +724,7 @@ TEST(ConfigTma, TransposeNeedsWholeFloat4sPerProducerThread) {
   expect_only_rule("wt_16x128x16_w16x32_wn1_t4x4_n128_mb2_s3_m1", "tma_transpose", "16x16");
   // With TMA = 0 the same tile is loaded by its threads: 256 floats of A, half a pass.
   auto c = named("wt_16x128x16_w16x32_wn1_t4x4_n128_mb2_s3_m1");
-  c.TMA = 0;
+  c.family = "warptile";
   c.STAGES = 2;
   EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"load_stride_a"}));
 }
@@ -710,7 +746,7 @@ TEST(ConfigTma, ConsumersAndProducerAreWholeWarpgroups) {
                    "NUM_THREADS = 192");
   // The template has no producer: 64 threads are fine there.
   auto c = named("wt_64x64x32_w64x32_wn1_t4x4_n64_mb2_s3_m1");
-  c.TMA = 0;
+  c.family = "warptile";
   c.STAGES = 1;
   EXPECT_TRUE(check(c).empty()) << check(c).front().rule;
 }
@@ -751,7 +787,7 @@ TEST(ConfigTma, StagesAreTwoToEightAndCountInSharedMemory) {
   }
   // Without TMA, 3 stages is the template's pipeline_stages.
   auto c = named(kTma64);
-  c.TMA = 0;
+  c.family = "warptile";
   EXPECT_EQ(rule_names(check(c, roomy())), (std::vector<std::string>{"pipeline_stages"}));
 }
 
@@ -805,7 +841,7 @@ TEST(ConfigTma, SharedMemoryIsTheSmallestLayoutPlusBarriersThenEachLayoutByShape
 TEST(ConfigTma, ThreadLimitsCountTheProducerWarpgroup) {
   const auto c = named(kTma64);
   auto plain = c;  // the template's twin: one stage, no producer
-  plain.TMA = 0;
+  plain.family = "warptile";
   plain.STAGES = 1;
   ASSERT_TRUE(check(plain).empty()) << check(plain).front().rule;
   Limits block;
@@ -840,7 +876,7 @@ TEST(ConfigTma, FourByFourThreadTilesOnly) {
   const std::string name = "wt_64x128x32_w64x16_wn2_t2x4_n256_mb1_s3_p4_g8_o1_m1";
   expect_only_rule(name, "float4_alignment", "TM = 2");
   auto plain = named(name);
-  plain.TMA = 0;
+  plain.family = "warptile";
   plain.STAGES = 1;
   EXPECT_TRUE(check(plain).empty()) << check(plain).front().rule;
 }
@@ -851,7 +887,7 @@ TEST(ConfigTma, NoLoadPassesAreNeeded) {
   EXPECT_EQ(derive(c).A_PASSES, 0);
   EXPECT_TRUE(check(c).empty()) << check(c).front().rule;
   auto plain = c;
-  plain.TMA = 0;
+  plain.family = "warptile";
   EXPECT_EQ(rule_names(check(plain)), (std::vector<std::string>{"load_stride_a"}));
 }
 
@@ -866,7 +902,7 @@ TEST(ConfigTma, TmaZeroConfigsAreUnaffected) {
     }
   }
   for (const auto& c : e.survivors) {
-    EXPECT_EQ(c.TMA, 0);
+    EXPECT_EQ(c.family, "warptile");
   }
   // Configs that break TMA rules' conditions as TMA = 0 keep their TMA = 0 verdicts.
   for (const char* name :

@@ -136,7 +136,7 @@ TEST(EdgeCases, Float4EdgeCasesPutEdgeTilesOnTheMainLoopInEveryLayout) {
 TEST(EdgeCases, TmaConfigsGetTheSameShapesWithRowsTheCopiesCanRead) {
   const auto plain = test::config("wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3");
   auto tma = plain;
-  tma.TMA = 1;
+  tma.family = "ws_tma";
   for (const std::string layout : {"NN", "NT", "TN", "TT"}) {
     SCOPED_TRACE(layout);
     const auto a = edge_cases(plain, layout), b = edge_cases(tma, layout);

@@ -185,7 +185,7 @@ TEST(IndexSimTma, NeedsNoThreadLoadPasses) {
   const auto r = simulate_config(c);
   EXPECT_TRUE(r.ok()) << r.summary();
   auto plain = c;
-  plain.TMA = 0;
+  plain.family = "warptile";
   EXPECT_EQ(joined(structural_violations(plain)), "load_stride_a");
   EXPECT_TRUE(simulate_block(plain).has("as_hole"));
 }
@@ -249,11 +249,11 @@ TEST(IndexSimTma, EachRuleBreakIsCaughtWhereTheKernelBreaks) {
   }
   // The same tiles with TMA = 0 where the template runs them: the TMA rules were the reason.
   auto tm2 = named("wt_64x128x32_w64x16_wn2_t2x4_n256_mb1_s3_p4_g8_o1_m1");
-  tm2.TMA = 0;
+  tm2.family = "warptile";
   tm2.STAGES = 1;
   EXPECT_TRUE(simulate_config(tm2).ok());
   auto wg = named("wt_64x64x32_w64x32_wn1_t4x4_n64_mb2_s3_m1");
-  wg.TMA = 0;
+  wg.family = "warptile";
   wg.STAGES = 1;
   EXPECT_TRUE(simulate_config(wg).ok());
 }
@@ -394,7 +394,7 @@ TEST(IndexSimTmaMutation, EveryBrokenTmaFunctionIsCaughtWhereItIsUsed) {
     expect_broken_in(c, mu.ix, mu.layouts, mu.kinds, mu.what);
     // The template never calls them: a TMA = 0 config is clean under every one.
     auto plain = c;
-    plain.TMA = 0;
+    plain.family = "warptile";
     plain.STAGES = 1;
     EXPECT_TRUE(simulate_config(plain).ok()) << mu.what;
   }
@@ -419,7 +419,7 @@ TEST(IndexSimTmaMutation, ASplitOfPartialSlicesCopiesKTwice) {
   EXPECT_NE(detail_of(r, "tma_k_overlap").find("zeros only past K"), std::string::npos)
       << r.summary();
   // The template reads only its own split's k: no TMA defect there.
-  c.TMA = 0;
+  c.family = "warptile";
   c.STAGES = 1;
   const auto plain = simulate_grid_with(c, 300, 200, 1000, ix);
   EXPECT_FALSE(plain.has("tma_k_overlap")) << plain.summary();

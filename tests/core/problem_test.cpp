@@ -95,7 +95,7 @@ TEST(CheckShape, AnyShapeOfTheFourLayoutsIsServed) {
 // layout) multiples of 4. The same shape stays open to TMA = 0 configs.
 TEST(CheckShape, TmaConfigsNeedRowsOfWholeFloat4s) {
   auto tma = seed();
-  tma.TMA = 1;
+  tma.family = "ws_tma";
   const struct {
     const char* shape;
     const char* layout;

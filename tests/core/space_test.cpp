@@ -86,8 +86,8 @@ TEST(Space, AUnionJoinsTheSurvivorsOfItsParts) {
   EXPECT_EQ(u.total, d.total + t.total);
   ASSERT_EQ(u.survivors.size(), d.survivors.size() + t.survivors.size());
   EXPECT_TRUE(std::equal(d.survivors.begin(), d.survivors.end(), u.survivors.begin()));
-  for (const auto& c : t.survivors) EXPECT_EQ(c.TMA, 1) << to_name(c);
-  for (const auto& c : d.survivors) EXPECT_EQ(c.TMA, 0) << to_name(c);
+  for (const auto& c : t.survivors) EXPECT_EQ(c.family, "ws_tma") << to_name(c);
+  for (const auto& c : d.survivors) EXPECT_EQ(c.family, "warptile") << to_name(c);
   long long rejected = 0;
   for (const auto& r : u.rejections) rejected += r.first;
   EXPECT_EQ(rejected, u.total - static_cast<long long>(u.survivors.size()));
@@ -119,7 +119,7 @@ TEST(Space, TmaSmallHoldsSmallTmaBlocksAndItsWinners) {
   ASSERT_FALSE(all.survivors.empty());
   std::set<std::string> names;
   for (const auto& c : all.survivors) {
-    EXPECT_EQ(c.TMA, 1) << to_name(c);
+    EXPECT_EQ(c.family, "ws_tma") << to_name(c);
     EXPECT_EQ(c.NUM_THREADS, 128) << to_name(c);
     EXPECT_TRUE(c.MIN_BLOCKS == 2 || c.MIN_BLOCKS == 3) << to_name(c);
     names.insert(to_name(c));
@@ -309,6 +309,83 @@ TEST_F(SpaceFile, Bk6CanNeverBeValid) {
 
 TEST_F(SpaceFile, NumThreads100CanNeverBeValid) {
   expect_param_error("NUM_THREADS", {128, 100}, {"NUM_THREADS", "100"});
+}
+
+// A space selects kernel families by id; the field TMA of earlier releases' spaces is an alias
+// (0 the warp-tiling family, 1 the TMA-fed one) and enumerates the very same configs, the family
+// varying fastest as TMA did. Constraints still read TMA as the family's legacy value.
+TEST_F(SpaceFile, FamiliesAreSelectedByIdAndTheLegacyTmaListMeansTheSame) {
+  auto j = base_space();
+  j["parameters"]["STAGES"] = {2};
+  j["parameters"]["BK"] = {16};
+  j["parameters"]["NUM_THREADS"] = {256};  // 128 would leave the TMA kernel's registers uncapped
+  j["parameters"]["family"] = {"warptile", "ws_tma"};
+  const auto by_id = load_space(write(j.dump()));
+  EXPECT_EQ(by_id.families, (std::vector<std::string>{"warptile", "ws_tma"}));
+  EXPECT_EQ(by_id.combinations(), 2 * 2 * 2 * 2 * 2 * 2 * 2);
+  j["parameters"].erase("family");
+  j["parameters"]["TMA"] = {0, 1};
+  const auto by_tma = load_space(write(j.dump()));
+  EXPECT_EQ(by_tma.families, by_id.families);
+  const auto a = enumerate(by_id), b = enumerate(by_tma);
+  EXPECT_EQ(a.total, b.total);
+  ASSERT_EQ(a.survivors, b.survivors);
+  std::set<std::string> fams;
+  for (const auto& c : a.survivors) fams.insert(c.family);
+  EXPECT_EQ(fams, (std::set<std::string>{"warptile", "ws_tma"}));
+  // Neither: the default family alone, as TMA's default 0 was.
+  j["parameters"].erase("TMA");
+  EXPECT_EQ(load_space(write(j.dump())).families, (std::vector<std::string>{"warptile"}));
+  // A constraint over TMA keeps its sense.
+  j["parameters"]["family"] = {"warptile", "ws_tma"};
+  j["constraints"] = {"TMA == 1"};
+  const auto only_tma = enumerate(load_space(write(j.dump())));
+  ASSERT_FALSE(only_tma.survivors.empty());
+  for (const auto& c : only_tma.survivors) EXPECT_EQ(c.family, "ws_tma") << to_name(c);
+
+  expect_param_error("family", {"warptile", "nope"}, {"family", "nope", "ws_tma"});
+  expect_param_error("family", {"ws_tma", "ws_tma"}, {"family", "twice"});
+  expect_param_error("family", nlohmann::json::array(), {"family"});
+  expect_param_error("TMA", {0, 2}, {"TMA", "2", "tma_flag"});
+  auto both = base_space();
+  both["parameters"]["TMA"] = {1};
+  both["parameters"]["family"] = {"ws_tma"};
+  expect_error(both.dump(), {"family", "TMA"});
+}
+
+// The built-in TMA spaces select their family by id; as the files of earlier releases wrote them
+// ("TMA": [1]) they enumerate the same configs, in the same order.
+TEST_F(SpaceFile, TheTmaSpacesAsEarlierReleasesWroteThemEnumerateTheSame) {
+  for (const char* name : {"tma", "tma-small", "tma-pack", "tma-split"}) {
+    SCOPED_TRACE(name);
+    std::ifstream in(std::string(SGT_TEST_SOURCE_DIR) + "/search_spaces/" + name + ".json");
+    auto j = nlohmann::json::parse(in);
+    ASSERT_EQ(j.at("parameters").at("family"), nlohmann::json({"ws_tma"}));
+    j["parameters"].erase("family");
+    j["parameters"]["TMA"] = {1};
+    const auto old = enumerate(load_space(write(j.dump())));
+    const auto now = enumerate(load_space(name));
+    EXPECT_EQ(old.total, now.total);
+    EXPECT_FALSE(now.survivors.empty());
+    EXPECT_EQ(old.survivors, now.survivors);
+  }
+}
+
+// A value that breaks a rule whatever the other fields are is judged by the families the space
+// selects: STAGES 3 is the TMA ring's, never the warp-tiling template's, and BK 6 neither's.
+TEST_F(SpaceFile, ImpossibleValuesAreThoseOfEverySelectedFamily) {
+  auto j = base_space();
+  j["parameters"]["STAGES"] = {2, 3};
+  expect_error(j.dump(), {"STAGES", "3", "pipeline_stages"});
+  j["parameters"]["family"] = {"ws_tma"};
+  EXPECT_NO_THROW(load_space(write(j.dump())));
+  j["parameters"]["STAGES"] = {1, 2};
+  expect_error(j.dump(), {"STAGES", "1", "pipeline_stages"});
+  j["parameters"]["family"] = {"warptile", "ws_tma"};
+  j["parameters"]["STAGES"] = {1, 2, 3, 8};
+  EXPECT_NO_THROW(load_space(write(j.dump())));
+  j["parameters"]["STAGES"] = {9};
+  expect_error(j.dump(), {"STAGES", "9", "pipeline_stages"});
 }
 
 TEST_F(SpaceFile, BadConstraintExpression) {

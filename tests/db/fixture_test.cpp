@@ -11,8 +11,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <sqlite3.h>
@@ -137,6 +140,55 @@ TEST(ReleaseFixture, AWritersOpenLabelsEveryStoredConfigWithItsFamily) {
                     false);
   ASSERT_EQ(q.exit_code, 0) << q.out;
   EXPECT_EQ(nlohmann::json::parse(q.out).at("config_name"), kCurrentWinner);
+}
+
+// The previous release stored each config's family as its field TMA (a column, and _m1 in the
+// name). Read as it is (no family column yet) and after a writer's migration, every stored config
+// is the same config: the family TMA named, every field its column's value, and its canonical
+// name the stored one, byte for byte.
+TEST(ReleaseFixture, StoredConfigsKeepTheirFamilyNameAndFieldsAfterTheTmaFieldBecameTheFamilyId) {
+  test::TempDir dir;
+  const auto db = dir.path() / "tuning.db";
+  fs::copy_file(fixture(), db);
+  struct Row {
+    int tma;
+    std::map<std::string, int> fields;
+  };
+  std::map<std::string, Row> stored;
+  {
+    Connection c(db, SQLITE_OPEN_READONLY, 1000);
+    std::string cols;
+    for (const auto& f : kConfigFields) cols += fmt::format(", \"{}\"", f.name);
+    Stmt s(c, "SELECT name, TMA" + cols + " FROM configs");
+    while (s.step()) {
+      Row r{s.int32(1), {}};
+      for (size_t i = 0; i < kConfigFields.size(); ++i)
+        r.fields[std::string(kConfigFields[i].name)] = s.int32(2 + static_cast<int>(i));
+      stored.emplace(s.text(0), r);
+    }
+  }
+  ASSERT_EQ(stored.size(), 219u);
+  const auto expect_same = [&](const std::vector<StoredTrial>& trials) {
+    std::set<std::string> seen;
+    for (const auto& st : trials) {
+      const auto& t = st.trial;
+      const auto it = stored.find(t.config_name);
+      ASSERT_NE(it, stored.end()) << t.config_name;
+      EXPECT_EQ(t.config.family, it->second.tma == 1 ? "ws_tma" : "warptile") << t.config_name;
+      EXPECT_EQ(to_name(t.config), t.config_name);
+      EXPECT_EQ(from_name(t.config_name), t.config) << t.config_name;
+      for (const auto& f : kConfigFields)
+        EXPECT_EQ(t.config.*f.member, it->second.fields.at(std::string(f.name)))
+            << t.config_name << " " << f.name;
+      seen.insert(t.config_name);
+    }
+    EXPECT_EQ(seen.size(), 219u);
+  };
+  expect_same(SqliteStore::open(db, OpenMode::read_only).trials());
+  expect_same(SqliteStore::open(db, OpenMode::read_write).trials());
+  // The old column stays (an older release reading the file finds it), unwritten by this one.
+  Connection c(db, SQLITE_OPEN_READONLY, 1000);
+  EXPECT_TRUE(column_names(c, "configs").contains("TMA"));
 }
 
 bool wal_or_shm_beside(const fs::path& db) {

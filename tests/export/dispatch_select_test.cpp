@@ -36,6 +36,11 @@ bool contains(const std::string& s, const std::string& needle) {
   return s.find(needle) != std::string::npos;
 }
 
+// Whether table config i is of the TMA-fed family (the table names each config's family).
+bool tma_family(int i) {
+  return std::string(table::kConfigFamilies[i]) == "ws_tma";
+}
+
 int config_index(const std::string& name) {
   for (int i = 0; i < table::kConfigCount; ++i) {
     if (name == table::kConfigNames[i]) return i;
@@ -58,12 +63,13 @@ TEST(ExportDispatchSelect, TheFixtureTableIsTheOneTheseTestsAssume) {
   EXPECT_EQ(table::kConfigNames[1], sgt::test::kConfigTmaSplit);
   EXPECT_EQ(table::kConfigNames[2], sgt::test::kConfigTma);
   EXPECT_EQ(table::kConfigNames[3], sgt::test::kConfigB);
-  EXPECT_EQ(table::kConfigs[1].TMA, 1);
+  EXPECT_TRUE(tma_family(1));
   EXPECT_EQ(table::kConfigs[1].SPLIT_K, 4);
-  EXPECT_EQ(table::kConfigs[2].TMA, 1);
-  EXPECT_EQ(table::kConfigs[3].TMA, 0);
+  EXPECT_TRUE(tma_family(2));
+  EXPECT_FALSE(tma_family(3));
+  EXPECT_STREQ(table::kConfigFamilies[3], "warptile");
   EXPECT_EQ(table::kConfigNames[4], sgt::test::kConfigTmaPack);
-  EXPECT_EQ(table::kConfigs[4].TMA, 1);
+  EXPECT_TRUE(tma_family(4));
   EXPECT_EQ(table::kConfigs[4].PACK, 1);
   EXPECT_STREQ(table::kGpus[0].name, sgt::test::kOddGpuName.c_str());
   EXPECT_STREQ(table::kDatabase, SGT_EXPORT_FIXTURE_DB);
@@ -334,7 +340,7 @@ TEST(ExportDispatchSelect, TmaWinnersServeTheCallsMeantForThem) {
     const auto call = tma_call(t);
     const auto c = choose(kH200, call, all_usable);
     ASSERT_EQ(c.path, Path::kernel) << t.what << ": " << c.why;
-    EXPECT_EQ(table::kConfigs[c.config].TMA, 1) << t.what << ": " << describe(kH200, call, c);
+    EXPECT_TRUE(tma_family(c.config)) << t.what << ": " << describe(kH200, call, c);
     if (t.split) {
       EXPECT_EQ(config_name(c), sgt::test::kConfigTmaSplit) << t.what;
       split += sgt_kernel::launch_dims(t.M, t.N, t.K, 64, 128, 32, 4).grid_z > 1;
@@ -376,8 +382,7 @@ TEST(ExportDispatchSelect, TmaWinnerIsPassedOverForOperandsItsCopiesCannotRead) 
     const auto c = choose(kH200, call, all_usable);
     ASSERT_EQ(c.path, Path::kernel) << t.what << ": " << c.why;
     // A winner that takes any operands: the thread-loaded kernel, or the TMA kernel on panels.
-    EXPECT_TRUE(table::kConfigs[c.config].TMA == 0 || table::kConfigs[c.config].PACK == 1)
-        << t.what;
+    EXPECT_TRUE(!tma_family(c.config) || table::kConfigs[c.config].PACK == 1) << t.what;
     EXPECT_EQ(c.source, Source::nearest) << t.what;
     const std::string why =
         t.a_offset ? "pointer not 16-byte aligned" : "leading dimension not a multiple of 4";
@@ -396,27 +401,27 @@ TEST(ExportDispatchSelect, TmaWinnerIsPassedOverForOperandsItsCopiesCannotRead) 
   call.lda = 1;
   call.A += 4;
   const auto k0 = choose(kH200, call, all_usable);
-  EXPECT_EQ(table::kConfigs[k0.config].TMA, 1) << describe(kH200, call, k0);
+  EXPECT_TRUE(tma_family(k0.config)) << describe(kH200, call, k0);
 }
 
 TEST(ExportDispatchSelect, TmaConfigsThisBuildCannotRunArePassedOver) {
   const auto no_tma = [](int config) {
-    return table::kConfigs[config].TMA == 1
-               ? std::string("it is a TMA = 1 kernel, which has a body only in an sm_90a image")
+    return tma_family(config)
+               ? std::string("it is a TMA-fed kernel, which has a body only in an sm_90a image")
                : std::string();
   };
   for (const auto& t : sgt::test::tma_cases()) {
     const auto call = tma_call(t);
     const auto c = choose(kH200, call, no_tma);
     ASSERT_EQ(c.path, Path::kernel) << t.what << ": " << c.why;
-    EXPECT_EQ(table::kConfigs[c.config].TMA, 0) << t.what;
+    EXPECT_FALSE(tma_family(c.config)) << t.what;
     EXPECT_TRUE(contains(c.why, "only in an sm_90a image")) << t.what << ": " << c.why;
   }
 }
 
 // The TMA operand rule: tma_refusal is sgt_kernel::tma_operand's (the export compile test runs
 // both over the same operands with nvcc).
-// A TMA = 1 config is passed over for a call in a layout whose staging boxes its stages cannot
+// A TMA-fed config is passed over for a call in a layout whose staging boxes its stages cannot
 // hold (the tuner's shape_tma_shared_memory: a default or nearest shape of another layout must not
 // send it there), and with PACK it reads the panels: any operands, every layout (the TN instance).
 TEST(ExportDispatchSelect, TmaMisfitFollowsTheLayoutsSharedMemoryAndPackReadsAnyOperands) {
@@ -424,7 +429,11 @@ TEST(ExportDispatchSelect, TmaMisfitFollowsTheLayoutsSharedMemoryAndPackReadsAny
   table::Config big{};
   big.BM = 64, big.BN = 256, big.BK = 32, big.WM = 32, big.WN = 64, big.WNITER = 2, big.TM = 8,
   big.TN = 4, big.NUM_THREADS = 256, big.MIN_BLOCKS = 1, big.STAGES = 3, big.PAD_A = 4,
-  big.GROUP_M = 8, big.SPLIT_K = 1, big.FMA_ORDER = 3, big.TMA = 1;
+  big.GROUP_M = 8, big.SPLIT_K = 1, big.FMA_ORDER = 3;
+  // Launched as the TMA family (formats 6 and 7 derived it so from their field TMA).
+  const auto misfit = [](const table::Config& c, const Call& call) {
+    return detail::misfit(c, derive_launch_facts(c, true), call);
+  };
   EXPECT_LE(tma_block_bytes(big, false, false), kTmaSharedLimit);
   EXPECT_GT(tma_block_bytes(big, false, true), kTmaSharedLimit);
   Call nn = packed(4096, 4096, 4096);

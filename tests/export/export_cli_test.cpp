@@ -115,12 +115,14 @@ TEST_F(ExportCli, JsonHoldsTheSameTable) {
   EXPECT_EQ(h200.at("default").at("shape"), 10);
 }
 
-// TMA = 1 winners travel like the others: the field in every config, the X-list row, the name.
-TEST_F(ExportCli, TmaWinnersCarryTheirKnobInHeaderAndJson) {
+// Winners of the TMA family travel like the others: the family in every config (its JSON as
+// earlier releases wrote it, "TMA": 1), the X-list row, the name.
+TEST_F(ExportCli, TmaWinnersCarryTheirFamilyInHeaderAndJson) {
   const auto j = export_json();
   EXPECT_EQ(j.at("tma_kernel_hash"), find_family("ws_tma")->source_hash());
   EXPECT_EQ(j.at("kernel_hash"), kernel_source_hash());
-  EXPECT_EQ(j.at("fields").back(), "TMA");
+  EXPECT_EQ(j.at("fields").back(), "STAGE_C");
+  EXPECT_EQ(j.at("configs")[4].at("family"), "ws_tma");
   const auto& configs = j.at("configs");
   ASSERT_EQ(configs.size(), 5u);
   EXPECT_EQ(configs[4].at("name"), test::kConfigTmaPack);
@@ -150,12 +152,13 @@ TEST_F(ExportCli, TmaWinnersCarryTheirKnobInHeaderAndJson) {
   const auto r = cli("export --format cpp -o " + sh_quote(out("t.hpp")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto h = test::read_file(out("t.hpp"));
-  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 8\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 9\n")) << h;
   EXPECT_TRUE(contains(h, "  X(2, " + test::field_values(*from_name(kConfigTma)) + ") \\\n")) << h;
   EXPECT_TRUE(
-      contains(h, "  X(1, 64, 128, 32, 32, 32, 1, 4, 4, 256, 1, 3, 4, 8, 4, 1, 0, 0, 0, 1) \\\n"))
+      contains(h, "  X(1, 64, 128, 32, 32, 32, 1, 4, 4, 256, 1, 3, 4, 8, 4, 1, 0, 0, 0) \\\n"))
       << h;
-  EXPECT_TRUE(contains(h, "  int TMA;  // ")) << h;
+  EXPECT_FALSE(contains(h, "  int TMA;  // ")) << h;  // format 9: the family is no field
+  EXPECT_TRUE(contains(h, "  X(1, tensor_maps, (sgemm_ws_tma<")) << h;
   EXPECT_TRUE(contains(h, "inline constexpr const char* kTmaKernelHash = \"" +
                               find_family("ws_tma")->source_hash() + "\";"))
       << h;
@@ -175,7 +178,7 @@ TEST_F(ExportCli, TmaWinnerBreakingARuleItsKernelAssertsIsSkippedWithAWarning) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "warning: skipping the winner " + broken + " of 256x256x256"))
       << r.out;
-  EXPECT_TRUE(contains(r.out, "with TMA = 1 the ring has 2 to 8 stages")) << r.out;
+  EXPECT_TRUE(contains(r.out, "in family ws_tma the ring has 2 to 8 stages")) << r.out;
   EXPECT_FALSE(contains(test::read_file(out("t.hpp")), broken));
 }
 

@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "export_test_util.hpp"
 #include "fixture_db.hpp"
 #include "store.hpp"
@@ -61,8 +63,12 @@ static_assert(t::kConfigs[0] == t::Config{)" +
                                    test::field_values(*from_name(test::kConfigA)) + R"(}, "A");
 static_assert(t::kConfigs[2] == t::Config{)" +
                                    test::field_values(*from_name(test::kConfigTma)) + R"(}, "TMA");
-static_assert(t::kConfigs[1].TMA == 1 && t::kConfigs[1].SPLIT_K == 4 && t::kConfigs[0].TMA == 0,
+static_assert(t::kConfigs[1].SPLIT_K == 4 && t::kConfigLaunch[1].abi == 1 &&
+                  t::kConfigLaunch[0].abi == 0,
               "TMA split");
+static_assert(t::kConfigFamilies[1][0] == 'w' && t::kConfigFamilies[1][1] == 's' &&
+                  t::kConfigFamilies[0][1] == 'a',
+              "families: ws_tma, warptile");
 static_assert(t::kConfigs[3].BN == 128 && t::kConfigs[3].TM == 8 && t::kConfigs[3].MIN_BLOCKS == 1,
               "B");
 constexpr const t::Gpu& h200 = t::kGpus[2];
@@ -74,12 +80,15 @@ static_assert(t::kShapes[h200.first_shape + 2].K == 100 && t::kShapes[h200.first
 static_assert(t::kGpus[1].shape_count == 0 && t::kGpus[1].default_shape == -1, "");
 #define SGT_COUNT(index, ...) +1
 static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT) == t::kConfigCount, "");
-// The X-list's last field is TMA: one row per TMA = 1 config.
-#define SGT_COUNT_TMA(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
-                      SPLIT_K, FMA_ORDER, PAD_B, PACK, STAGE_C, TMA)                          \
-  +(TMA == 1 ? 1 : 0)
-static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT_TMA) == 3, "");
-static_assert(t::kConfigs[4].TMA == 1 && t::kConfigs[4].PACK == 1, "TMA on panels");
+// The X-list's rows are the template's fields, STAGE_C last; the family is no field: one
+// tensor-maps launch per config of the TMA family.
+#define SGT_COUNT_TMA(index, launch, ...) +(sizeof(#launch) == sizeof("tensor_maps") ? 1 : 0)
+static_assert(0 SGT_TUNED_INSTANCES(SGT_COUNT_TMA) == 3, "");
+#define SGT_LAST_FIELD(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
+                       SPLIT_K, FMA_ORDER, PAD_B, PACK, STAGE_C)                              \
+  +(STAGE_C >= 0 ? 1 : 0)
+static_assert(0 SGT_TUNED_CONFIGS(SGT_LAST_FIELD) == t::kConfigCount, "");
+static_assert(t::kConfigLaunch[4].abi == 1 && t::kConfigs[4].PACK == 1, "TMA on panels");
 static_assert(t::kShapes[h200.first_shape + 12].M == 4100 && t::kShapes[h200.first_shape + 12].config == 4,
               "");
 static void hex(const char* s) {
@@ -260,26 +269,41 @@ TEST(ExportHeaderCompile, ATableOfFormat7StillBuilds) {
   }
   const auto inc = dir.path() / "include";
   export_header(db, inc);
-  // Format 8's additions out, and the version back to 7: what format 7 wrote.
+  // Format 8's additions out, format 9's removal back (the field TMA, last, 1 for the one
+  // config, of the TMA family), and the version back to 7: what format 7 wrote.
   std::istringstream in(test::read_file(inc / "sgemm_tuned_table.hpp"));
   std::string old, line;
-  bool skip = false;
-  int dropped = 0;
+  bool skip = false, in_configs = false;
+  int dropped = 0, tma_rows = 0;
   while (std::getline(in, line)) {
     const bool starts = line.starts_with("// X(index, launch") ||
                         line.starts_with("// How a config's kernel is launched") ||
                         line.starts_with("inline constexpr Launch kConfigLaunch");
     if (starts) skip = true, ++dropped;
     if (!skip) {
-      if (line == "#define SGT_TUNED_TABLE_FORMAT_VERSION 8") line.back() = '7';
-      if (line == "inline constexpr int kFormatVersion = 8;")
+      if (line == "#define SGT_TUNED_TABLE_FORMAT_VERSION 9") line.back() = '7';
+      if (line == "inline constexpr int kFormatVersion = 9;")
         line = "inline constexpr int kFormatVersion = 7;";
+      if (line.starts_with("  X(0, ") && line.ends_with(")")) line.insert(line.size() - 1, ", 1");
+      if (in_configs && line.starts_with("    {"))
+        line.insert(line.find("},  // "), ", 1"), ++tma_rows;
+      in_configs = line.starts_with("inline constexpr Config kConfigs[] = {") ||
+                   (in_configs && line != "};");
+      if (line.starts_with("  int STAGE_C;")) line += "\n  int TMA;";
+      if (line == "       && a.STAGE_C == b.STAGE_C;")
+        line = "       && a.STAGE_C == b.STAGE_C\n       && a.TMA == b.TMA;";
+      if (line.starts_with("inline constexpr int kFieldCount = "))
+        line = fmt::format("inline constexpr int kFieldCount = {};", kConfigFields.size() + 1);
+      if (line.starts_with("inline constexpr const char* kFieldNames[]"))
+        line.insert(line.rfind('}'), ", \"TMA\"");
       old += line + "\n";
     }
     if (skip && (line.starts_with("#define SGT_TUNED_KERNEL_FILE_COUNT") || line == "};"))
       skip = false;
   }
   ASSERT_EQ(dropped, 3) << old;
+  ASSERT_EQ(tma_rows, 1) << old;
+  ASSERT_TRUE(contains(old, "inline constexpr int kConfigCount = 1;")) << old;
   ASSERT_FALSE(contains(old, "SGT_TUNED_INSTANCES")) << old;
   ASSERT_FALSE(contains(old, "Launch")) << old;
   ASSERT_TRUE(contains(old, "#define SGT_TUNED_TABLE_FORMAT_VERSION 7\n")) << old;

@@ -148,36 +148,43 @@ TEST(ExportTable, HeaderSaysWhatGeneratedItFromWhichDatabaseAndWhen) {
   EXPECT_TRUE(contains(h, "inline constexpr const char* kKernelHash = \"abc123\";"));
   EXPECT_TRUE(contains(h, "inline constexpr const char* kTmaKernelHash = \"def456\";"));
   EXPECT_TRUE(contains(head, "kernel source hashes warptile abc123, ws_tma def456")) << head;
-  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 8\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 9\n")) << h;
 }
 
-// A TMA = 1 winner is a config like any other: its knob is the last field of the X-list row, of
-// kConfigs and of the JSON config, and its name carries _m1.
-TEST(ExportTable, TmaConfigsCarryTheKnobEverywhere) {
+// A winner of the TMA family is a config like any other: its family is its id (kConfigFamilies,
+// the JSON's "family"), not a field of the X-list row or of kConfigs; its JSON config writes the
+// family as earlier releases did ("TMA": 1), and its name carries _m1.
+TEST(ExportTable, TmaConfigsCarryTheirFamilyEverywhere) {
   Table t = sample_table("x.db");
   t.gpus[0].shapes.push_back(table_shape(300, 200, 100, test::kConfigTma, 0.01, 0.01, "TN"));
   choose_default(t.gpus[0], kFallback, kConfigA);
   const auto tma = *from_name(test::kConfigTma);
-  ASSERT_EQ(tma.TMA, 1);
-  ASSERT_EQ(std::string(kConfigFields.back().name), "TMA");
+  ASSERT_EQ(tma.family, "ws_tma");
+  ASSERT_EQ(std::string(kConfigFields.back().name), "STAGE_C");
   const auto values = test::field_values(tma);
-  ASSERT_TRUE(values.ends_with(", 1")) << values;
+  ASSERT_TRUE(values.ends_with(", 0")) << values;
   const auto h = render_cpp(t);
   EXPECT_TRUE(contains(h, "  X(2, " + values + ")\n")) << h;
   EXPECT_TRUE(contains(h, "    {" + values + "},  // " + test::kConfigTma + "\n")) << h;
   EXPECT_TRUE(contains(h, "  X(0, " + test::field_values(*from_name(kConfigA)) + ") \\\n")) << h;
-  EXPECT_TRUE(test::field_values(*from_name(kConfigA)).ends_with(", 0"));
   EXPECT_TRUE(contains(h, "{300, 200, 100, \"TN\", 2, 0.01, 100},  // " + test::kConfigTma)) << h;
-  EXPECT_TRUE(contains(h, "  int TMA;  // 1 = warp-specialised")) << h;
-  EXPECT_TRUE(contains(h, "&& a.TMA == b.TMA;")) << h;
+  EXPECT_FALSE(contains(h, "TMA;")) << h;
+  EXPECT_TRUE(contains(h, "&& a.STAGE_C == b.STAGE_C;")) << h;
+  EXPECT_TRUE(contains(h,
+                       "inline constexpr const char* kConfigFamilies[] = {\n    \"warptile\",\n"
+                       "    \"warptile\",\n    \"ws_tma\",\n};"))
+      << h;
   EXPECT_TRUE(contains(h, "  X(2, tensor_maps, (sgemm_ws_tma<")) << h;
 
   const auto j = nlohmann::json::parse(render_json(t));
   EXPECT_EQ(j.at("tma_kernel_hash"), "def456");
   ASSERT_EQ(j.at("configs").size(), 3u);
   EXPECT_EQ(j.at("configs")[2].at("name"), test::kConfigTma);
+  EXPECT_EQ(j.at("configs")[2].at("family"), "ws_tma");
   EXPECT_EQ(j.at("configs")[2].at("config").at("TMA"), 1);
   EXPECT_EQ(j.at("configs")[0].at("config").at("TMA"), 0);
+  EXPECT_EQ(j.at("configs")[2].at("config").get<WarpTileConfig>(), tma);
+  for (const auto& f : j.at("fields")) EXPECT_NE(f, "TMA");
   const auto& shape = j.at("gpus")[0].at("shapes")[2];
   EXPECT_EQ(shape.at("config").at("TMA"), 1);
   EXPECT_EQ(shape.at("config_index"), 2);
@@ -196,7 +203,7 @@ TEST(ExportTable, EveryConfigCarriesItsFamilyId) {
                        "    \"warptile\",\n    \"warptile\",\n    \"ws_tma\",\n};"))
       << h;
   const auto j = nlohmann::json::parse(render_json(t));
-  EXPECT_EQ(j.at("format_version"), 8);
+  EXPECT_EQ(j.at("format_version"), 9);
   EXPECT_EQ(j.at("configs")[0].at("family"), "warptile");
   EXPECT_EQ(j.at("configs")[2].at("family"), "ws_tma");
   EXPECT_EQ(j.at("gpus")[0].at("shapes")[2].at("family"), "ws_tma");

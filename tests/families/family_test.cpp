@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "config.hpp"
+#include "error.hpp"
 #include "export.hpp"
 #include "family.hpp"
 #include "index_sim.hpp"
@@ -89,15 +90,20 @@ TEST(KernelFamilies, ANewFamilysNamesLeadWithItsPrefixAndRoundTrip) {
   const auto& f = naive();
   const auto c = naive_config(32, 16, 2, 4);
   const auto name = to_name(c);
-  EXPECT_EQ(name, "nv_32x16x4_w4x4_wn1_t2x4_n64_mb1");  // TMA = 2 is implied by the prefix
+  EXPECT_EQ(name, "nv_32x16x4_w4x4_wn1_t2x4_n64_mb1");  // the prefix names the family
   EXPECT_EQ(name.rfind(f.name_prefix(), 0), 0u);
   ASSERT_TRUE(from_name(name));
   EXPECT_EQ(*from_name(name), c);
-  // One config, one name: the warp-tiling spelling of the same fields is not one.
+  // One config, one name: the warp-tiling spelling of the same fields is another config (of the
+  // warp-tiling family), and no TMA value stands for this family.
+  const auto wt = from_name("wt_32x16x4_w4x4_wn1_t2x4_n64_mb1");
+  ASSERT_TRUE(wt);
+  EXPECT_EQ(wt->family, "warptile");
+  EXPECT_NE(*wt, c);
   EXPECT_FALSE(from_name("wt_32x16x4_w4x4_wn1_t2x4_n64_mb1_m2"));
   EXPECT_FALSE(from_name("nv_32x16x4_w4x4_wn1_t2x4_n64_mb1_m2"));
   // The built-in families' names keep meaning what they meant.
-  EXPECT_EQ(from_name(test::kSeed)->TMA, 0);
+  EXPECT_EQ(from_name(test::kSeed)->family, "warptile");
   EXPECT_EQ(&family_of(*from_name(test::kSeed + std::string("_s2_m1"))), find_family("ws_tma"));
 }
 
@@ -107,7 +113,7 @@ TEST(KernelFamilies, ASpaceOfANewFamilyEnumeratesThroughItsRules) {
     "name": "naive", "description": "the test family",
     "parameters": {"BM": [16, 32], "BN": [16, 32], "BK": [4], "WM": [4], "WN": [4],
                    "WNITER": [1], "TM": [1, 2, 4], "TN": [4], "NUM_THREADS": [32, 64, 128],
-                   "MIN_BLOCKS": [1], "TMA": [2]}})"),
+                   "MIN_BLOCKS": [1], "family": ["naive"]}})"),
                                  "naive space");
   const auto e = enumerate(space);
   // (BM/TM)*(BN/4) threads: 16x16 with TM 1 (64), 2 (32); 16x32 and 32x16 with TM 1 (128),
@@ -121,6 +127,57 @@ TEST(KernelFamilies, ASpaceOfANewFamilyEnumeratesThroughItsRules) {
                                 [](const RuleCount& r) { return r.rule == "naive_tile"; });
   ASSERT_NE(row, e.rejections.end());
   EXPECT_EQ(row->first, 2 * 2 * 3 * 3 - 10);
+}
+
+// The family is selected by its id, which the config carries: no value of a knob is reserved for
+// it. Its configs' JSON names it; the legacy field TMA, which named the two families of earlier
+// releases, has no value for it; a space selects it by id, beside a built-in family.
+TEST(KernelFamilies, ANewFamilyIsSelectedByItsIdWithNoKnobValueReservedForIt) {
+  const auto& f = naive();
+  EXPECT_FALSE(f.legacy_tma());
+  for (int tma = 0; tma <= 8; ++tma) EXPECT_NE(family_of_legacy_tma(tma), &f) << tma;
+  const auto c = naive_config(32, 16, 2, 4);
+  EXPECT_EQ(c.family, "naive");
+  EXPECT_TRUE(f.claims(c));
+  for (const auto* other : families())
+    if (other != &f) EXPECT_FALSE(other->claims(c)) << other->id();
+  // The same fields under another family's id are that family's config.
+  auto as_wt = c;
+  as_wt.family = "warptile";
+  EXPECT_EQ(&family_of(as_wt), find_family("warptile"));
+  EXPECT_FALSE(check(as_wt).empty());  // and its rules judge them
+  auto unknown = c;
+  unknown.family = "nope";
+  const auto v = check(unknown);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].rule, "positive_values");
+  EXPECT_NE(v[0].reason.find("nope"), std::string::npos) << v[0].reason;
+
+  const nlohmann::json j = c;
+  EXPECT_EQ(j.at("family"), "naive");
+  EXPECT_FALSE(j.contains("TMA"));
+  EXPECT_EQ(j.get<WarpTileConfig>(), c);
+  auto legacy = j;
+  legacy.erase("family");
+  legacy["TMA"] = 2;
+  EXPECT_THROW((void)legacy.get<WarpTileConfig>(), InputError);
+
+  auto params = nlohmann::json::parse(R"({"BM": [16], "BN": [16], "BK": [4], "WM": [4],
+      "WN": [4], "WNITER": [1], "TM": [1], "TN": [4], "NUM_THREADS": [64], "MIN_BLOCKS": [1]})");
+  params["TMA"] = {2};
+  EXPECT_THROW(parse_space({{"name", "x"}, {"parameters", params}}, "tma 2"), InputError);
+  params.erase("TMA");
+  params["family"] = {"warptile", "naive"};
+  const auto e = enumerate(parse_space({{"name", "x"}, {"parameters", params}}, "both"));
+  EXPECT_EQ(e.total, 2);
+  ASSERT_EQ(e.survivors.size(), 1u);  // the warp-tiling geometry breaks with 4x4 warp tiles
+  EXPECT_EQ(e.survivors[0], naive_config(16, 16, 1, 4));
+  // A value that only the other family's rules refuse stays in a space that selects both.
+  params["BM"] = {6};
+  params["family"] = {"warptile"};
+  EXPECT_THROW(parse_space({{"name", "x"}, {"parameters", params}}, "wt"), InputError);
+  params["family"] = {"warptile", "naive"};
+  EXPECT_NO_THROW(parse_space({{"name", "x"}, {"parameters", params}}, "both"));
 }
 
 TEST(KernelFamilies, ANewFamilyCompilesWithNvrtcToARealKernel) {

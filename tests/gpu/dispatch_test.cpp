@@ -149,7 +149,7 @@ std::vector<Tuned> tuned_nn_shapes() {
     }
     for (int i = gpu.first_shape; i < gpu.first_shape + gpu.shape_count; ++i) {
       const auto& s = t::kShapes[i];
-      if (std::strcmp(s.layout, "NN") != 0 || t::kConfigs[s.config].TMA == 1) continue;
+      if (std::strcmp(s.layout, "NN") != 0 || t::kConfigLaunch[s.config].abi == 1) continue;
       out.push_back(Tuned{int(s.M), int(s.N), int(s.K), t::kConfigNames[s.config]});
     }
   }

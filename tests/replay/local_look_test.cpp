@@ -46,7 +46,7 @@ Planted planted() {
   s.rec.gpu.nvrtc_major = 13;
   s.rec.problem = parse_shape("1024x1024x1024");
   auto all = survivors("quick", s.rec.problem);
-  std::erase_if(all, [](const auto& c) { return c.TMA == 1; });
+  std::erase_if(all, [](const auto& c) { return c.family == "ws_tma"; });
   const auto next_to = one_knob_neighbours(all);
   size_t a = 0;
   while (a < all.size() && next_to[a].empty()) ++a;

@@ -145,8 +145,9 @@ Synthetic synthetic(const std::vector<TrialStatus>& statuses, std::vector<double
   s.rec.gpu.sm_count = 132;
   s.rec.problem = parse_shape("1024x1024x1024");
   auto all = survivors("quick", s.rec.problem);
-  all.erase(std::remove_if(all.begin(), all.end(), [](const auto& c) { return c.TMA == 1; }),
-            all.end());
+  all.erase(
+      std::remove_if(all.begin(), all.end(), [](const auto& c) { return c.family == "ws_tma"; }),
+      all.end());
   for (size_t i = 0; i < statuses.size(); ++i) {
     Trial t;
     t.config = all.at(i);

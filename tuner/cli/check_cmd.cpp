@@ -105,7 +105,7 @@ void register_check(CLI::App& app) {
         for (const auto& f : kConfigFields) {
           if (f.default_value != kRequired) knobs += fmt::format("  {} {}", f.name, c.*f.member);
         }
-        fmt::print("{}\n", knobs);
+        fmt::print("{}  family {}\n", knobs, c.family);
       }
       if (violations.empty()) {
         fmt::print("  valid: passes every rule{}\n",

@@ -24,6 +24,12 @@ std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits) 
       return out;
     }
   }
+  if (!find_family(c.family)) {
+    out.push_back({"positive_values", fmt::format("family '{}' is not a registered kernel family "
+                                                  "({})",
+                                                  c.family, family_id_list())});
+    return out;
+  }
   family_of(c).check(c, limits, out);
   return out;
 }
@@ -37,7 +43,6 @@ constexpr std::pair<std::string_view, int WarpTileConfig::*> kNameSuffixes[] = {
     {"_g", &WarpTileConfig::GROUP_M},   {"_k", &WarpTileConfig::SPLIT_K},
     {"_o", &WarpTileConfig::FMA_ORDER}, {"_b", &WarpTileConfig::PAD_B},
     {"_x", &WarpTileConfig::PACK},      {"_c", &WarpTileConfig::STAGE_C},
-    {"_m", &WarpTileConfig::TMA},
 };
 
 int min_of(int WarpTileConfig::*member) {
@@ -121,33 +126,84 @@ std::string to_name(const WarpTileConfig& c) {
     if (!is_implied(f, member) && c.*member != default_of(member))
       name += fmt::format("{}{}", lit, c.*member);
   }
+  name += f.name_suffix();
   return name;
 }
 
 std::optional<WarpTileConfig> from_name(std::string_view s) {
-  // The family is the one whose prefix the name has and which claims what the rest says;
+  // The family is the one whose prefix and suffix the name has and whose fields the rest is;
   // families may share a prefix (the TMA family's names are warp-tiling ones with _m1).
   for (const auto* f : families()) {
     if (!s.starts_with(f->name_prefix())) continue;
+    auto body = s.substr(f->name_prefix().size());
+    if (!body.ends_with(f->name_suffix())) continue;
+    body.remove_suffix(f->name_suffix().size());
     WarpTileConfig c;
+    c.family = f->id();
     for (const auto& [member, value] : f->implied()) c.*member = value;
-    if (parse_body(s.substr(f->name_prefix().size()), *f, c) && &family_of(c) == f) return c;
+    if (parse_body(body, *f, c)) return c;
   }
   return std::nullopt;
 }
 
+namespace {
+
+constexpr std::string_view kFamilyKey = "family";
+constexpr std::string_view kLegacyTmaKey = "TMA";
+
+}  // namespace
+
 void to_json(nlohmann::json& j, const WarpTileConfig& c) {
   j = nlohmann::json::object();
   for (const auto& f : kConfigFields) j[std::string(f.name)] = c.*f.member;
+  const auto* family = find_family(c.family);
+  if (family && family->legacy_tma())
+    j[std::string(kLegacyTmaKey)] = *family->legacy_tma();
+  else
+    j[std::string(kFamilyKey)] = c.family;
 }
 
 void from_json(const nlohmann::json& j, WarpTileConfig& c) {
   if (!j.is_object()) throw InputError("a config must be a JSON object");
   for (const auto& [key, value] : j.items()) {
-    bool known = false;
+    bool known = key == kFamilyKey || key == kLegacyTmaKey;
     for (const auto& f : kConfigFields) known = known || f.name == key;
     if (!known) throw InputError(fmt::format("unknown config field '{}'", key));
   }
+  const KernelFamily* family = find_family(kDefaultFamily);
+  if (auto it = j.find(std::string(kFamilyKey)); it != j.end()) {
+    if (!it->is_string())
+      throw InputError(
+          fmt::format("config field 'family' must be a kernel family id, got {}", it->dump()));
+    family = find_family(it->get<std::string>());
+    if (!family)
+      throw InputError(
+          fmt::format("config field 'family' = {} is not a registered kernel family "
+                      "({})",
+                      it->dump(), family_id_list()));
+  }
+  if (auto it = j.find(std::string(kLegacyTmaKey)); it != j.end()) {
+    // The field that named the family before ids did: 0 the warp-tiling family, 1 the TMA one.
+    if (!it->is_number_integer())
+      throw InputError(fmt::format("config field 'TMA' must be an integer, got {}", it->dump()));
+    const auto v = it->get<long long>();
+    const auto* named =
+        v >= 0 && v <= kMaxConfigValue ? family_of_legacy_tma(static_cast<int>(v)) : nullptr;
+    if (!named)
+      throw InputError(
+          fmt::format("config field 'TMA' = {} names no kernel family (0 is {}, 1 "
+                      "is {}; or give \"family\")",
+                      v, family_of_legacy_tma(0) ? family_of_legacy_tma(0)->id() : "-",
+                      family_of_legacy_tma(1) ? family_of_legacy_tma(1)->id() : "-"));
+    if (j.contains(std::string(kFamilyKey)) && named != family)
+      throw InputError(
+          fmt::format("config fields 'family' = \"{}\" and 'TMA' = {} name different "
+                      "kernel families",
+                      family->id(), v));
+    family = named;
+  }
+  if (!family) throw InputError("no kernel family is registered");
+  c.family = family->id();
   for (const auto& f : kConfigFields) {
     auto it = j.find(std::string(f.name));
     if (it == j.end()) {

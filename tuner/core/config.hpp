@@ -37,15 +37,23 @@ namespace sgt {
     "outer-product order: 0 rows first, 1 columns first, 2/3 the same serpentine")                \
   X(PAD_B, 0, 0, "floats of padding per k-row of the Bs tile (bank conflicts of the B^T store)")  \
   X(PACK, 0, 0, "1 = copy the operands into k-major float4 panels first (odd sizes, transposes)") \
-  X(STAGE_C, 0, 0, "1 = C tiles without float4 stores go through shared memory as whole rows")    \
-  X(TMA, 0, 0, "1 = warp-specialised: a producer warpgroup feeds k-slices by TMA copies (sm_90a)")
+  X(STAGE_C, 0, 0, "1 = C tiles without float4 stores go through shared memory as whole rows")
 
 inline constexpr int kRequired = -1;
+
+// The kernel family a config names when it names none: the one of every config written before
+// configs named their family (the warp-tiling template's). Names, JSON, search spaces and
+// databases of those releases told the two built-in families apart by a field TMA (0 or 1), which
+// is now an alias of the family id (KernelFamily::legacy_tma(), family.hpp).
+inline constexpr std::string_view kDefaultFamily = "warptile";
 
 struct WarpTileConfig {
 #define SGT_DECLARE_FIELD(name, lo, def, desc) int name = (def) == kRequired ? 0 : (def);
   SGT_CONFIG_FIELDS(SGT_DECLARE_FIELD)
 #undef SGT_DECLARE_FIELD
+  // The id of the config's kernel family (family.hpp): which kernel the fields parameterise. The
+  // registry resolves it (family_of); a family registered at run time is named the same way.
+  std::string family{kDefaultFamily};
 
   friend bool operator==(const WarpTileConfig&, const WarpTileConfig&) = default;
 };
@@ -78,13 +86,14 @@ constexpr int kMaxConfigValue = 65536;
 struct Limits {
   int max_threads_per_block = 1024;
   int max_static_shared_bytes = 48 * 1024;    // static __shared__ arrays cap at 48 KB
-  int max_dynamic_shared_bytes = 227 * 1024;  // opt-in dynamic shared memory per block (TMA = 1)
+  int max_dynamic_shared_bytes = 227 * 1024;  // opt-in dynamic shared memory per block
   int max_accumulators = 128;                 // per thread; more cannot stay in 255 registers
   int registers_per_sm = 65536;
   int max_registers_per_thread = 255;
   int max_threads_per_sm = 2048;
   int max_blocks_per_sm = 32;
-  // The TMA kernel family has an implementation for the target (sm_90 only; arch.hpp).
+  // The TMA-fed kernel family (ws_tma) has an implementation for the target (sm_90 only;
+  // arch.hpp).
   bool tma_kernel = true;
 };
 
@@ -101,21 +110,27 @@ struct RuleInfo {
 };
 const std::vector<RuleInfo>& rules();  // every family's rules, each once (families/registry.cpp)
 
-// Every violated rule: out of range (positive_values) alone, else those of the config's family
-// (family.hpp: family_of(c).check()), in the order it checks them. Empty means the config is valid.
+// Every violated rule: out of range or naming no registered family (positive_values) alone, else
+// those of the config's family (family.hpp: family_of(c).check()), in the order it checks them.
+// Empty means the config is valid.
 std::vector<RuleViolation> check(const WarpTileConfig& c, const Limits& limits = {});
 
-// TMA = 1: the shared memory one block of the TMA kernel takes in a layout (trans_a, trans_b),
-// dynamic stages and static barriers together. Defined with its family (families/ws_tma/).
+// Family ws_tma: the shared memory one block of the TMA kernel takes in a layout (trans_a,
+// trans_b), dynamic stages and static barriers together. Defined with its family
+// (families/ws_tma/).
 long long tma_shared_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b);
 
 // Canonical name: family prefix, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1, _s<STAGES> _p<PAD_A>
-// _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> _x<PACK> _c<STAGE_C> _m<TMA> for each knob off
-// its default the prefix does not imply (so the seed's names stay valid and mean the same).
+// _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> _x<PACK> _c<STAGE_C> for each knob off its
+// default the prefix does not imply (so the seed's names stay valid and mean the same), then the
+// family's name suffix (ws_tma: _m1, the TMA field's suffix of earlier releases).
 std::string to_name(const WarpTileConfig& c);
 // Parses a canonical name; nullopt when the text is not one.
 std::optional<WarpTileConfig> from_name(std::string_view name);
 
+// Every field, and the family: "family": id, or for a family that has a legacy TMA value
+// "TMA": that value, as releases before family ids wrote it (so they read it too). from_json reads
+// either; neither is the default family.
 void to_json(nlohmann::json& j, const WarpTileConfig& c);
 void from_json(const nlohmann::json& j, WarpTileConfig& c);  // throws sgt::InputError
 

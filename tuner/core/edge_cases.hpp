@@ -13,7 +13,7 @@
 namespace sgt {
 
 // The cases for one config in one layout ("NN", "NT", "TN", "TT"), with passed = false and
-// error = -1 (not yet run). Deterministic: the same config and layout give the same list. TMA = 1
+// error = -1 (not yet run). Deterministic: the same config and layout give the same list. ws_tma
 // configs without PACK get the same shapes with A's and B's leading dimensions rounded up to
 // multiples of 4 and offsets of whole float4s: what their tensor copies are served.
 std::vector<EdgeCheck> edge_cases(const WarpTileConfig& c, const std::string& layout);

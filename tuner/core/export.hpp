@@ -23,8 +23,10 @@ namespace sgt {
 // time) instead of `pct_of_cublas`, defaults the source `best_ratio`; 8: the header gives each
 // config's kernel instances as its family names them (SGT_TUNED_INSTANCES), the files that
 // declare them (SGT_TUNED_KERNEL_FILE_i) and how it is launched (kConfigLaunch), so the dispatch
-// library serves any registered family without code of its own
-constexpr int kTableFormatVersion = 8;
+// library serves any registered family without code of its own; 9: a config no longer has the
+// field TMA (kConfigs, SGT_TUNED_CONFIGS, "fields"): its family is its id (kConfigFamilies,
+// "family"), and the JSON's config objects write it as their config JSON does
+constexpr int kTableFormatVersion = 9;
 
 // The winner of one tuned shape, as measured.
 struct TableShape {

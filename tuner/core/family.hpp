@@ -1,7 +1,8 @@
 // A kernel family: the one place that knows what one kernel is. Its identity and names, which
 // configs it claims, its named rules and shape rules, its sources and their hash, its NVRTC
 // instance, the shape of its launch and its edge cases. The registry (families/registry.cpp) lists
-// every family; the rest of the tuner asks the family of a config instead of testing knobs.
+// every family; a config names its family by id, and the rest of the tuner asks that family instead
+// of testing knobs.
 #pragma once
 
 #include <map>
@@ -50,17 +51,31 @@ class KernelFamily {
   virtual std::string_view id() const = 0;
   virtual std::string_view description() const = 0;
 
-  // Which configs are this family's. Exactly one registered family claims each valid config.
-  virtual bool claims(const WarpTileConfig& c) const = 0;
+  // Which configs are this family's: those that name it (WarpTileConfig::family).
+  bool claims(const WarpTileConfig& c) const { return c.family == id(); }
 
-  // Canonical names begin with the prefix. Fields in implied() hold the given value in every
-  // config of the family and are not written in its names (the prefix says them).
+  // The value of the field TMA that named this family in the names, JSON, search spaces and
+  // databases of releases before configs named their family by id (warptile 0, ws_tma 1); nullopt
+  // for a family those releases did not have. Readers take it as an alias of the id.
+  virtual std::optional<int> legacy_tma() const { return std::nullopt; }
+
+  // Canonical names begin with the prefix and end with the suffix (after the knob suffixes);
+  // families that share a prefix differ in their suffix. Fields in implied() hold the given value
+  // in every config of the family and are not written in its names (the prefix says them).
   virtual std::string_view name_prefix() const = 0;
+  virtual std::string_view name_suffix() const { return {}; }
   virtual std::vector<std::pair<int WarpTileConfig::*, int>> implied() const { return {}; }
 
   // Every rule check() may report, in the order it reports them; rules() is their union over
   // the registry.
   virtual const std::vector<RuleInfo>& rules() const = 0;
+  // Why a value of a field breaks one of the family's rules whatever the other fields are ("rule
+  // float4_alignment: BM must be a multiple of 4"); nullopt when some config of the family may
+  // have it. A search space refuses a value that every family it selects refuses.
+  virtual std::optional<std::string> impossible_value(std::string_view field, int value) const {
+    (void)field, (void)value;
+    return std::nullopt;
+  }
   // The violated rules of a config whose fields are all in range (check() has tested that).
   virtual void check(const WarpTileConfig& c, const Limits& limits,
                      std::vector<RuleViolation>& out) const = 0;
@@ -148,9 +163,14 @@ class KernelFamily {
 const std::vector<const KernelFamily*>& families();
 // The family with this id; nullptr when none is registered.
 const KernelFamily* find_family(std::string_view id);
-// The family that claims a config; when none does (an out-of-range selector), the registry's
-// first, whose rules say why the config is invalid.
+// The family a config names; when it names none that is registered, the registry's first (check()
+// reports such a config under positive_values).
 const KernelFamily& family_of(const WarpTileConfig& c);
+// The family whose legacy_tma() is `tma`: what the field TMA of an earlier release's config names;
+// nullptr when no registered family had that value.
+const KernelFamily* family_of_legacy_tma(int tma);
+// "warptile, ws_tma": the registered ids, for messages.
+std::string family_id_list();
 // Registers a family defined outside the registry (a test's, a plugin's) after the built-in ones.
 // Ids must be unique; the family must outlive every use.
 void register_family(std::unique_ptr<KernelFamily> family);

@@ -30,12 +30,16 @@ struct Row {
 Row build(const WarpTileConfig& c, const Problem& p, int sm_count) {
   Row r;
   for (const auto& f : kConfigFields) r.add(f.name.data(), c.*f.member);
+  const KernelFamily& family = family_of(c);
+  // The family, as its place in the registry (0 the warp-tiling family, 1 the TMA-fed one: the
+  // values the field TMA had when it named them).
+  const auto& all = families();
+  r.add("family", static_cast<double>(std::find(all.begin(), all.end(), &family) - all.begin()));
   const auto g = derive(c);
   const bool ta = p.layout.size() == 2 && p.layout[0] == 'T';
   const bool tb = p.layout.size() == 2 && p.layout[1] == 'T';
   const double M = static_cast<double>(p.M), N = static_cast<double>(p.N),
                K = static_cast<double>(p.K);
-  const KernelFamily& family = family_of(c);
   const int threads = family.block_threads(c);
   const double smem = static_cast<double>(family.block_shared_bytes(c, ta, tb));
   const double regs_per_block =

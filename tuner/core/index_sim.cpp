@@ -202,7 +202,7 @@ std::vector<SimCase> warptile_cases(const WarpTileConfig& c) {
 }  // namespace
 
 std::vector<SimCase> standard_cases(const WarpTileConfig& c) {
-  if (c.TMA == 1) return tma_cases(c);
+  if (sim_detail::tma_fed(c)) return tma_cases(c);
   if (c.PACK) return pack_cases(c);
   return warptile_cases(c);
 }

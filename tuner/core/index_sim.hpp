@@ -28,7 +28,7 @@ struct SimDefect {
   // b_out_of_tile, b_out_of_matrix, bs_out_of_tile, bs_hole, bs_overlap, bs_misplaced,
   // smem_read_out_of_tile, as_pad_read, operand_mismatch, k_tail_not_zeroed, misaligned_vector,
   // raster_out_of_grid, raster_hole, raster_overlap, split_k_misaligned, split_k_empty,
-  // split_k_hole, split_k_overlap, split_k_workspace, fma_step_coverage; for TMA = 1:
+  // split_k_hole, split_k_overlap, split_k_workspace, fma_step_coverage; for ws_tma:
   // tma_copy_refused, tma_barrier, tma_copy_out_of_stage, tma_copy_hole, tma_copy_misplaced,
   // tma_swizzle_mismatch, tma_transpose_read_out_of_box, tma_transpose_out_of_stage,
   // tma_transpose_hole, tma_transpose_overlap, tma_transpose_misplaced, tma_smem_overlap,
@@ -67,7 +67,7 @@ const std::vector<std::string_view>& sim_defect_kinds();
 // pointers, and a VEC instance whose operands refuse float4s takes it for every slice through
 // unclamped ones. The epilogue stores float4s where the tile is whole in M and N.
 //
-// A TMA = 1 config has one instance, whatever the operands: vec_loads, vec_kernel and panel are
+// A TMA-fed config has one instance, whatever the operands: vec_loads, vec_kernel and panel are
 // ignored. Every slice, whole or partial, edge block or not, takes the same loop: the copies fill
 // what lies outside the matrix with zeros.
 struct SimCase {
@@ -115,7 +115,7 @@ struct SimIndexing {
   sgt_kernel::FmaStep (*fma_step)(const sgt_kernel::Geometry&, int, int) = sgt_kernel::fma_step;
   sgt_kernel::LaunchDims (*launch_dims)(long long, long long, long long, int, int, int,
                                         int) = sgt_kernel::launch_dims;
-  // TMA = 1 (tma_geometry.h).
+  // ws_tma (tma_geometry.h).
   bool (*tma_staged_a)(bool) = sgt_kernel::tma_staged_a;
   bool (*tma_staged_b)(bool) = sgt_kernel::tma_staged_b;
   int (*tma_staged_index)(int, int, int) = sgt_kernel::tma_staged_index;
@@ -142,7 +142,7 @@ struct SimIndexing {
 // geometry, or a remainder outside 0..tile, is reported as degenerate_geometry alone, without
 // running the loops.
 //
-// A TMA = 1 config replaces the loads by the kernel's producer, for every stage of the ring at
+// A TMA-fed config replaces the loads by the kernel's producer, for every stage of the ring at
 // once (the steady state, every stage live), in one model of the block's dynamic shared memory
 // (make_tma_layout's offsets from the 1024-byte aligned base). Each copy is the box the host
 // encodes (tma_box_inner x tma_box_outer, 16-byte chunks swizzled for a staged operand as the
@@ -163,13 +163,13 @@ SimReport simulate_block_with(const WarpTileConfig& c, const SimCase& sc, const 
 // The launch of an M x N x K problem (launch_dims): the block order over the ceil(M/BM) x
 // ceil(N/BN) grid with GROUP_M must visit every tile exactly once, and the SPLIT_K ranges must
 // cover every k in [0, K) exactly once, none empty, each starting on a whole BK slice, with a
-// workspace that holds every split's partial product; for TMA = 1, the slices each split's copies
+// workspace that holds every split's partial product; for ws_tma, the slices each split's copies
 // bring (whole BK boxes, zeros only past K) must also take every k exactly once. Then, in every
 // layout, the launch's last
 // block (the corner of the grid, in the last split) through simulate_block, on the kernel instance
 // the tuner picks for the problem (kernel_vec_loads: vec_kernel = vec_loads, the float4 instance
 // where both operands allow float4s, else the scalar one): its last whole k-slice, or its partial
-// one if it has no whole one (grid_cases); for TMA = 1, its last slice in every layout, partial
+// one if it has no whole one (grid_cases); for ws_tma, its last slice in every layout, partial
 // where K leaves one. Defects of a block name its case.
 SimReport simulate_grid(const WarpTileConfig& c, int M, int N, int K);
 SimReport simulate_grid_with(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix);
@@ -184,7 +184,7 @@ std::vector<SimCase> grid_cases(const WarpTileConfig& c, int M, int N, int K);
 // scalar instance, three per layout: whole slices at remainders tile-3 and 1 in M and N (a float4
 // straddling the end of the matrix), both ways round, and a partial slice. A PACK config instead
 // gets the one instance it runs, TN float4 on panels (SimCase::panel), at odd remainders in M and
-// N and partial slices. A TMA = 1 config: the four layouts whole, then five boundary blocks per
+// N and partial slices. A TMA-fed config: the four layouts whole, then five boundary blocks per
 // layout with remainders 1, tile-3, tile/2+1 and tile-1 over M, N and K.
 std::vector<SimCase> standard_cases(const WarpTileConfig& c);
 // The grids (M, N, K) simulate_config runs: grids with partial tiles, a partial last group of

@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "family.hpp"
 #include "index_sim.hpp"
 
 namespace sgt::sim_detail {
@@ -27,6 +28,13 @@ namespace sgt::sim_detail {
 using sgt_kernel::Geometry;
 using sgt_kernel::kVec;
 using sgt_kernel::kWarpSize;
+
+// Whether the config's family feeds the k-slices by tensor copies (its launch takes tensor maps:
+// the TMA-fed kernel, sgemm_ws_tma.cuh), whose producer the simulation replays instead of the
+// threads' loads.
+inline bool tma_fed(const WarpTileConfig& c) {
+  return family_of(c).launch_abi() == LaunchAbi::tensor_maps;
+}
 
 enum Kind : int {
   kDegenerate,
@@ -186,7 +194,7 @@ constexpr long long kMaxTileElems = 1 << 20;
 constexpr long long kMaxWork = 1LL << 26;
 constexpr long long kMaxGridBlocks = 1 << 22;
 constexpr long long kMaxK = 1 << 24;
-// TMA = 1: the ring is replayed stage by stage in a model of the whole dynamic shared memory.
+// ws_tma: the ring is replayed stage by stage in a model of the whole dynamic shared memory.
 constexpr int kMaxTmaStages = 64;
 constexpr long long kMaxTmaSmemBytes = 1 << 24;
 
@@ -395,7 +403,7 @@ class FragmentCache {
   int tile_ = 0;
 };
 
-// --- index_sim_tma.cpp: the TMA = 1 producer and the slices each split copies ------------------
+// --- index_sim_tma.cpp: the ws_tma producer and the slices each split copies ------------------
 
 // The producer warpgroup's copies and transposes for every stage of the ring, into a model of the
 // block's dynamic shared memory; leaves the first stage's As and Bs in `as`, `bs` for the

@@ -1,5 +1,5 @@
 // The launch of an M x N x K problem in the simulation: the block order over the tile grid and
-// the split-K ranges (and, for TMA = 1, the slices each split copies: index_sim_tma.cpp) must take
+// the split-K ranges (and, for ws_tma, the slices each split copies: index_sim_tma.cpp) must take
 // every tile and every k exactly once; then the launch's last blocks run through the block replay
 // (index_sim_warptile.cpp) on the instance the tuner picks, and the reports are merged.
 #include <algorithm>
@@ -128,7 +128,7 @@ SimReport run_launch(const WarpTileConfig& c, int M, int N, int K, const SimInde
   const auto d = ix.launch_dims(M, N, K, c.BM, c.BN, c.BK, c.SPLIT_K);
   check_block_order(c, M, N, d, ix, t);
   check_split_k(c, M, N, K, d, t);
-  if (c.TMA == 1) check_tma_slices(c, K, d, t);
+  if (tma_fed(c)) check_tma_slices(c, K, d, t);
   return t.report();
 }
 
@@ -178,7 +178,7 @@ std::vector<SimCase> launch_cases(const WarpTileConfig& c, int M, int N, int K,
   const int k_rem = whole == 0 ? part : part == 0 ? c.BK : 0;
   // A TMA config runs its one instance in every layout, every slice alike: the last one, where the
   // copies fill zeros past K if it is partial.
-  if (c.TMA == 1) {
+  if (tma_fed(c)) {
     for (const bool ta : {false, true}) {
       for (const bool tb : {false, true}) {
         // With PACK the TMA kernel runs as its TN instance on the panels, whatever the layout.

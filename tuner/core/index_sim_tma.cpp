@@ -1,4 +1,4 @@
-// The TMA-fed kernel (sgemm_ws_tma.cuh, TMA = 1) in the simulation: it gets no thread loads. Its
+// The TMA-fed kernel (sgemm_ws_tma.cuh, ws_tma) in the simulation: it gets no thread loads. Its
 // producer warpgroup's copies and transposes are replayed into one model of the block's dynamic
 // shared memory, every stage of the ring live at once. What the hardware does is stated here, not
 // taken from tma_geometry.h: a copy brings the encoded box of the stored matrix, zeros outside it,
@@ -514,7 +514,7 @@ template void run_tma_producer(const Geometry&, const SimIndexing&, const WarpTi
                                const SimCase&, const Operand&, const Operand&, SmemState&,
                                SmemState&, Tally&);
 
-// TMA = 1: split z's producer copies slices t = 0..ceil((kend - kbeg) / BK) - 1 of BK k each from
+// ws_tma: split z's producer copies slices t = 0..ceil((kend - kbeg) / BK) - 1 of BK k each from
 // k0 = kbeg + t * BK, kbeg = z * k_chunk, kend = min(K, kbeg + k_chunk), as the kernel counts
 // them; a copy fills zeros only past K, never past the split's kend. Every k in [0, K) must come
 // from exactly one slice of one split.

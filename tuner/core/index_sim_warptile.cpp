@@ -1,7 +1,7 @@
 // One block of the warp-tiling kernel, replayed thread by thread and checked against an
 // independent statement of what it must do: load each element of a k-slice once into the slot
 // where the compute loop expects it (index_sim_loads.cpp), multiply the right operands, write each
-// C element inside the matrix once, with aligned float4 accesses; a TMA = 1 config fills As and Bs
+// C element inside the matrix once, with aligned float4 accesses; a TMA-fed config fills As and Bs
 // through its producer instead (index_sim_tma.cpp), then runs the same compute loop and epilogue.
 #include <algorithm>
 
@@ -65,7 +65,7 @@ std::optional<std::string> absurd_config(const WarpTileConfig& c) {
     return fmt::format("warp tile {}x{} with thread tile {}x{} and WNITER = {} is absurdly large",
                        c.WM, c.WN, c.TM, c.TN, c.WNITER);
   }
-  const bool tma = c.TMA == 1;
+  const bool tma = tma_fed(c);
   if (tma && c.STAGES > kMaxTmaStages) {
     return fmt::format("TMA = 1 with STAGES = {}: too many stages to simulate", c.STAGES);
   }
@@ -116,7 +116,7 @@ std::optional<std::string> too_much_work(const WarpTileConfig& c, const Geometry
   const long long nt = c.NUM_THREADS;
   long long work = nt * (static_cast<long long>(g.FRAGMENTS) * g.BK + kVec * g.ACCUMULATORS) +
                    kVec * nt * (1LL + g.A_PASSES + g.B_PASSES);
-  if (c.TMA == 1) {
+  if (tma_fed(c)) {
     const auto L = ix.make_tma_layout(g, sc.trans_a, sc.trans_b, c.MIN_BLOCKS);
     if (L.SMEM_BYTES < 0 || L.SMEM_BYTES > kMaxTmaSmemBytes) {
       return fmt::format("TMA = 1: {} bytes of shared memory are too many to simulate",
@@ -348,9 +348,9 @@ class BlockRun {
         s_(scratch()),
         a_(make_operand(g_, ix, sc, true)),
         b_(make_operand(g_, ix, sc, false)),
-        // TMA = 1: the producer's copies and transposes instead of the threads' loads, the
+        // ws_tma: the producer's copies and transposes instead of the threads' loads, the
         // consumers reading As as float4s whatever TM, and only the direct epilogue.
-        tma_(c.TMA == 1),
+        tma_(tma_fed(c)),
         row_ext_(extent(sc.m_rem)),
         col_ext_(extent(sc.n_rem)),
         // The epilogue's float4 path: the whole tile inside the matrix.

@@ -88,13 +88,13 @@ bool kernel_vec_loads(const Problem& p);
 
 // Shape rules. The kernel serves any M, N, K (edge tiles are guarded, leading dimensions and
 // pointers are runtime values), so `shape_layout` remains (the layout must be one of kLayouts and
-// the data type f32), and each family's (check_shape): TMA = 1's `shape_tma_operands` (PACK = 1
+// the data type f32), and each family's (check_shape): ws_tma's `shape_tma_operands` (PACK = 1
 // configs read panels, which always allow copies) and `shape_tma_shared_memory` (the stages of
 // p's layout, TN with PACK, within the limit).
 std::vector<RuleViolation> check_shape(const WarpTileConfig& c, const Problem& p,
                                        const Limits& limits = {});
 // Whether the operands of p, stored at their row lengths from 16-byte aligned pointers, allow
-// tensor copies (TMA = 1): lda and ldb multiples of 4 (defined in families/ws_tma/).
+// tensor copies (ws_tma): lda and ldb multiples of 4 (defined in families/ws_tma/).
 bool tma_operands(const Problem& p);
 
 }  // namespace sgt

@@ -41,40 +41,22 @@ constexpr LimitField kLimitFields[] = {
 };
 
 // A value that breaks a rule whatever the other parameters are is a mistake in the space file,
-// not something to enumerate and count.
-std::optional<std::string> single_value_rule(std::string_view field, int v) {
-  if ((field == "BM" || field == "BK" || field == "BN" || field == "WN" || field == "TN") &&
-      v % 4 != 0) {
-    return fmt::format("rule float4_alignment: {} must be a multiple of 4", field);
+// not something to enumerate and count: one that every family the space selects refuses (the first
+// one's reason).
+std::optional<std::string> single_value_rule(const std::vector<const KernelFamily*>& fams,
+                                             std::string_view field, int v) {
+  std::optional<std::string> why;
+  for (const auto* f : fams) {
+    auto reason = f->impossible_value(field, v);
+    if (!reason) return std::nullopt;
+    if (!why) why = std::move(reason);
   }
-  if ((field == "PAD_A" || field == "PAD_B") && v % 4 != 0) {
-    return fmt::format("rule pad_alignment: {} must be a multiple of 4", field);
-  }
-  if (field == "PACK" && v != 0 && v != 1) {
-    return "rule pack_flag: PACK must be 0 or 1";
-  }
-  if (field == "STAGE_C" && v != 0 && v != 1) {
-    return "rule stage_c_flag: STAGE_C must be 0 or 1";
-  }
-  if (field == "FMA_ORDER" && (v < 0 || v > 3)) {
-    return "rule fma_order: FMA_ORDER must be 0, 1, 2 or 3";
-  }
-  if (field == "STAGES" && (v < 1 || v > 8)) {
-    return "rule pipeline_stages: STAGES must be 1 or 2, or 2 to 8 with TMA = 1";
-  }
-  if (field == "TMA") {
-    // TMA picks the kernel family: a value no registered family claims is no kernel at all.
-    WarpTileConfig probe;
-    probe.TMA = v;
-    bool claimed = false;
-    for (const auto* f : families()) claimed = claimed || f->claims(probe);
-    if (!claimed) return "rule tma_flag: TMA must be 0 or 1";
-  }
-  if (field == "NUM_THREADS" && v % 32 != 0) {
-    return "rule thread_count: NUM_THREADS must be a multiple of the warp size 32";
-  }
-  return std::nullopt;
+  return why;
 }
+
+// The name a constraint reads a config's family by: the legacy field TMA (the family's
+// legacy_tma(), -1 for a family without one), so constraints of earlier releases keep their sense.
+constexpr std::string_view kLegacyTmaVar = "TMA";
 
 // One muparser instance bound to a config's fields.
 class ConstraintSet {
@@ -85,6 +67,7 @@ class ConstraintSet {
       for (size_t i = 0; i < kConfigFields.size(); ++i) {
         p->DefineVar(std::string(kConfigFields[i].name), &vars_[i]);
       }
+      p->DefineVar(std::string(kLegacyTmaVar), &vars_[kConfigFields.size()]);
       try {
         p->SetExpr(e);
         p->Eval();  // parse errors surface at the first evaluation
@@ -97,6 +80,7 @@ class ConstraintSet {
   // Indices of the constraints the config breaks.
   std::vector<size_t> broken(const WarpTileConfig& c) {
     for (size_t i = 0; i < kConfigFields.size(); ++i) vars_[i] = c.*kConfigFields[i].member;
+    vars_[kConfigFields.size()] = family_of(c).legacy_tma().value_or(-1);
     std::vector<size_t> out;
     for (size_t i = 0; i < parsers_.size(); ++i) {
       if (parsers_[i]->Eval() == 0.0) out.push_back(i);
@@ -105,7 +89,7 @@ class ConstraintSet {
   }
 
  private:
-  std::array<double, kConfigFields.size()> vars_{};
+  std::array<double, kConfigFields.size() + 1> vars_{};  // the fields, then TMA
   std::vector<std::unique_ptr<mu::Parser>> parsers_;
 };
 
@@ -114,8 +98,11 @@ class ConstraintSet {
 long long SearchSpace::combinations() const {
   // Saturates instead of overflowing: a product past kMaxSpaceCombinations is refused anyway.
   long long n = 1;
-  for (const auto& v : values) {
-    const auto k = static_cast<long long>(v.size());
+  std::vector<size_t> sizes;
+  for (const auto& v : values) sizes.push_back(v.size());
+  sizes.push_back(families.size());
+  for (const auto size : sizes) {
+    const auto k = static_cast<long long>(size);
     if (k != 0 && n > std::numeric_limits<long long>::max() / k) {
       return std::numeric_limits<long long>::max();
     }
@@ -131,6 +118,63 @@ std::vector<std::string> builtin_space_names() {
   }
   return out;
 }
+
+namespace {
+
+constexpr std::string_view kFamilyParameter = "family";
+
+// The families a space's parameters select: "family", a list of ids, or the legacy "TMA", a list
+// of the values that named the two built-in families (0 warptile, 1 ws_tma); the default family
+// when neither is given.
+template <class Err>
+std::vector<const KernelFamily*> parse_families(const nlohmann::json& params, const Err& err) {
+  const auto by_id = params.find(std::string(kFamilyParameter));
+  const auto by_tma = params.find(std::string(kLegacyTmaVar));
+  std::vector<const KernelFamily*> out;
+  auto add = [&](const KernelFamily* f, const std::string& shown) {
+    if (std::find(out.begin(), out.end(), f) != out.end())
+      throw err(fmt::format("parameter '{}': value {} is listed twice",
+                            by_id != params.end() ? kFamilyParameter : kLegacyTmaVar, shown));
+    out.push_back(f);
+  };
+  if (by_id != params.end() && by_tma != params.end())
+    throw err("parameters 'family' and 'TMA' both select kernel families: give 'family' alone");
+  if (by_id != params.end()) {
+    if (!by_id->is_array() || by_id->empty())
+      throw err(fmt::format("parameter 'family' must be a non-empty list of kernel family ids ({})",
+                            family_id_list()));
+    for (const auto& v : *by_id) {
+      const auto* f = v.is_string() ? find_family(v.get<std::string>()) : nullptr;
+      if (!f)
+        throw err(fmt::format("parameter 'family': {} is not a registered kernel family ({})",
+                              v.dump(), family_id_list()));
+      add(f, v.dump());
+    }
+  } else if (by_tma != params.end()) {
+    if (!by_tma->is_array() || by_tma->empty())
+      throw err("parameter 'TMA' must be a list of integers");
+    for (const auto& v : *by_tma) {
+      if (!v.is_number_integer())
+        throw err(fmt::format("parameter 'TMA': value {} is not an integer", v.dump()));
+      const auto x = v.get<long long>();
+      const auto* f =
+          x >= 0 && x <= kMaxConfigValue ? family_of_legacy_tma(static_cast<int>(x)) : nullptr;
+      if (!f)
+        throw err(
+            fmt::format("parameter 'TMA': value {} can never be valid (rule tma_flag: TMA, "
+                        "the family's legacy name, must be 0 or 1; or list 'family' ids)",
+                        x));
+      add(f, v.dump());
+    }
+  } else {
+    const auto* f = find_family(kDefaultFamily);
+    if (!f) throw err("the default kernel family is not registered");
+    out.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace
 
 SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
   auto err = [&](const std::string& what) {
@@ -163,11 +207,15 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
     throw err("'parameters' must be an object of value lists");
   }
   for (const auto& [k, v] : params->items()) {
-    if (std::none_of(kConfigFields.begin(), kConfigFields.end(),
+    if (k != kFamilyParameter && k != kLegacyTmaVar &&
+        std::none_of(kConfigFields.begin(), kConfigFields.end(),
                      [&](const FieldInfo& f) { return f.name == k; })) {
       throw err(fmt::format("unknown parameter '{}'", k));
     }
   }
+  const auto fams = parse_families(*params, err);
+  s.families.clear();
+  for (const auto* f : fams) s.families.emplace_back(f->id());
   for (const auto& f : kConfigFields) {
     const std::string key(f.name);
     auto it = params->find(key);
@@ -191,7 +239,7 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
         throw err(fmt::format("parameter '{}': value {} is out of range ({}..{})", key, x,
                               f.min_value, kMaxConfigValue));
       }
-      if (auto why = single_value_rule(key, static_cast<int>(x))) {
+      if (auto why = single_value_rule(fams, key, static_cast<int>(x))) {
         throw err(fmt::format("parameter '{}': value {} can never be valid ({})", key, x, *why));
       }
       if (std::find(vals.begin(), vals.end(), x) != vals.end()) {
@@ -232,6 +280,8 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
       factors += fmt::format("{}{} {}", factors.empty() ? "" : " x ", kConfigFields[i].name,
                              s.values[i].size());
     }
+    if (s.families.size() > 1)
+      factors += fmt::format("{}family {}", factors.empty() ? "" : " x ", s.families.size());
     throw err(fmt::format(
         "the value lists span {} combinations ({}), more than the {} one space may enumerate; "
         "shorten the lists, or split the space into several joined with '+'",
@@ -304,14 +354,19 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
 
   ConstraintSet constraints(space.constraints, space.origin);
   const size_t nf = kConfigFields.size();
-  std::vector<size_t> idx(nf, 0);
+  // The fields' value lists, then the families (where the legacy field TMA was, last).
+  std::vector<size_t> sizes;
+  for (const auto& v : space.values) sizes.push_back(v.size());
+  sizes.push_back(space.families.size());
+  std::vector<size_t> idx(sizes.size(), 0);
   out.total = space.combinations();
   for (long long n = 0; n < out.total; ++n) {
     WarpTileConfig c;
     for (size_t f = 0; f < nf; ++f) c.*kConfigFields[f].member = space.values[f][idx[f]];
-    // Advance the odometer: the last field varies fastest.
-    for (size_t f = nf; f-- > 0;) {
-      if (++idx[f] < space.values[f].size()) break;
+    c.family = space.families[idx[nf]];
+    // Advance the odometer: the last dimension varies fastest.
+    for (size_t f = sizes.size(); f-- > 0;) {
+      if (++idx[f] < sizes[f]) break;
       idx[f] = 0;
     }
 

@@ -21,11 +21,16 @@ struct SearchSpace {
   std::string origin;  // file path, or "built-in:<name>"
   // One value list per config field, in kConfigFields order.
   std::vector<std::vector<int>> values;
+  // The kernel families the space selects, by id ("family": [...] in its parameters, or the legacy
+  // "TMA": [0, 1]); enumerated after the fields, so it varies fastest. The default family alone
+  // when the space names none.
+  std::vector<std::string> families{std::string(kDefaultFamily)};
   // muparser expressions over the field names; a config is kept where every one is non-zero.
   std::vector<std::string> constraints;
   Limits limits;
 
-  long long combinations() const;  // the product of the value lists' sizes (saturating)
+  long long combinations() const;  // the product of the value lists' and families' sizes
+                                   // (saturating)
 };
 
 // The largest product of value lists a space may have: enumerating it takes seconds (about two

@@ -1,12 +1,14 @@
 // The registry of search strategies.
 #include "strategy.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "error.hpp"
+#include "family.hpp"
 
 namespace sgt {
 
@@ -54,14 +56,20 @@ std::vector<size_t> FixedOrderStrategy::ask(size_t n) {
 
 std::vector<std::vector<size_t>> one_knob_neighbours(const std::vector<WarpTileConfig>& cs) {
   std::vector<std::vector<size_t>> out(cs.size());
-  // Per field: the candidates that agree on every other field are each other's neighbours.
-  for (size_t f = 0; f < kConfigFields.size(); ++f) {
+  // Per field, and then the family (one more knob): the candidates that agree on every other
+  // field and family are each other's neighbours.
+  const auto& all = families();
+  auto family_index = [&](const WarpTileConfig& c) {
+    return static_cast<int>(std::find(all.begin(), all.end(), &family_of(c)) - all.begin());
+  };
+  for (size_t f = 0; f <= kConfigFields.size(); ++f) {
     std::map<std::vector<int>, std::vector<size_t>> by_rest;
     for (size_t i = 0; i < cs.size(); ++i) {
       std::vector<int> key;
       for (size_t g = 0; g < kConfigFields.size(); ++g) {
         if (g != f) key.push_back(cs[i].*kConfigFields[g].member);
       }
+      if (f != kConfigFields.size()) key.push_back(family_index(cs[i]));
       by_rest[key].push_back(i);
     }
     for (const auto& [key, group] : by_rest) {

@@ -133,7 +133,7 @@ class KernelCompiler {
                    const std::string& key, Compiled& out) const;
   void store(const WarpTileConfig& c, std::string_view layout, bool vec, const std::string& key,
              Compiled& r, const std::string& cubin) const;
-  // The NVRTC options of one config's compilation: TMA = 1 takes the architecture-specific target.
+  // The NVRTC options of one config's compilation: ws_tma takes the architecture-specific target.
   std::vector<std::string> options_for(const WarpTileConfig& c) const;
 
   std::filesystem::path cache_dir_;

@@ -32,7 +32,7 @@ enum class Op { N, T };
 // shape of the layout (log2 distance), else the GPU's default config, else cublasSgemm with
 // CUBLAS_PEDANTIC_MATH (FP32, no TF32). Tuned kernels serve every shape: tiles inside the matrix
 // use 128-bit accesses where the pointer and leading dimension allow it, edge tiles and unaligned
-// operands are read element by element. A TMA = 1 winner (tensor copies, sm_90a) runs only on a
+// operands are read element by element. A ws_tma winner (tensor copies, sm_90a) runs only on a
 // compute capability 9.0 device from a build with 90a in CMAKE_CUDA_ARCHITECTURES, and only when A
 // and B are 16-byte aligned with leading dimensions that are multiples of 4 (or K == 0); otherwise
 // it is passed over like a winner that cannot run, for the next shape's winner, the default or

@@ -1,7 +1,7 @@
 // The test family `naive`: everything a kernel family is (identity, names, rules, sources, NVRTC
 // instance, launch shape), in one folder, for the test that adding a family needs nothing else.
-// It claims TMA = 2, the shared vocabulary's family selector, and reads BM, BN, TM, TN,
-// NUM_THREADS and MIN_BLOCKS; every other field holds one value.
+// Its configs name it by its id, "naive" (no knob value is reserved for it); it reads BM, BN, TM,
+// TN, NUM_THREADS and MIN_BLOCKS, and every other field holds one value.
 #include "naive/naive_family.hpp"
 
 #include <filesystem>
@@ -14,8 +14,6 @@
 namespace sgt::test {
 
 namespace {
-
-constexpr int kSelector = 2;  // the TMA value of this family's configs
 
 const std::vector<RuleInfo>& naive_rules() {
   static const std::vector<RuleInfo> kRules = {
@@ -44,11 +42,7 @@ class Naive final : public KernelFamily {
   std::string_view description() const override {
     return "naive SGEMM: one TM x TN patch of C per thread, from global memory (a test family)";
   }
-  bool claims(const WarpTileConfig& c) const override { return c.TMA == kSelector; }
   std::string_view name_prefix() const override { return "nv_"; }
-  std::vector<std::pair<int WarpTileConfig::*, int>> implied() const override {
-    return {{&WarpTileConfig::TMA, kSelector}};
-  }
 
   const std::vector<RuleInfo>& rules() const override { return naive_rules(); }
   void check(const WarpTileConfig& c, const Limits& limits,
@@ -62,7 +56,7 @@ class Naive final : public KernelFamily {
     fixed.NUM_THREADS = c.NUM_THREADS, fixed.MIN_BLOCKS = c.MIN_BLOCKS;
     fixed.BK = fixed.WM = fixed.WN = 4;
     fixed.WNITER = 1;
-    fixed.TMA = kSelector;
+    fixed.family = id();
     if (!(c == fixed)) {
       out.push_back({"naive_fixed_fields",
                      "the naive kernel reads only BM, BN, TM, TN, NUM_THREADS and MIN_BLOCKS; "
@@ -110,7 +104,7 @@ WarpTileConfig naive_config(int BM, int BN, int TM, int TN) {
   c.MIN_BLOCKS = 1;
   c.BK = c.WM = c.WN = 4;
   c.WNITER = 1;
-  c.TMA = kSelector;
+  c.family = "naive";
   return c;
 }
 

@@ -30,6 +30,17 @@ struct Registry {
   void add(std::unique_ptr<KernelFamily> f) {
     if (find(f->id()))
       throw std::logic_error("kernel family registered twice: " + std::string(f->id()));
+    if (f->legacy_tma() && std::any_of(list.begin(), list.end(), [&](const KernelFamily* k) {
+          return k->legacy_tma() == f->legacy_tma();
+        }))
+      throw std::logic_error("two kernel families with one legacy TMA value: " +
+                             std::string(f->id()));
+    // A name must say its family: no two share both their prefix and their suffix.
+    if (std::any_of(list.begin(), list.end(), [&](const KernelFamily* k) {
+          return k->name_prefix() == f->name_prefix() && k->name_suffix() == f->name_suffix();
+        }))
+      throw std::logic_error("kernel family " + std::string(f->id()) +
+                             " names its configs as another family does");
     list.push_back(f.get());
     owned.push_back(std::move(f));
     merge_rules(*list.back());
@@ -76,9 +87,20 @@ const KernelFamily* find_family(std::string_view id) {
 }
 
 const KernelFamily& family_of(const WarpTileConfig& c) {
-  for (const auto* f : registry().list)
-    if (f->claims(c)) return *f;
+  if (const auto* f = registry().find(c.family)) return *f;
   return *registry().list.front();
+}
+
+const KernelFamily* family_of_legacy_tma(int tma) {
+  for (const auto* f : registry().list)
+    if (f->legacy_tma() == tma) return f;
+  return nullptr;
+}
+
+std::string family_id_list() {
+  std::string out;
+  for (const auto* f : registry().list) out += (out.empty() ? "" : ", ") + std::string(f->id());
+  return out;
 }
 
 void register_family(std::unique_ptr<KernelFamily> family) {

@@ -1,5 +1,6 @@
 // The warp-tiling family (sgemm_warptile.cuh): threads load each k-slice into shared memory, warps
-// compute their tiles from it. TMA = 0.
+// compute their tiles from it. The family of configs that name none, and of TMA = 0 in earlier
+// releases' names, JSON, spaces and databases.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -18,7 +19,7 @@ class Warptile final : public KernelFamily {
   std::string_view description() const override {
     return "warp-tiling template: threads load the k-slices (sgemm_warptile.cuh)";
   }
-  bool claims(const WarpTileConfig& c) const override { return c.TMA == 0; }
+  std::optional<int> legacy_tma() const override { return 0; }
   std::string_view name_prefix() const override { return "wt_"; }
 
   const std::vector<RuleInfo>& rules() const override {
@@ -39,7 +40,6 @@ class Warptile final : public KernelFamily {
                                "pack_flag",
                                "stage_c_flag",
                                "stage_c_buffer",
-                               "tma_flag",
                                "max_threads_per_block",
                                "shared_memory",
                                "accumulator_budget",
@@ -50,6 +50,11 @@ class Warptile final : public KernelFamily {
       return r;
     }();
     return list;
+  }
+  std::optional<std::string> impossible_value(std::string_view field, int v) const override {
+    if (auto why = warptile::impossible_value(field, v)) return why;
+    if (field == "STAGES" && v != 1 && v != 2) return "rule pipeline_stages: STAGES must be 1 or 2";
+    return std::nullopt;
   }
 
   void check(const WarpTileConfig& c, const Limits& limits,
@@ -66,12 +71,6 @@ class Warptile final : public KernelFamily {
            fmt::format("STAGES = {}: the kernel has a single-buffer (1) and a double-buffer (2) "
                        "loop",
                        c.STAGES)});
-    }
-    // Only a TMA value no family claims comes here: family_of() falls back to this family.
-    if (c.TMA != 0) {
-      out.push_back(
-          {"tma_flag",
-           fmt::format("TMA = {}: threads load the slices (0) or TMA copies do (1)", c.TMA)});
     }
     if (c.NUM_THREADS > limits.max_threads_per_block) {
       out.push_back(
@@ -127,10 +126,6 @@ class Warptile final : public KernelFamily {
   long long block_shared_bytes(const WarpTileConfig& c, bool, bool) const override {
     return derive(c).SMEM_BYTES;
   }
-
-  // A TMA value no family claims falls back to this family; the dispatch library has instances
-  // for the registered values only.
-  std::vector<std::string_view> asserted_rules() const override { return {"tma_flag"}; }
 
   nlohmann::json derived(const WarpTileConfig& c) const override {
     return warptile::derived_geometry(c);

@@ -29,9 +29,8 @@ const std::vector<RuleInfo>& table() {
   static const std::vector<RuleInfo> kRules = {
       {"wmiter_divisibility", "WM*WN is a whole multiple of 32*TM*TN*WNITER (WMITER >= 1)", true},
       {"positive_values",
-       "every parameter is an integer in its range (1..65536, the pads from 0) and the tile "
-       "products "
-       "fit 32-bit index arithmetic",
+       "every parameter is an integer in its range (1..65536, the pads from 0), the family a "
+       "registered one, and the tile products fit 32-bit index arithmetic",
        true},
       {"warp_tiles_cover_block", "warp tiles exactly tile the block tile (BM%WM, BN%WN)", true},
       {"thread_count", "NUM_THREADS == (BM/WM)*(BN/WN)*32", true},
@@ -45,14 +44,14 @@ const std::vector<RuleInfo>& table() {
        "the B slice's BK*BN/4 float4s are a whole multiple of NUM_THREADS (one or more passes)",
        true},
       {"float4_alignment",
-       "BM, BN, BK, WN, TN are multiples of 4 (128-bit accesses); with TMA = 1 also TM (its "
+       "BM, BN, BK, WN, TN are multiples of 4 (128-bit accesses); in family ws_tma also TM (its "
        "consumers read As as float4s only)",
        true},
       {"pad_alignment",
        "PAD_A and PAD_B are multiples of 4, so As and Bs rows start 16-byte aligned", true},
       {"pipeline_stages",
-       "STAGES is 1 (single buffer) or 2 (double buffer, register prefetch); with TMA = 1, 2 to 8 "
-       "ring stages",
+       "STAGES is 1 (single buffer) or 2 (double buffer, register prefetch); in family ws_tma, 2 "
+       "to 8 ring stages",
        false},
       {"fma_order",
        "FMA_ORDER is 0 (thread-tile rows first), 1 (columns first), 2 or 3 (the same, serpentine)",
@@ -67,20 +66,21 @@ const std::vector<RuleInfo>& table() {
        "with STAGE_C = 1, As or Bs holds every warp's staged rows: NUM_THREADS*WNITER*TN floats",
        true},
       {"tma_flag",
-       "TMA is 0 (threads load the k-slices) or 1 (a producer warpgroup feeds them by TMA copies), "
-       "and TMA = 1 takes STAGE_C = 0 (C is stored from registers)",
+       "family ws_tma (a producer warpgroup feeds the k-slices by TMA copies) takes STAGE_C = 0 "
+       "(C is stored from registers)",
        false},
       {"max_threads_per_block",
-       "NUM_THREADS (plus the producer warpgroup with TMA = 1) within the device's block limit",
+       "NUM_THREADS (plus the producer warpgroup in family ws_tma) within the device's block "
+       "limit",
        false},
       {"shared_memory",
-       "STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 bytes within the static shared-memory limit; with TMA "
-       "= 1, the ring with both staging boxes and its barriers within the dynamic limit",
+       "STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 bytes within the static shared-memory limit; in "
+       "family ws_tma, the ring with both staging boxes and its barriers within the dynamic limit",
        false},
       {"accumulator_budget", "accumulators per thread within the stated budget", false},
       {"resident_threads",
-       "MIN_BLOCKS*NUM_THREADS (each block with its producer warpgroup with TMA = 1) within the "
-       "threads one SM holds",
+       "MIN_BLOCKS*NUM_THREADS (each block with its producer warpgroup in family ws_tma) within "
+       "the threads one SM holds",
        false},
       {"resident_blocks", "MIN_BLOCKS within the blocks one SM holds", false},
       {"register_cap", "the register cap implied by MIN_BLOCKS holds accumulators and fragments",
@@ -95,6 +95,25 @@ const RuleInfo& rule(std::string_view name) {
   for (const auto& r : table())
     if (r.name == name) return r;
   throw std::logic_error("not a warp-tiling rule: " + std::string(name));
+}
+
+std::optional<std::string> impossible_value(std::string_view field, int v) {
+  if ((field == "BM" || field == "BK" || field == "BN" || field == "WN" || field == "TN") &&
+      v % kVec != 0) {
+    return fmt::format("rule float4_alignment: {} must be a multiple of 4", field);
+  }
+  if ((field == "PAD_A" || field == "PAD_B") && v % kVec != 0) {
+    return fmt::format("rule pad_alignment: {} must be a multiple of 4", field);
+  }
+  if (field == "PACK" && v != 0 && v != 1) return "rule pack_flag: PACK must be 0 or 1";
+  if (field == "STAGE_C" && v != 0 && v != 1) return "rule stage_c_flag: STAGE_C must be 0 or 1";
+  if (field == "FMA_ORDER" && (v < 0 || v > 3)) {
+    return "rule fma_order: FMA_ORDER must be 0, 1, 2 or 3";
+  }
+  if (field == "NUM_THREADS" && v % kWarpSize != 0) {
+    return "rule thread_count: NUM_THREADS must be a multiple of the warp size 32";
+  }
+  return std::nullopt;
 }
 
 bool products_fit(const WarpTileConfig& c, std::initializer_list<long long> extra,
@@ -239,8 +258,8 @@ std::string name_expression(const WarpTileConfig& c, std::string_view layout, bo
   auto flag = [](bool b) { return b ? "true" : "false"; };
   std::string args;
   for (const auto& f : kConfigFields) {
-    // SPLIT_K is a launch parameter; TMA picks the other kernel.
-    if (f.member == &WarpTileConfig::SPLIT_K || f.member == &WarpTileConfig::TMA) continue;
+    // SPLIT_K is a launch parameter.
+    if (f.member == &WarpTileConfig::SPLIT_K) continue;
     args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
   }
   return fmt::format("{}<{},{},{},{}>", kKernelTemplateName, args, flag(layout[0] == 'T'),

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,11 @@ namespace sgt::warptile {
 // The rule's entry (name, summary, structural) from the warp-tiling rule table; the name must be
 // one of it.
 const RuleInfo& rule(std::string_view name);
+
+// Why a value of a field breaks a rule of the geometry whatever the other fields are
+// (float4_alignment, pad_alignment, pack_flag, stage_c_flag, fma_order, thread_count); the
+// families' impossible_value().
+std::optional<std::string> impossible_value(std::string_view field, int v);
 
 // The tile products, and any a family adds, fit the kernels' 32-bit index arithmetic; otherwise
 // positive_values is reported, alone.
@@ -38,7 +44,7 @@ void check_resident_blocks(const WarpTileConfig& c, const Limits& limits,
                            std::vector<RuleViolation>& out);
 
 // The name expression of sgemm_warptile<...> for an instance: every field but SPLIT_K (a launch
-// parameter) and TMA (which picks another family), then the layout and the loads.
+// parameter), then the layout and the loads.
 std::string name_expression(const WarpTileConfig& c, std::string_view layout, bool vec);
 
 // The geometry `check` shows (WMITER, sub-tile, load passes, AS_LD, shared bytes, accumulators,

@@ -1,6 +1,7 @@
 // The warp-specialised TMA family (sgemm_ws_tma.cuh): a producer warpgroup feeds a ring of
 // k-slices by tensor copies to consumer warps that compute the warp-tiling geometry's tiles.
-// TMA = 1; sm_90a only.
+// sm_90a only. Named TMA = 1 in earlier releases' names (_m1, still its name suffix), JSON, spaces
+// and databases.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -34,24 +35,26 @@ using sgt_kernel::kVec;
 // initialisation.
 const std::vector<RuleInfo>& own_rules() {
   static const std::vector<RuleInfo> kOwnRules = {
-      {"tma_slice", "with TMA = 1, BK is 16 or 32: staging rows of 64 or 128 bytes, swizzled",
+      {"tma_slice", "in family ws_tma, BK is 16 or 32: staging rows of 64 or 128 bytes, swizzled",
        true},
       {"tma_transpose",
-       "with TMA = 1, the BM x BK and BN x BK staging boxes are whole float4s for each of the 128 "
+       "in family ws_tma, the BM x BK and BN x BK staging boxes are whole float4s for each of the "
+       "128 "
        "producer threads",
        true},
-      {"tma_box", "with TMA = 1, BM+PAD_A, BN+PAD_B, BM and BN are at most 256 (a copy's box)",
+      {"tma_box", "in family ws_tma, BM+PAD_A, BN+PAD_B, BM and BN are at most 256 (a copy's box)",
        true},
       {"tma_warpgroups",
-       "with TMA = 1, NUM_THREADS is a multiple of 128: consumers and producer are whole "
+       "in family ws_tma, NUM_THREADS is a multiple of 128: consumers and producer are whole "
        "warpgroups, as setmaxnreg needs",
        true},
       {"tma_registers",
-       "with TMA = 1, (NUM_THREADS+128)*MIN_BLOCKS > 264, so that the launch bounds cap the "
+       "in family ws_tma, (NUM_THREADS+128)*MIN_BLOCKS > 264, so that the launch bounds cap the "
        "registers setmaxnreg moves, and the launch leaves at least the producer's 40",
        false},
       {"tma_architecture",
-       "TMA = 1 only on an architecture its kernel is implemented for (sm_90): elsewhere its image "
+       "family ws_tma only on an architecture its kernel is implemented for (sm_90): elsewhere its "
+       "image "
        "would only trap",
        false},
   };
@@ -65,10 +68,11 @@ class WsTma final : public KernelFamily {
     return "warp-specialised: a producer warpgroup feeds the k-slices by TMA copies "
            "(sgemm_ws_tma.cuh, sm_90a)";
   }
-  bool claims(const WarpTileConfig& c) const override { return c.TMA == 1; }
-  // Its names are the warp-tiling ones with _m1: every name stored before the family existed
-  // keeps meaning the same config.
+  std::optional<int> legacy_tma() const override { return 1; }
+  // Its names are the warp-tiling ones with _m1, the suffix of TMA = 1 when a field named the
+  // family: every name stored before the family had an id keeps meaning the same config.
   std::string_view name_prefix() const override { return "wt_"; }
+  std::string_view name_suffix() const override { return "_m1"; }
 
   const std::vector<RuleInfo>& rules() const override {
     static const std::vector<RuleInfo> list = [] {
@@ -85,6 +89,12 @@ class WsTma final : public KernelFamily {
       return r;
     }();
     return list;
+  }
+  std::optional<std::string> impossible_value(std::string_view field, int v) const override {
+    if (auto why = warptile::impossible_value(field, v)) return why;
+    if (field == "STAGES" && (v < 2 || v > 8))
+      return "rule pipeline_stages: STAGES must be 2 to 8 in family ws_tma";
+    return std::nullopt;
   }
 
   void check(const WarpTileConfig& c, const Limits& limits,
@@ -106,17 +116,17 @@ class WsTma final : public KernelFamily {
     // No thread loads a slice: the copies bring whole boxes (tma_transpose instead).
     if (!warptile::check_float4(c, out) && c.TM % kVec != 0) {
       fail("float4_alignment",
-           fmt::format("TMA = 1 with TM = {}: the TMA kernel's consumers read As as float4s only, "
+           fmt::format("ws_tma with TM = {}: the TMA kernel's consumers read As as float4s only, "
                        "so TM must be a multiple of 4",
                        c.TM));
     }
     warptile::check_knobs(c, out);
     if (c.STAGES < 2 || c.STAGES > 8) {
       fail("pipeline_stages",
-           fmt::format("STAGES = {}: with TMA = 1 the ring has 2 to 8 stages", c.STAGES));
+           fmt::format("STAGES = {}: in family ws_tma the ring has 2 to 8 stages", c.STAGES));
     }
     if (c.STAGE_C != 0) {
-      fail("tma_flag", fmt::format("TMA = 1 with STAGE_C = {}: the TMA kernel stores C from "
+      fail("tma_flag", fmt::format("ws_tma with STAGE_C = {}: the TMA kernel stores C from "
                                    "registers (STAGE_C must be 0)",
                                    c.STAGE_C));
     }
@@ -125,25 +135,25 @@ class WsTma final : public KernelFamily {
     // problem has (NN and TT stage one operand, NT both).
     const auto tl = sgt_kernel::make_tma_layout(g, true, false, c.MIN_BLOCKS);
     if (c.BK != 16 && c.BK != 32) {
-      fail("tma_slice", fmt::format("TMA = 1 with BK = {}: the staging rows are 64 (BK 16) or 128 "
+      fail("tma_slice", fmt::format("ws_tma with BK = {}: the staging rows are 64 (BK 16) or 128 "
                                     "bytes (BK 32), as the copies' swizzle needs",
                                     c.BK));
     }
     const long long box = 1LL * kVec * sgt_kernel::kTmaProducerThreads;
     if ((1LL * c.BM * c.BK) % box != 0 || (1LL * c.BN * c.BK) % box != 0) {
       fail("tma_transpose",
-           fmt::format("TMA = 1: the {}x{} and {}x{} staging boxes are not whole float4s for each "
+           fmt::format("ws_tma: the {}x{} and {}x{} staging boxes are not whole float4s for each "
                        "of the {} producer threads (some would transpose less than the box)",
                        c.BM, c.BK, c.BN, c.BK, sgt_kernel::kTmaProducerThreads));
     }
     if (g.AS_LD > 256 || g.BS_LD > 256) {
-      fail("tma_box", fmt::format("TMA = 1: boxes of BM+PAD_A = {} and BN+PAD_B = {} floats; a "
+      fail("tma_box", fmt::format("ws_tma: boxes of BM+PAD_A = {} and BN+PAD_B = {} floats; a "
                                   "copy's box is at most 256 along each dimension",
                                   g.AS_LD, g.BS_LD));
     }
     if (c.NUM_THREADS % sgt_kernel::kTmaProducerThreads != 0) {
       fail("tma_warpgroups",
-           fmt::format("TMA = 1 with NUM_THREADS = {}: the consumers end inside a warpgroup that "
+           fmt::format("ws_tma with NUM_THREADS = {}: the consumers end inside a warpgroup that "
                        "the producer's first warps complete, and setmaxnreg must be executed by "
                        "all four warps of a warpgroup alike (NUM_THREADS a multiple of 128)",
                        c.NUM_THREADS));
@@ -153,18 +163,18 @@ class WsTma final : public KernelFamily {
     // setmaxnreg.dec goes down to.
     if (tl.LAUNCH_REGS >= 248) {
       fail("tma_registers",
-           fmt::format("TMA = 1: {} threads x MIN_BLOCKS {} leave the launch registers uncapped "
+           fmt::format("ws_tma: {} threads x MIN_BLOCKS {} leave the launch registers uncapped "
                        "(more than 264 are needed), so setmaxnreg has no budget to move",
                        tl.THREADS, c.MIN_BLOCKS));
     } else if (tl.LAUNCH_REGS < sgt_kernel::kTmaProducerRegs) {
       fail("tma_registers",
-           fmt::format("TMA = 1: {} threads x MIN_BLOCKS {} start each thread with {} registers, "
+           fmt::format("ws_tma: {} threads x MIN_BLOCKS {} start each thread with {} registers, "
                        "fewer than the {} the producer's setmaxnreg.dec goes down to",
                        tl.THREADS, c.MIN_BLOCKS, tl.LAUNCH_REGS, sgt_kernel::kTmaProducerRegs));
     }
     if (!limits.tma_kernel) {
       fail("tma_architecture",
-           "TMA = 1: the warp-specialised TMA kernel is implemented for sm_90 only; on this "
+           "ws_tma: the warp-specialised TMA kernel is implemented for sm_90 only; on this "
            "architecture its image would only trap");
     }
     if (tl.THREADS > limits.max_threads_per_block) {
@@ -176,7 +186,7 @@ class WsTma final : public KernelFamily {
     // which counts against the same per-block limit as the dynamic request.
     if (tma_shared_bytes(c, true, false) * c.MIN_BLOCKS > limits.max_dynamic_shared_bytes) {
       fail("shared_memory",
-           fmt::format("TMA = 1: MIN_BLOCKS {} x {} bytes of stages (staging boxes, As and Bs) "
+           fmt::format("ws_tma: MIN_BLOCKS {} x {} bytes of stages (staging boxes, As and Bs) "
                        "and {} of barriers exceeds the dynamic limit {}",
                        c.MIN_BLOCKS, tl.SMEM_BYTES, 3 * 8 * c.STAGES,
                        limits.max_dynamic_shared_bytes));
@@ -193,7 +203,7 @@ class WsTma final : public KernelFamily {
     const int need = g.ACCUMULATORS + g.FRAGMENTS;
     if (tl.CONSUMER_REGS < need) {
       fail("register_cap",
-           fmt::format("TMA = 1, MIN_BLOCKS = {}: the consumers get {} registers per thread, below "
+           fmt::format("ws_tma, MIN_BLOCKS = {}: the consumers get {} registers per thread, below "
                        "the {} that accumulators and fragments alone need",
                        c.MIN_BLOCKS, tl.CONSUMER_REGS, need));
     }
@@ -210,7 +220,7 @@ class WsTma final : public KernelFamily {
       const bool ta = p.layout[0] == 'T', tb = p.layout[1] == 'T';
       out.push_back(
           {"shape_tma_operands",
-           fmt::format("TMA = 1 copies rows that are whole 16-byte units: lda = {} and ldb = {} "
+           fmt::format("ws_tma copies rows that are whole 16-byte units: lda = {} and ldb = {} "
                        "(the stored rows of {}) must be multiples of 4",
                        ta ? p.M : p.K, tb ? p.K : p.N, p.layout)});
     }
@@ -220,7 +230,7 @@ class WsTma final : public KernelFamily {
                                    : tma_shared_bytes(c, p.layout[0] == 'T', p.layout[1] == 'T');
     if (bytes * c.MIN_BLOCKS > limits.max_dynamic_shared_bytes)
       out.push_back({"shape_tma_shared_memory",
-                     fmt::format("TMA = 1 in {}: MIN_BLOCKS {} x {} bytes of stages (with the "
+                     fmt::format("ws_tma in {}: MIN_BLOCKS {} x {} bytes of stages (with the "
                                  "staging boxes this layout needs) exceeds the dynamic limit {}",
                                  p.layout, c.MIN_BLOCKS, bytes, limits.max_dynamic_shared_bytes)});
   }
