@@ -1,0 +1,189 @@
+// The split-TF32 kernel (sgemm_tf32x3.cuh) against the real NVRTC (no GPU needed): the probe's
+// configs compile for sm_90 (and sm_80) in all four layouts, with the 16-byte and the 4-byte
+// copies, without static shared memory (the pipeline's is dynamic), each to an entry the loader
+// finds by its lowered name; those with 64 accumulators per thread spill-free, the 64x64 warp
+// tiles with at most 64 bytes; a config the kernel's rules refuse fails on its static_assert.
+#include <nvrtc.h>
+
+#include <cstdio>
+#include <future>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernel_source.hpp"
+#include "nvrtc_compiler.hpp"
+
+namespace {
+
+struct Instance {
+  int BM, BN, BK, WM, WN, STAGES, GROUP_M, ACC;
+  bool trans_a, trans_b, vec;
+
+  std::string expression() const {
+    char b[160];
+    std::snprintf(b, sizeof b, "sgemm_tf32x3<%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%s>", BM, BN, BK, WM, WN,
+                  STAGES, GROUP_M, ACC, trans_a ? "true" : "false", trans_b ? "true" : "false",
+                  vec ? "true" : "false");
+    return b;
+  }
+};
+
+struct Result {
+  bool compiled = false;
+  std::string log, lowered;
+  std::string cubin;
+  sgt::gpu::PtxasInfo info;
+};
+
+std::string text_of(const char* name) {
+  const auto f = sgt::embedded_kernel_file(name);
+  return std::string(f.text);
+}
+
+// One NVRTC program for one instance, with the project's own options (nvrtc_compiler.cpp).
+Result compile(const Instance& in, const std::string& arch) {
+  const char* names[] = {"sgemm_tf32x3.cuh", "tf32x3_geometry.h", "warptile_geometry.h"};
+  std::vector<std::string> texts;
+  for (const char* n : names) texts.push_back(text_of(n));
+  std::vector<const char*> ptrs;
+  for (const auto& t : texts) ptrs.push_back(t.c_str());
+  nvrtcProgram prog = nullptr;
+  const std::string main_text = "#include \"sgemm_tf32x3.cuh\"\n";
+  EXPECT_EQ(nvrtcCreateProgram(&prog, main_text.c_str(), "tf32x3.cu", 3, ptrs.data(), names),
+            NVRTC_SUCCESS);
+  const std::string expr = in.expression();
+  EXPECT_EQ(nvrtcAddNameExpression(prog, expr.c_str()), NVRTC_SUCCESS);
+  const std::string arch_opt = "-arch=" + arch;
+  const char* opts[] = {arch_opt.c_str(), "-std=c++17", "-default-device", "--ptxas-options=-v"};
+  Result r;
+  r.compiled = nvrtcCompileProgram(prog, 4, opts) == NVRTC_SUCCESS;
+  size_t n = 0;
+  nvrtcGetProgramLogSize(prog, &n);
+  r.log.resize(n);
+  nvrtcGetProgramLog(prog, r.log.data());
+  if (r.compiled) {
+    const char* lowered = nullptr;
+    EXPECT_EQ(nvrtcGetLoweredName(prog, expr.c_str(), &lowered), NVRTC_SUCCESS);
+    if (lowered) r.lowered = lowered;
+    size_t size = 0;
+    nvrtcGetCUBINSize(prog, &size);
+    r.cubin.resize(size);
+    nvrtcGetCUBIN(prog, r.cubin.data());
+    r.info = sgt::gpu::parse_ptxas_info(r.log, r.lowered);
+  }
+  nvrtcDestroyProgram(&prog);
+  return r;
+}
+
+// The probe's configs with 64 accumulators per thread, spill-free in every layout and copy
+// width: what a search may take as is.
+std::vector<Instance> spill_free_configs() {
+  return {
+      {64, 128, 32, 32, 64, 4, 8, 1, false, false, true},
+      {128, 128, 32, 64, 32, 3, 8, 1, false, false, true},
+  };
+}
+// The probe's 64x64 warp tiles (128 accumulators and 64 fragment registers per thread): the
+// fastest at 4096^3, but ptxas spills a few bytes in some layouts (4-32 B, sm_90, NVRTC 13.0).
+std::vector<Instance> wide_warp_configs() {
+  return {
+      {128, 128, 32, 64, 64, 3, 8, 1, false, false, true},
+      {128, 256, 32, 64, 64, 3, 8, 1, false, false, true},
+      {256, 128, 16, 64, 64, 3, 8, 1, false, false, true},
+  };
+}
+
+// Each instance in the four layouts, with the given copy width.
+std::vector<Instance> with_layouts(const std::vector<Instance>& base, bool vec) {
+  std::vector<Instance> out;
+  for (auto in : base)
+    for (int l = 0; l < 4; ++l) {
+      in.trans_a = (l & 2) != 0;
+      in.trans_b = (l & 1) != 0;
+      in.vec = vec;
+      out.push_back(in);
+    }
+  return out;
+}
+
+// Compiles all, two at a time (NVRTC is thread-safe per program), and checks each: at most
+// max_spill bytes of spill stores and loads (0: none, and no stack).
+void expect_compiles(const std::vector<Instance>& instances, const std::string& arch,
+                     int max_spill = 0) {
+  std::vector<std::future<Result>> jobs;
+  std::vector<Result> results;
+  for (const auto& in : instances) {
+    jobs.push_back(std::async(std::launch::async, compile, in, arch));
+    if (jobs.size() == 2) {
+      for (auto& j : jobs) results.push_back(j.get());
+      jobs.clear();
+    }
+  }
+  for (auto& j : jobs) results.push_back(j.get());
+  for (size_t i = 0; i < instances.size(); ++i) {
+    const Result& r = results[i];
+    SCOPED_TRACE(instances[i].expression() + " " + arch);
+    ASSERT_TRUE(r.compiled) << r.log;
+    ASSERT_TRUE(r.info.found) << r.log;
+    std::printf("[          ] %s %s: %d registers, %d B stack, %d/%d B spill st/ld, %d B smem\n",
+                instances[i].expression().c_str(), arch.c_str(), r.info.registers,
+                r.info.stack_bytes, r.info.spill_store_bytes, r.info.spill_load_bytes,
+                r.info.shared_bytes);
+    EXPECT_GT(r.info.registers, 0);
+    EXPECT_LE(r.info.registers, 255);
+    EXPECT_LE(r.info.spill_store_bytes, max_spill);
+    EXPECT_LE(r.info.spill_load_bytes, max_spill);
+    if (max_spill == 0) EXPECT_EQ(r.info.stack_bytes, 0);
+    EXPECT_EQ(r.info.shared_bytes, 0);  // all of it dynamic
+    EXPECT_EQ(r.lowered.rfind("_Z12sgemm_tf32x3IL", 0), 0u) << r.lowered;
+    EXPECT_EQ(r.cubin.substr(0, 4),
+              "\x7f"
+              "ELF");
+    EXPECT_NE(r.cubin.find(r.lowered), std::string::npos);
+  }
+}
+
+TEST(Tf32x3Nvrtc, SpillFreeConfigsCompileForSm90InEveryLayoutAndCopyWidth) {
+  auto v = with_layouts(spill_free_configs(), true);
+  const auto s = with_layouts(spill_free_configs(), false);
+  v.insert(v.end(), s.begin(), s.end());
+  expect_compiles(v, "sm_90");
+}
+
+TEST(Tf32x3Nvrtc, SpillFreeConfigsCompileForSm80) {
+  auto v = with_layouts({spill_free_configs()[0]}, true);
+  const auto s = with_layouts({spill_free_configs()[1]}, false);
+  v.insert(v.end(), s.begin(), s.end());
+  expect_compiles(v, "sm_80");
+}
+
+// The 64x64 warp tiles compile in every layout with at most a few bytes of spills, so that a
+// change that makes them spill in earnest shows here.
+TEST(Tf32x3Nvrtc, WideWarpTilesCompileWithAtMostAFewSpilledBytes) {
+  expect_compiles(with_layouts(wide_warp_configs(), true), "sm_90", 64);
+  expect_compiles(with_layouts({wide_warp_configs()[0]}, false), "sm_90", 64);
+}
+
+// ACC = 0 (the running sum in the tensor core) is a measurement instance: it compiles too.
+TEST(Tf32x3Nvrtc, InTensorCoreAccumulationCompiles) {
+  auto in = wide_warp_configs()[0];
+  in.ACC = 0;
+  expect_compiles({in}, "sm_90");
+}
+
+TEST(Tf32x3Nvrtc, RefusedConfigsFailOnTheirStaticAssert) {
+  auto in = spill_free_configs()[1];
+  in.WM = 48;  // not a divisor of BM = 128
+  Result r = compile(in, "sm_90");
+  EXPECT_FALSE(r.compiled);
+  EXPECT_NE(r.log.find("warp_grid"), std::string::npos) << r.log;
+  in = spill_free_configs()[1];
+  in.BK = 12;
+  r = compile(in, "sm_90");
+  EXPECT_FALSE(r.compiled);
+  EXPECT_NE(r.log.find("bk: a multiple of 8"), std::string::npos) << r.log;
+}
+
+}  // namespace
