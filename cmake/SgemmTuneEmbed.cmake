@@ -188,6 +188,7 @@ endfunction()
 #     DB <tuning.db> [GPUS <name or key>...] [ALLOW_STALE]  # exported at build time
 #   | HEADER <table.hpp>                                    # written by `sgemm-tune export`
 #   [CUDA_ARCHITECTURES <arch>...]                          # default: CMAKE_CUDA_ARCHITECTURES
+#   [PRECISION fp32|fp32-accurate]                          # default fp32; see below
 #   [ALLOW_UNRUNNABLE])                                     # see below
 #
 # A STATIC CUDA library <name> holding sgemm_tuned::sgemm() and explain() (#include
@@ -203,9 +204,15 @@ endfunction()
 # (a HEADER that exists, or a DB and an installed sgemm-tune), else when the build exports it.
 # ALLOW_UNRUNNABLE makes that a warning: such a winner's shapes then run the next winner that
 # can, or cuBLAS.
+#
+# PRECISION: the precision class the program accepts. fp32 (the default) builds only a table of
+# FFMA kernels, numerically what cuBLAS FP32 computes; a table exported with `--precision
+# fp32-accurate` (which may hold split-TF32 tensor-core kernels, verified no less accurate than
+# cuBLAS FP32 against FP64) fails to compile unless PRECISION fp32-accurate is given. With DB, the
+# table is exported in that class.
 function(sgemm_tune_add_library name)
-  cmake_parse_arguments(ARG "ALLOW_STALE;ALLOW_UNRUNNABLE" "DB;HEADER" "GPUS;CUDA_ARCHITECTURES"
-                        ${ARGN})
+  cmake_parse_arguments(ARG "ALLOW_STALE;ALLOW_UNRUNNABLE" "DB;HEADER;PRECISION"
+                        "GPUS;CUDA_ARCHITECTURES" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "sgemm_tune_add_library(${name}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -216,6 +223,13 @@ function(sgemm_tune_add_library name)
   if(ARG_HEADER AND (ARG_GPUS OR ARG_ALLOW_STALE))
     message(FATAL_ERROR "sgemm_tune_add_library(${name}): GPUS and ALLOW_STALE apply to DB; a "
                         "HEADER was exported with its own")
+  endif()
+  if(NOT ARG_PRECISION)
+    set(ARG_PRECISION fp32)
+  endif()
+  if(NOT ARG_PRECISION MATCHES "^(fp32|fp32-accurate)$")
+    message(FATAL_ERROR "sgemm_tune_add_library(${name}): PRECISION must be fp32 or "
+                        "fp32-accurate (got '${ARG_PRECISION}')")
   endif()
   get_property(languages GLOBAL PROPERTY ENABLED_LANGUAGES)
   if(NOT "CUDA" IN_LIST languages)
@@ -251,7 +265,7 @@ function(sgemm_tune_add_library name)
   set(allow ${ARG_ALLOW_UNRUNNABLE})
   if(ARG_DB)
     get_filename_component(db "${ARG_DB}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-    set(args export --format cpp --db ${db})
+    set(args export --format cpp --db ${db} --precision ${ARG_PRECISION})
     foreach(gpu IN LISTS ARG_GPUS)
       list(APPEND args --gpu ${gpu})
     endforeach()
@@ -312,6 +326,9 @@ function(sgemm_tune_add_library name)
     set(runtime CUDA::cudart_static)
   endif()
   target_link_libraries(${name} PUBLIC ${runtime} CUDA::cublas)
+  if(ARG_PRECISION STREQUAL "fp32-accurate")
+    target_compile_definitions(${name} PRIVATE SGT_TUNED_ACCEPT_FP32_ACCURATE=1)
+  endif()
   set_target_properties(${name} PROPERTIES
     CUDA_STANDARD 17
     CUDA_STANDARD_REQUIRED ON

@@ -18,7 +18,9 @@
 namespace sgt::db {
 
 inline constexpr std::string_view kDatasetFormat = "sgemm-tune-dataset";
-inline constexpr int kDatasetVersion = 1;
+// 2: trials may carry their accuracy against FP64 (error_ratio, stress_ratio, stress_case) and the
+// status inaccurate; a version-1 file reads as it is.
+inline constexpr int kDatasetVersion = 2;
 
 struct DatasetHeader {
   Problem problem;

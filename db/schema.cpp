@@ -171,6 +171,30 @@ CREATE UNIQUE INDEX trials_identity
 
 PRAGMA user_version = 5;
 )sql"},
+    // The accuracy of a kernel of a non-strict precision class (precision.hpp): its error against
+    // an FP64 reference over cuBLAS FP32's on the trial's problem, and the worst over the stress
+    // cases with that case. NULL: not measured (every trial written before, every strict kernel's).
+    // The view shows the ratio too.
+    {6, R"sql(
+ALTER TABLE trials ADD COLUMN error_ratio REAL;
+ALTER TABLE trials ADD COLUMN stress_ratio REAL;
+ALTER TABLE trials ADD COLUMN stress_case TEXT;
+
+DROP VIEW trial_details;
+CREATE VIEW trial_details AS
+SELECT t.id, g.name AS gpu, 'sm_' || g.cc_major || g.cc_minor AS arch, g.sm_count,
+       p.M || 'x' || p.N || 'x' || p.K AS shape, p.layout, p.dtype, c.name AS config,
+       k.name AS kernel_template, k.source_hash AS kernel_hash, t.status, t.reason,
+       t.median_ms, t.gflops, t.cublas_median_ms, t.error_ratio, t.stress_ratio, t.stress_case,
+       t.driver_version, t.nvrtc_major, t.tuner_version, t.strategy, t.seed, t.timestamp
+FROM trials t
+JOIN gpus g ON g.id = t.gpu_id
+JOIN problems p ON p.id = t.problem_id
+JOIN configs c ON c.id = t.config_id
+JOIN kernel_templates k ON k.id = t.template_id;
+
+PRAGMA user_version = 6;
+)sql"},
 };
 
 bool is_identifier(std::string_view s) {

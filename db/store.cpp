@@ -77,6 +77,38 @@ const TrialColumn kTrialColumns[] = {
      [](const Stmt& s, int c, Trial& t) { t.compile_s = s.is_null(c) ? 0 : s.real(c); }},
     {"measure_s", [](Stmt& s, int i, const Trial& t) { s.bind(i, t.measure_s); },
      [](const Stmt& s, int c, Trial& t) { t.measure_s = s.is_null(c) ? 0 : s.real(c); }},
+    // Schema 6: NULL where not measured (and in older files, where the column is absent).
+    {"error_ratio",
+     [](Stmt& s, int i, const Trial& t) {
+       if (t.error_ratio) {
+         s.bind(i, *t.error_ratio);
+       } else {
+         s.bind_null(i);
+       }
+     },
+     [](const Stmt& s, int c, Trial& t) {
+       t.error_ratio = s.is_null(c) ? std::nullopt : std::optional(s.real(c));
+     }},
+    {"stress_ratio",
+     [](Stmt& s, int i, const Trial& t) {
+       if (t.stress_ratio) {
+         s.bind(i, *t.stress_ratio);
+       } else {
+         s.bind_null(i);
+       }
+     },
+     [](const Stmt& s, int c, Trial& t) {
+       t.stress_ratio = s.is_null(c) ? std::nullopt : std::optional(s.real(c));
+     }},
+    {"stress_case",
+     [](Stmt& s, int i, const Trial& t) {
+       if (t.stress_ratio) {
+         s.bind(i, t.stress_case);
+       } else {
+         s.bind_null(i);
+       }
+     },
+     [](const Stmt& s, int c, Trial& t) { t.stress_case = s.is_null(c) ? "" : s.text(c); }},
     {"tuner_version", [](Stmt& s, int i, const Trial& t) { s.bind(i, t.tuner_version); },
      [](const Stmt& s, int c, Trial& t) { t.tuner_version = s.text(c); }},
     {"strategy", [](Stmt& s, int i, const Trial& t) { s.bind(i, t.strategy); },

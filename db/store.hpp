@@ -92,6 +92,9 @@ struct StaleCounts {
 
 struct QueryOptions {
   bool allow_stale = false;
+  // Only trials of the families this class admits (precision.hpp): a strict (fp32) query never
+  // returns a split-TF32 winner.
+  Precision precision = Precision::fp32;
   std::string kernel_template = std::string(kKernelTemplateName);
   Reference reference;
 };
@@ -234,7 +237,8 @@ class SqliteStore final : public TrialStore {
   std::optional<Winner> winner(const GpuIdentity& gpu, const Problem& problem,
                                const QueryOptions& opts = {}) const;
   // Winners of every GPU x problem x kernel template, ordered by GPU, shape, template.
-  std::vector<Winner> winners(bool allow_stale = false) const;
+  std::vector<Winner> winners(bool allow_stale = false,
+                              Precision precision = Precision::fp32) const;
   // Stale ok trials of this GPU and template; of one problem, or of all problems when unset.
   StaleCounts stale_trials(const GpuIdentity& gpu, const std::optional<Problem>& problem,
                            const QueryOptions& opts = {}) const;

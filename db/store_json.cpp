@@ -42,6 +42,8 @@ void to_json(nlohmann::json& j, const Winner& w) {
        {"nvrtc_major", w.best.nvrtc_major},
        {"edge_check_summary", edge_check_tally_json(w.best.trial.edge_checks)},
        {"trial", w.best.trial}};
+  // A kernel of a non-strict precision class: its error against FP64 over cuBLAS FP32's.
+  if (w.best.trial.error_ratio) j["error_ratio"] = *w.best.trial.error_ratio;
 }
 
 void to_json(nlohmann::json& j, const QueryResult& r) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "error.hpp"
+#include "family.hpp"
 #include "gpu_select.hpp"
 #include "store.hpp"
 #include "store_internal.hpp"
@@ -18,9 +19,10 @@ namespace sgt::db {
 namespace {
 
 // Every ok trial with the reasons it might be stale and whether it passed an edge-shape suite,
-// except those of a config that gave a wrong result on this GPU and problem with this kernel
-// source (a screening trial is ok on the problem alone; the same config failing the edge suite
-// afterwards is recorded incorrect, and must not be served through the screening trial). The
+// except those of a config that gave a wrong or inaccurate result on this GPU and problem with
+// this kernel source (a screening trial is ok on the problem alone; the same config failing the
+// edge suite afterwards is recorded incorrect, and must not be served through the screening trial;
+// a config recorded inaccurate once is not served through another trial either). The
 // reference is the binary's kernel hash and, unless overridden, the latest driver and NVRTC majors
 // recorded for the trial's GPU. Filters are optional: a NULL parameter means "any". VERIFIED is
 // replaced by verified_sql().
@@ -41,12 +43,13 @@ WITH cand AS (
     AND NOT EXISTS (SELECT 1 FROM trials f
                     WHERE f.gpu_id = t.gpu_id AND f.problem_id = t.problem_id
                       AND f.template_id = t.template_id AND f.config_id = t.config_id
-                      AND f.status = :incorrect)
+                      AND f.status IN (:incorrect, :inaccurate))
     AND (:gpu_id IS NULL OR t.gpu_id = :gpu_id)
     AND (:problem_id IS NULL OR t.problem_id = :problem_id)
     AND (:template IS NULL OR k.name = :template)
     AND (:layout IS NULL OR p.layout = :layout)
     AND (:dtype IS NULL OR p.dtype = :dtype)
+    AND FAMILY_FILTER
 )
 )sql";
 
@@ -78,7 +81,17 @@ FROM cand WHERE stale_hash OR stale_driver OR stale_nvrtc
 struct Filter {
   std::optional<long long> gpu_id, problem_id;
   std::optional<std::string> template_name, layout, dtype;
+  // The precision class asked for: only trials of the families it admits (precision.hpp).
+  Precision precision = Precision::fp32;
 };
+
+// The ids of the registered families a request of class `p` admits, as a JSON array.
+std::string admitted_families(Precision p) {
+  nlohmann::json ids = nlohmann::json::array();
+  for (const auto* f : families())
+    if (admits(p, f->precision())) ids.push_back(std::string(f->id()));
+  return ids.dump();
+}
 
 template <class T>
 void bind_opt(Stmt& s, const char* name, const std::optional<T>& v) {
@@ -95,11 +108,13 @@ void bind_candidates(Stmt& s, const Filter& f, const Reference& ref) {
   bind_opt(s, ":nvrtc_major", ref.nvrtc_major);
   s.bind(":ok", to_string(TrialStatus::ok));
   s.bind(":incorrect", to_string(TrialStatus::incorrect));
+  s.bind(":inaccurate", to_string(TrialStatus::inaccurate));
   bind_opt(s, ":gpu_id", f.gpu_id);
   bind_opt(s, ":problem_id", f.problem_id);
   bind_opt(s, ":template", f.template_name);
   bind_opt(s, ":layout", f.layout);
   bind_opt(s, ":dtype", f.dtype);
+  s.bind(":families", admitted_families(f.precision));
 }
 
 // The candidates CTE for this database: a trial is verified when it has edge checks and passed them
@@ -122,6 +137,13 @@ std::string candidates_cte(const StoreImpl& impl) {
                 " ELSE k.source_hash IS NOT json_extract(:hashes, '$.\"' || c.family || '\"') END)"
           : any;
   cte.replace(cte.find("STALE_HASH"), std::string_view("STALE_HASH").size(), stale);
+  // Precision: a config row without a family is the default family's (every trial of a database
+  // from before families is an FFMA one).
+  const std::string family_filter = impl.family_present
+                                        ? "COALESCE(c.family, '" + std::string(kDefaultFamily) +
+                                              "') IN (SELECT value FROM json_each(:families))"
+                                        : "(:families IS NOT NULL)";
+  cte.replace(cte.find("FAMILY_FILTER"), std::string_view("FAMILY_FILTER").size(), family_filter);
   return cte;
 }
 
@@ -263,13 +285,16 @@ std::optional<Winner> SqliteStore::winner(const GpuIdentity& gpu, const Problem&
   f.gpu_id = gid;
   f.problem_id = pid;
   f.template_name = opts.kernel_template;
+  f.precision = opts.precision;
   auto w = run_winners(*impl_, f, opts.reference, opts.allow_stale);
   if (w.empty()) return std::nullopt;
   return std::move(w.front());
 }
 
-std::vector<Winner> SqliteStore::winners(bool allow_stale) const {
-  return run_winners(*impl_, Filter{}, Reference{}, allow_stale);
+std::vector<Winner> SqliteStore::winners(bool allow_stale, Precision precision) const {
+  Filter f;
+  f.precision = precision;
+  return run_winners(*impl_, f, Reference{}, allow_stale);
 }
 
 StaleCounts SqliteStore::stale_trials(const GpuIdentity& gpu, const std::optional<Problem>& problem,
@@ -280,6 +305,7 @@ StaleCounts SqliteStore::stale_trials(const GpuIdentity& gpu, const std::optiona
   Filter f;
   f.gpu_id = gid;
   f.template_name = opts.kernel_template;
+  f.precision = opts.precision;
   if (problem) {
     f.problem_id = impl_->problem_id(*problem);
     if (!f.problem_id) return c;
@@ -313,7 +339,19 @@ QueryResult SqliteStore::query(const GpuIdentity& gpu, const Problem& problem,
     f.template_name = opts.kernel_template;
     f.layout = problem.layout;
     f.dtype = problem.dtype;
+    f.precision = opts.precision;
     auto candidates = run_winners(*impl_, f, opts.reference, opts.allow_stale);
+    // A wider class's winner of a shape may not reach the requested shape (precision_depth):
+    // each shape's strict winner stands behind it, at the same distance.
+    if (f.precision != Precision::fp32) {
+      Filter strict = f;
+      strict.precision = Precision::fp32;
+      for (auto& w : run_winners(*impl_, strict, opts.reference, opts.allow_stale)) {
+        const bool listed = std::any_of(candidates.begin(), candidates.end(),
+                                        [&](const Winner& c) { return c.best.id == w.best.id; });
+        if (!listed) candidates.push_back(std::move(w));
+      }
+    }
     std::vector<std::pair<double, size_t>> by_distance;
     for (size_t i = 0; i < candidates.size(); ++i) {
       by_distance.emplace_back(shape_distance(problem, candidates[i].best.trial.problem), i);
@@ -326,6 +364,13 @@ QueryResult SqliteStore::query(const GpuIdentity& gpu, const Problem& problem,
     for (const auto& [d, i] : by_distance) {
       const auto& t = candidates[i].best.trial;
       auto violations = check_shape(t.config, problem);
+      // A non-strict kernel's accuracy was measured at the depth it was tuned for; a deeper sum
+      // is not what it was admitted for.
+      if (family_of(t.config).precision() != Precision::fp32 && problem.K > t.problem.K)
+        violations.push_back(
+            {"precision_depth",
+             fmt::format("its accuracy against FP64 was measured at K = {}, not up to K = {}",
+                         t.problem.K, problem.K)});
       if (!violations.empty()) {
         r.skipped.push_back({t.config_name, t.problem, d, std::move(violations)});
         continue;

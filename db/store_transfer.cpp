@@ -100,6 +100,15 @@ std::optional<std::string> invalid_trial_field(const nlohmann::json& tj, const T
     return fmt::format("verify_error {} is neither an error (0 or more) nor -1 (not verified)",
                        t.verify_error);
   }
+  // Error ratios against FP64: measured ones are 0 or more (1e300 for a result with NaN or Inf).
+  const std::pair<const char*, std::optional<double>> ratios[] = {{"error_ratio", t.error_ratio},
+                                                                  {"stress_ratio", t.stress_ratio}};
+  for (const auto& [key, v] : ratios) {
+    if (v && !(*v >= 0 && std::isfinite(*v)))
+      return fmt::format("{} {} is not an error ratio (a number, 0 or more)", key, *v);
+  }
+  if (t.stress_ratio && t.stress_case.empty())
+    return "stress_ratio without its stress_case (the case it was measured on)";
   if (t.status == TrialStatus::ok && !(t.time.median_ms > 0)) {
     return fmt::format("status ok with time.median_ms {}: an ok trial was timed", t.time.median_ms);
   }

@@ -65,9 +65,19 @@ static_assert(SGT_TUNED_KERNEL_FILE_COUNT <= 8,
 // library instantiates and follows (9: its configs no longer carry the field TMA, kConfigFamilies
 // names their family); formats 6 and 7 (two families, told apart by the TMA field) still build,
 // their instances and launches derived from the fields as before.
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION >= 6 && SGT_TUNED_TABLE_FORMAT_VERSION <= 9,
-              "this dispatch library reads table formats 6 to 9: export the table with the "
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION >= 6 && SGT_TUNED_TABLE_FORMAT_VERSION <= 10,
+              "this dispatch library reads table formats 6 to 10: export the table with the "
               "sgemm-tune that ships this library");
+
+// Format 10 states the table's precision class. A table of class fp32-accurate may hold kernels
+// that are not FFMA (split TF32 on the tensor cores): a program gets them only when it asked for
+// that class (sgemm_tune_add_library's PRECISION fp32-accurate), never silently.
+#if SGT_TUNED_TABLE_FORMAT_VERSION >= 10 && !defined(SGT_TUNED_ACCEPT_FP32_ACCURATE)
+static_assert(!::sgt_tuned_table::kPrecisionFp32Accurate,
+              "this table was exported with --precision fp32-accurate (it may hold split-TF32 "
+              "tensor-core kernels); build it with sgemm_tune_add_library(... PRECISION "
+              "fp32-accurate) to accept that class, or export it with --precision fp32");
+#endif
 
 namespace sgemm_tuned {
 

@@ -349,9 +349,22 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
     return shape_distance(call.M, call.N, call.K, table::kShapes[a]) <
            shape_distance(call.M, call.N, call.K, table::kShapes[b]);
   });
+  // A non-strict config's accuracy against FP64 was measured at its tuned shape's K (format 10):
+  // not served for a deeper sum.
+  auto too_deep = [&](int config, int shape) -> std::string {
+#if SGT_TUNED_TABLE_FORMAT_VERSION >= 10
+    if (shape >= 0 && table::kConfigNonStrict[config] && call.K > table::kShapes[shape].K)
+      return strf("its accuracy against FP64 was measured at K = %lld, not up to K = %d",
+                  static_cast<long long>(table::kShapes[shape].K), call.K);
+#else
+    (void)config, (void)shape;
+#endif
+    return {};
+  };
   for (const int i : candidates) {
     const auto& s = table::kShapes[i];
-    const std::string why = why_not(s.config);
+    std::string why = why_not(s.config);
+    if (why.empty()) why = too_deep(s.config, i);
     if (why.empty()) {
       c.path = Path::kernel;
       c.source = Source::nearest;
@@ -378,7 +391,8 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
       default_shape = d.shape;
     }
   }
-  const std::string why = why_not(default_config);
+  std::string why = why_not(default_config);
+  if (why.empty()) why = too_deep(default_config, default_shape);
   if (why.empty()) {
     c.path = Path::kernel;
     c.source = Source::gpu_default;

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "edge_cases.hpp"
+#include "problem.hpp"
 #include "test_support.hpp"
 
 namespace sgt {
@@ -172,6 +174,60 @@ TEST(EdgeCases, TmaConfigsGetTheSameShapesWithRowsTheCopiesCanRead) {
       EXPECT_EQ(pc[i].offset, pp[i].offset) << pc[i].label;
     }
   }
+}
+
+// The stress cases of a kernel's accuracy run on the trial's binary, so they must be problems it
+// is served: the tuned problem's layout and depth (each size rounded up to a multiple of 64),
+// aligned rows at their row lengths (a TMA config's copies read them as they are), no shape rule
+// broken.
+TEST(AccuracyStressCases, AreTheProblemsShapeWithInputsThatStressASplit) {
+  auto tma = test::config("wt_64x128x32_w64x16_wn2_t4x4_n256_mb1_s3_p4_g8_o3");
+  tma.family = "ws_tma";
+  auto tma_packed = tma;
+  tma_packed.PACK = 1;
+  const std::vector<WarpTileConfig> configs = {
+      test::config(test::kSeed), test::config("wt_128x128x8_w64x32_wn2_t4x4_n256_mb1_s2_k4"),
+      test::config("wt_64x128x16_w32x64_wn1_t4x4_n128_mb2_s2_p4_g8_o1_x1"), tma, tma_packed};
+  for (const auto& c : configs) {
+    for (const std::string layout : {"NN", "NT", "TN", "TT"}) {
+      for (const auto& [m, n, k] :
+           {std::tuple{1000LL, 777LL, 1023LL}, std::tuple{4096LL, 4096LL, 4096LL},
+            std::tuple{96LL, 96LL, 32768LL}}) {
+        Problem problem;
+        problem.M = m, problem.N = n, problem.K = k;
+        problem.layout = layout;
+        SCOPED_TRACE(to_name(c) + " " + problem.shape() + " " + layout);
+        const auto cases = accuracy_stress_cases(c, problem);
+        std::set<std::string> labels;
+        for (const auto& e : cases) {
+          SCOPED_TRACE(e.label);
+          labels.insert(e.label);
+          const Problem& p = e.problem;
+          EXPECT_EQ(p.layout, layout);
+          EXPECT_EQ(p.M, (m + 63) / 64 * 64);
+          EXPECT_EQ(p.N, (n + 63) / 64 * 64);
+          EXPECT_EQ(p.K, (k + 63) / 64 * 64);
+          EXPECT_EQ(e.lda, min_lda(p));
+          EXPECT_EQ(e.ldb, min_ldb(p));
+          EXPECT_EQ(e.ldc, min_ldc(p));
+          EXPECT_EQ(e.offset, 0);
+          EXPECT_EQ(e.alpha, 1.0f);
+          EXPECT_EQ(e.beta, 0.0f);
+          EXPECT_TRUE(kernel_vec_loads(p));
+          EXPECT_TRUE(check_shape(c, p).empty());
+          EXPECT_EQ(e.error, -1);
+        }
+        EXPECT_EQ(labels, (std::set<std::string>{"exponents", "underflow", "cancellation"}));
+      }
+    }
+  }
+  // Deterministic.
+  Problem p;
+  p.M = 512, p.N = 384, p.K = 2048;
+  p.layout = "NT";
+  const auto a = accuracy_stress_cases(configs[1], p), b = accuracy_stress_cases(configs[1], p);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(describe(a[i]), describe(b[i]));
 }
 
 TEST(EdgeCases, DescribeNamesWhatDiffersFromAPackedCall) {

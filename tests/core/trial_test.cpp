@@ -129,6 +129,64 @@ TEST(TrialJson, FilesWrittenBeforeEdgeChecksStillLoad) {
   EXPECT_THROW(j.get<Trial>(), InputError);
 }
 
+// Statuses are stored as text: each one's name reads back as itself, inaccurate included, and an
+// unknown name is refused rather than guessed.
+TEST(TrialStatusNames, EveryStatusRoundTripsThroughItsName) {
+  using S = TrialStatus;
+  for (const S s : {S::ok, S::compile_failed, S::spills, S::resources, S::incorrect, S::crashed,
+                    S::timeout, S::inaccurate}) {
+    EXPECT_NE(to_string(s), "unknown");
+    EXPECT_EQ(status_from_string(to_string(s)), s) << to_string(s);
+  }
+  EXPECT_EQ(to_string(S::inaccurate), "inaccurate");
+  EXPECT_EQ(status_from_string("inaccurate"), S::inaccurate);
+  EXPECT_FALSE(status_from_string("Inaccurate").has_value());
+
+  auto t = trial_with({});
+  t.status = S::inaccurate;
+  t.reason = "error ratio 2.5 on the problem exceeds 1.05";
+  const auto back = nlohmann::json::parse(nlohmann::json(t).dump()).get<Trial>();
+  EXPECT_EQ(back.status, S::inaccurate);
+  EXPECT_EQ(back.reason, t.reason);
+}
+
+// The accuracy against FP64 is written only where it was measured, and reads back as it was; a
+// trial without it (every trial written before, every strict kernel's) reads as not measured.
+TEST(TrialJson, ErrorRatiosAreWrittenOnlyWhereMeasured) {
+  auto t = trial_with({});
+  auto j = nlohmann::json(t);
+  EXPECT_FALSE(j.contains("error_ratio"));
+  EXPECT_FALSE(j.contains("stress_ratio"));
+  EXPECT_FALSE(j.contains("stress_case"));
+  auto back = j.get<Trial>();
+  EXPECT_FALSE(back.error_ratio.has_value());
+  EXPECT_FALSE(back.stress_ratio.has_value());
+  EXPECT_EQ(back.stress_case, "");
+
+  t.error_ratio = 0.97;
+  t.stress_ratio = 1.02;
+  t.stress_case = "underflow 128x128x1024 TN";
+  j = nlohmann::json(t);
+  EXPECT_EQ(j.at("error_ratio"), 0.97);
+  back = nlohmann::json::parse(j.dump()).get<Trial>();
+  EXPECT_EQ(back.error_ratio, 0.97);
+  EXPECT_EQ(back.stress_ratio, 1.02);
+  EXPECT_EQ(back.stress_case, "underflow 128x128x1024 TN");
+  EXPECT_EQ(nlohmann::json(back), j);
+
+  // Measured on the problem alone (no stress cases): no stress keys.
+  t.stress_ratio.reset();
+  t.stress_case.clear();
+  j = nlohmann::json(t);
+  EXPECT_FALSE(j.contains("stress_case"));
+  EXPECT_EQ(j.get<Trial>().error_ratio, 0.97);
+
+  j["error_ratio"] = nullptr;
+  EXPECT_FALSE(j.get<Trial>().error_ratio.has_value());
+  j["error_ratio"] = "close to 1";
+  EXPECT_THROW(j.get<Trial>(), InputError);
+}
+
 TEST(EdgeCheckSummary, SaysAllPassedOrNamesTheFailures) {
   EXPECT_EQ(edge_check_summary({}), "not verified on edge cases");
 

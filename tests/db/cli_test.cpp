@@ -326,6 +326,60 @@ TEST_F(CliTest, ListShowsGpusShapesAndWinners) {
   EXPECT_FALSE(std::filesystem::exists(missing));
 }
 
+// A winner whose accuracy against FP64 was measured (a kernel of a non-strict precision class)
+// shows its error ratio in query --json and list --json; one without shows none. A config recorded
+// inaccurate is not served, however fast its ok trial was.
+TEST_F(CliTest, QueryAndListShowTheErrorRatioAndNeverServeAnInaccurateConfig) {
+  const auto p = shape(2048, 2048, 2048);
+  {
+    auto s = SqliteStore::open(db(), OpenMode::read_write);
+    s.begin(test::h200(), p);
+    auto accurate = make_trial(p, 4, 1.0);
+    accurate.error_ratio = 0.98;
+    accurate.stress_ratio = 1.02;
+    accurate.stress_case = "long-K 64x64x65536 NN";
+    s.record(accurate);
+    auto fast = make_trial(p, 6, 0.5);
+    fast.error_ratio = 0.99;
+    s.record(fast);
+    auto inaccurate = make_trial(p, 6, 0.0, TrialStatus::inaccurate);
+    inaccurate.timestamp = "2025-06-01T12:00:01Z";
+    inaccurate.error_ratio = 0.99;
+    inaccurate.stress_ratio = 4.0;
+    inaccurate.stress_case = "underflow 128x128x1024 NN";
+    s.record(inaccurate);
+  }
+  auto r = cli("query --gpu auto --shape 2048x2048x2048 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("config_name"), to_name(test::config_n(4)));
+  EXPECT_EQ(j.at("winner").at("error_ratio"), 0.98);
+  EXPECT_EQ(j.at("winner").at("trial").at("error_ratio"), 0.98);
+  EXPECT_EQ(j.at("winner").at("trial").at("stress_ratio"), 1.02);
+  EXPECT_EQ(j.at("winner").at("trial").at("stress_case"), "long-K 64x64x65536 NN");
+
+  r = cli("query --gpu auto --shape 4096x4096x4096 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j.at("winner").contains("error_ratio"));
+  EXPECT_FALSE(j.at("winner").at("trial").contains("error_ratio"));
+
+  r = cli("list --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  j = nlohmann::json::parse(r.out);
+  int measured = 0;
+  for (const auto& w : j.at("winners")) {
+    if (w.at("shape") == "2048x2048x2048") {
+      ++measured;
+      EXPECT_EQ(w.at("config_name"), to_name(test::config_n(4)));
+      EXPECT_EQ(w.at("error_ratio"), 0.98);
+    } else {
+      EXPECT_FALSE(w.contains("error_ratio")) << w.dump();
+    }
+  }
+  EXPECT_EQ(measured, 1);
+}
+
 TEST_F(CliTest, DbExportImportMergeVacuumInfo) {
   const auto file = dir_.path() / "out.json";
   auto r = cli("db export --json " + q(file));

@@ -105,6 +105,64 @@ TEST(Dataset, DamagedForeignAndNewerFilesAreRefused) {
   }
 }
 
+// A kernel of a non-strict precision class is recorded with its accuracy against FP64 (version 2):
+// its ratios and its status, inaccurate included, come back as written, so that a replay answers
+// what was measured. A version-1 dataset (the recorded H200 datasets) reads as it is.
+TEST(Dataset, CarriesTheAccuracyOfEveryTrialAndReadsVersion1) {
+  Written w;
+  {
+    auto store = SqliteStore::open(w.db(), OpenMode::read_write);
+    store.begin(test::h200(), w.p);
+    auto accurate = test::make_trial(w.p, 0, 0.5);
+    accurate.error_ratio = 0.96;
+    accurate.stress_ratio = 1.03;
+    accurate.stress_case = "long-K 64x64x65536 NT";
+    auto inaccurate = test::make_trial(w.p, 1, 0.0, TrialStatus::inaccurate);
+    inaccurate.reason = "error ratio 1.8 on stress case underflow 128x128x1024 NT exceeds 1.05";
+    inaccurate.error_ratio = 1.01;
+    inaccurate.stress_ratio = 1.8;
+    inaccurate.stress_case = "underflow 128x128x1024 NT";
+    auto strict = test::make_trial(w.p, 2, 0.6);  // an FFMA kernel: nothing measured
+    for (const auto& t : {accurate, inaccurate, strict}) {
+      store.record(t);
+      w.trials.push_back(t);
+      w.spec.candidates.push_back(t.config_name);
+    }
+    w.spec.gpu = GpuIdentity::of(test::h200());
+    w.spec.problem = w.p;
+    w.spec.space = "made-up";
+  }
+  auto store = SqliteStore::open(w.db(), OpenMode::read_only);
+  const auto file = w.dir.path() / "d.json.gz";
+  write_dataset(store, w.spec, file);
+  const auto j = nlohmann::json::parse(*read_file_maybe_gzip(file));
+  EXPECT_EQ(j.at("dataset").at("version"), kDatasetVersion);
+  EXPECT_GE(kDatasetVersion, 2);
+  const auto ds = read_dataset(file);
+  ASSERT_EQ(ds.trials.size(), 3u);
+  for (size_t i = 0; i < 3; ++i)
+    EXPECT_EQ(test::as_json(ds.trials[i].trial), test::as_json(w.trials[i])) << i;
+  EXPECT_EQ(ds.trials[0].trial.error_ratio, 0.96);
+  EXPECT_EQ(ds.trials[0].trial.stress_case, "long-K 64x64x65536 NT");
+  EXPECT_EQ(ds.trials[1].trial.status, TrialStatus::inaccurate);
+  EXPECT_EQ(ds.trials[1].trial.stress_ratio, 1.8);
+  EXPECT_FALSE(ds.trials[2].trial.error_ratio.has_value());
+
+  // Version 1, as the recorded datasets are: no ratios anywhere.
+  auto old = j;
+  old["dataset"]["version"] = 1;
+  for (auto& t : old["trials"]) {
+    t["trial"].erase("error_ratio");
+    t["trial"].erase("stress_ratio");
+    t["trial"].erase("stress_case");
+  }
+  const auto v1 = w.dir.path() / "v1.json";
+  write_file_atomically(v1, old.dump());
+  const auto back = read_dataset(v1);
+  ASSERT_EQ(back.trials.size(), 3u);
+  for (const auto& st : back.trials) EXPECT_FALSE(st.trial.error_ratio.has_value());
+}
+
 // A dataset is an export: `db import` takes it as it is, compressed or not.
 TEST(Dataset, ImportsIntoADatabase) {
   Written w;

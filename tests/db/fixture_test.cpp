@@ -8,6 +8,7 @@
 // kernel no longer hold.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -189,6 +190,82 @@ TEST(ReleaseFixture, StoredConfigsKeepTheirFamilyNameAndFieldsAfterTheTmaFieldBe
   // The old column stays (an older release reading the file finds it), unwritten by this one.
   Connection c(db, SQLITE_OPEN_READONLY, 1000);
   EXPECT_TRUE(column_names(c, "configs").contains("TMA"));
+}
+
+// Schema 6 adds each trial's accuracy against FP64. The previous release's file is read as it is
+// (every trial not measured), a writer's open adds the columns (NULL in every old row) and the view
+// shows them, and the file keeps serving: its winner as before, and a config recorded inaccurate
+// since is served no more.
+TEST(ReleaseFixture, AWritersOpenAddsTheErrorRatioAndTheFileKeepsServing) {
+  test::TempDir dir;
+  const auto db = dir.path() / "tuning.db";
+  fs::copy_file(fixture(), db);
+  for (const auto& st : SqliteStore::open(db, OpenMode::read_only).trials()) {
+    EXPECT_FALSE(st.trial.error_ratio.has_value()) << st.trial.config_name;
+    EXPECT_FALSE(st.trial.stress_ratio.has_value()) << st.trial.config_name;
+  }
+  const auto count = [&](const char* sql) {
+    Connection c(db, SQLITE_OPEN_READONLY, 1000);
+    Stmt s(c, sql);
+    s.step();
+    return s.int64(0);
+  };
+  {
+    Connection c(db, SQLITE_OPEN_READONLY, 1000);
+    EXPECT_FALSE(column_names(c, "trials").contains("error_ratio"));
+  }
+  const auto query = [&] {
+    const auto q =
+        test::run_cli("query --gpu 'NVIDIA H200' --shape 1000x1000x1000 --layout NN --json --db " +
+                          test::sh_quote(db),
+                      false);
+    EXPECT_EQ(q.exit_code, 0) << q.out;
+    return nlohmann::json::parse(q.out);
+  };
+
+  auto rw = SqliteStore::open(db, OpenMode::read_write);
+  EXPECT_EQ(count("PRAGMA user_version"), latest_schema_version());
+  {
+    Connection c(db, SQLITE_OPEN_READONLY, 1000);
+    const auto cols = column_names(c, "trials");
+    EXPECT_TRUE(cols.contains("error_ratio"));
+    EXPECT_TRUE(cols.contains("stress_ratio"));
+    EXPECT_TRUE(cols.contains("stress_case"));
+    EXPECT_TRUE(column_names(c, "trial_details").contains("error_ratio"));
+  }
+  EXPECT_EQ(count("SELECT count(*) FROM trials WHERE error_ratio IS NOT NULL"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM trial_details"), 224);
+  auto q = query();
+  EXPECT_EQ(q.at("config_name"), kCurrentWinner);
+  EXPECT_FALSE(q.at("winner").contains("error_ratio"));
+
+  // The winner's config, measured again and found inaccurate: served no more; the ratio is kept.
+  const auto all = rw.trials();
+  const auto winner = std::find_if(all.begin(), all.end(), [](const StoredTrial& st) {
+    return st.trial.config_name == kCurrentWinner && st.trial.status == TrialStatus::ok;
+  });
+  ASSERT_NE(winner, all.end());
+  const auto gpu = rw.gpu(winner->gpu);
+  ASSERT_TRUE(gpu);
+  Trial t = winner->trial;
+  t.status = TrialStatus::inaccurate;
+  t.reason = "error ratio 1.3 on stress case underflow 128x128x1024 NN exceeds 1.05";
+  t.time = TimeStats{};
+  t.gflops = 0;
+  t.error_ratio = 0.99;
+  t.stress_ratio = 1.3;
+  t.stress_case = "underflow 128x128x1024 NN";
+  t.strategy = "fixture-test";
+  t.timestamp = utc_timestamp();
+  t.edge_checks.clear();
+  rw.begin(gpu->fingerprint, t.problem);
+  rw.record(t);
+  EXPECT_EQ(count("SELECT count(*) FROM trials WHERE status = 'inaccurate' AND error_ratio = 0.99 "
+                  "AND stress_ratio = 1.3 AND stress_case = 'underflow 128x128x1024 NN'"),
+            1);
+  q = query();
+  EXPECT_NE(q.at("config_name"), kCurrentWinner);
+  EXPECT_EQ(q.at("source"), "exact");
 }
 
 bool wal_or_shm_beside(const fs::path& db) {

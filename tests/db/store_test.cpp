@@ -223,6 +223,54 @@ TEST_F(StoreTest, AVerifiedTrialWinsOverAFasterUnverifiedOne) {
   EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(1)));
 }
 
+// A kernel found inaccurate against FP64 is never served: neither its inaccurate trial (not ok)
+// nor another ok trial of the same config on that GPU and problem (its screening trial passed, a
+// re-timing failed the bound), as with a config recorded incorrect. The ratio is read back as
+// stored, and a trial without one reads as not measured.
+TEST_F(StoreTest, AnInaccurateConfigIsNeverAWinner) {
+  const auto p = shape(4096, 4096, 4096);
+  const auto id = GpuIdentity::of(test::h200());
+  auto store = rw();
+  store.begin(test::h200(), p);
+  auto accurate = make_trial(p, 0, 1.0);
+  accurate.error_ratio = 0.98;
+  accurate.stress_ratio = 1.02;
+  accurate.stress_case = "cancellation 256x128x1024 NN";
+  store.record(accurate);
+  auto fast = make_trial(p, 1, 0.5);
+  fast.error_ratio = 1.01;
+  store.record(fast);
+  auto w = store.winner(id, p);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(1)));
+  EXPECT_EQ(w->best.trial.error_ratio, 1.01);
+  EXPECT_FALSE(w->best.trial.stress_ratio.has_value());
+
+  auto retimed = make_trial(p, 1, 0.0, TrialStatus::inaccurate);
+  retimed.timestamp = "2026-11-29T12:00:01Z";
+  retimed.error_ratio = 1.01;
+  retimed.stress_ratio = 2.5;
+  retimed.stress_case = "underflow 128x128x1024 NN";
+  store.record(retimed);
+  w = store.winner(id, p);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->best.trial.config_name, to_name(test::config_n(0)));
+  EXPECT_EQ(w->ok_trials, 1);
+  EXPECT_EQ(w->best.trial.error_ratio, 0.98);
+  EXPECT_EQ(w->best.trial.stress_ratio, 1.02);
+  EXPECT_EQ(w->best.trial.stress_case, "cancellation 256x128x1024 NN");
+  EXPECT_EQ(nlohmann::json(*w).at("error_ratio"), 0.98);
+
+  int inaccurate = 0;
+  for (const auto& st : store.trials()) {
+    if (st.trial.status != TrialStatus::inaccurate) continue;
+    ++inaccurate;
+    EXPECT_EQ(st.trial.stress_ratio, 2.5);
+    EXPECT_EQ(st.trial.stress_case, "underflow 128x128x1024 NN");
+  }
+  EXPECT_EQ(inaccurate, 1);
+}
+
 TEST_F(StoreTest, StaleTrialsAreKeptButNotServedUnlessAllowed) {
   const auto p = shape(4096, 4096, 4096);
   const auto id = GpuIdentity::of(test::h200());

@@ -361,6 +361,50 @@ TEST(Transfer, ImportValidatesEveryFieldAsATuneWould) {
   EXPECT_EQ(b.import_json(good, "good.json").trials_added, 5);
 }
 
+// The accuracy of a kernel of a non-strict precision class goes with its trial through export,
+// import and merge, the status inaccurate too; a trial without it stays without.
+TEST(Transfer, ExportImportAndMergeCarryTheAccuracyAgainstFp64) {
+  TempDir dir;
+  const auto p = shape(2048, 1024, 512, "TN");
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  a.begin(test::h200(), p);
+  auto accurate = make_trial(p, 0, 0.4);
+  accurate.error_ratio = 0.99;
+  accurate.stress_ratio = 1.04;
+  accurate.stress_case = "exponents 128x128x1024 TN";
+  a.record(accurate);
+  auto inaccurate = make_trial(p, 1, 0.0, TrialStatus::inaccurate);
+  inaccurate.error_ratio = 3.25;
+  a.record(inaccurate);  // failed on the problem: no stress case measured
+  a.record(make_trial(p, 2, 0.5));
+  const auto file = dir.path() / "export.json";
+  EXPECT_EQ(a.export_json(file), 3);
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  EXPECT_EQ(b.import_json(file).trials_added, 3);
+  auto c = SqliteStore::open(dir.path() / "c.db", OpenMode::read_write);
+  EXPECT_EQ(c.merge(a.path()).trials_added, 3);
+  for (const SqliteStore* s : {&b, &c}) {
+    EXPECT_EQ(content(*s), content(a));
+    const auto t = s->trials();
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_EQ(t[0].trial.error_ratio, 0.99);
+    EXPECT_EQ(t[0].trial.stress_ratio, 1.04);
+    EXPECT_EQ(t[0].trial.stress_case, "exponents 128x128x1024 TN");
+    EXPECT_EQ(t[1].trial.status, TrialStatus::inaccurate);
+    EXPECT_EQ(t[1].trial.error_ratio, 3.25);
+    EXPECT_FALSE(t[1].trial.stress_ratio.has_value());
+    EXPECT_FALSE(t[2].trial.error_ratio.has_value());
+  }
+  // A ratio no measurement gives is refused, named.
+  auto bad = a.export_json();
+  bad["trials"][0]["trial"]["error_ratio"] = -0.5;
+  auto d = SqliteStore::open(dir.path() / "d.db", OpenMode::read_write);
+  expect_import_refused(d, bad, "error_ratio -0.5", "nothing was imported");
+  bad = a.export_json();
+  bad["trials"][0]["trial"].erase("stress_case");
+  expect_import_refused(d, bad, "stress_ratio without its stress_case", "nothing was imported");
+}
+
 TEST(Transfer, VacuumKeepsEveryTrial) {
   TempDir dir;
   auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);

@@ -152,7 +152,7 @@ TEST_F(ExportCli, TmaWinnersCarryTheirFamilyInHeaderAndJson) {
   const auto r = cli("export --format cpp -o " + sh_quote(out("t.hpp")));
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto h = test::read_file(out("t.hpp"));
-  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 9\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 10\n")) << h;
   EXPECT_TRUE(contains(h, "  X(2, " + test::field_values(*from_name(kConfigTma)) + ") \\\n")) << h;
   EXPECT_TRUE(
       contains(h, "  X(1, 64, 128, 32, 32, 32, 1, 4, 4, 256, 1, 3, 4, 8, 4, 1, 0, 0, 0) \\\n"))

@@ -148,7 +148,7 @@ TEST(ExportTable, HeaderSaysWhatGeneratedItFromWhichDatabaseAndWhen) {
   EXPECT_TRUE(contains(h, "inline constexpr const char* kKernelHash = \"abc123\";"));
   EXPECT_TRUE(contains(h, "inline constexpr const char* kTmaKernelHash = \"def456\";"));
   EXPECT_TRUE(contains(head, "kernel source hashes warptile abc123, ws_tma def456")) << head;
-  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 9\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 10\n")) << h;
 }
 
 // A winner of the TMA family is a config like any other: its family is its id (kConfigFamilies,
@@ -203,7 +203,7 @@ TEST(ExportTable, EveryConfigCarriesItsFamilyId) {
                        "    \"warptile\",\n    \"warptile\",\n    \"ws_tma\",\n};"))
       << h;
   const auto j = nlohmann::json::parse(render_json(t));
-  EXPECT_EQ(j.at("format_version"), 9);
+  EXPECT_EQ(j.at("format_version"), 10);
   EXPECT_EQ(j.at("configs")[0].at("family"), "warptile");
   EXPECT_EQ(j.at("configs")[2].at("family"), "ws_tma");
   EXPECT_EQ(j.at("gpus")[0].at("shapes")[2].at("family"), "ws_tma");

@@ -450,6 +450,124 @@ TEST(KernelFamilies, TheDispatchLibraryBuildsANewFamilysWinnerWithNoCodeOfItsOwn
   }
 }
 
+const KernelFamily& naive_tf32() {
+  static const KernelFamily* f = [] {
+    register_family(test::make_naive_tf32_family());
+    return find_family("naive_tf32");
+  }();
+  return *f;
+}
+
+// A family of a non-strict precision class has its accuracy measured: its trial requests ask for
+// it (a strict family's do not), and a tune stores the ratios the worker answered and its status,
+// inaccurate included, which is never a finalist. A replay answers them as recorded, and refuses
+// a recording that lacks them rather than guess.
+TEST(KernelFamilies, ANonStrictFamilysAccuracyIsAskedForStoredAndReplayed) {
+  naive();
+  const auto& f = naive_tf32();
+  EXPECT_EQ(f.precision(), Precision::fp32_accurate);
+  EXPECT_EQ(naive().precision(), Precision::fp32);
+  gpu::Compiled comp;
+  comp.config_name = "x";
+  comp.layout = "TN";
+  EXPECT_FALSE(gpu::make_trial_request(comp, naive_config(32, 16, 2, 4)).accuracy);
+  EXPECT_FALSE(gpu::make_trial_request(comp, *from_name(test::kSeed)).accuracy);
+  const auto req = gpu::make_trial_request(comp, test::naive_tf32_config(32, 16, 2, 4));
+  EXPECT_TRUE(req.accuracy);
+  EXPECT_EQ(req.family, "naive_tf32");
+  EXPECT_EQ(to_name(test::naive_tf32_config(32, 16, 2, 4)).rfind("nt_", 0), 0u);
+  // Its kernel is the naive one with its operands rounded, a program and a hash of its own.
+  EXPECT_NE(f.source_hash(), naive().source_hash());
+  {
+    test::TempDir cache;
+    gpu::KernelCompiler k(cache.path(), {});
+    const auto built = k.compile(test::naive_tf32_config(32, 16, 2, 4), "NN", true);
+    ASSERT_EQ(built.status, TrialStatus::ok) << built.reason << "\n" << built.log;
+    EXPECT_GT(built.registers, 8);
+  }
+
+  GpuFingerprint gpu;
+  gpu.name = "NVIDIA H200";
+  gpu.cc_major = 9;
+  gpu.sm_count = 132;
+  gpu.driver_version = 13000;
+  gpu.nvrtc_major = 13;
+  Problem p;
+  p.M = p.N = p.K = 512;
+  gpu::Recording rec{"recorded", gpu, p, {}};
+  std::vector<WarpTileConfig> candidates;
+  const auto fast = test::naive_tf32_config(32, 16, 2, 4);
+  const auto slow = test::naive_tf32_config(16, 32, 2, 4);
+  for (const auto& c : {fast, slow}) {
+    Trial t;
+    t.config = c;
+    t.config_name = to_name(c);
+    t.problem = p;
+    t.kernel_hash = f.source_hash();
+    t.strategy = "exhaustive";
+    t.timestamp = "2026-01-01T00:00:00Z";
+    t.cublas_median_ms = 0.5;
+    t.verify_error = 2e-4;
+    if (c == fast) {  // fast, and 300 times cuBLAS's error against FP64
+      t.status = TrialStatus::inaccurate;
+      t.reason = "error ratio 300 on the problem exceeds 1.05";
+      t.error_ratio = 300;
+      t.stress_ratio = 410;
+      t.stress_case = "long-K 64x64x65536 NN";
+    } else {
+      t.status = TrialStatus::ok;
+      t.time.median_ms = t.time.min_ms = t.time.max_ms = 0.8;
+      t.time.repetitions = 5;
+      t.error_ratio = 0.97;
+      t.stress_ratio = 1.01;
+      t.stress_case = "underflow 64x64x1024 NN";
+    }
+    rec.trials.push_back(t);
+    candidates.push_back(c);
+  }
+  test::TempDir dir;
+  const auto path = dir.path() / "tf32.db";
+  gpu::TuneOptions o;
+  o.problem = p;
+  o.candidates = candidates;
+  o.strategy = "exhaustive";
+  o.top_k = 2;
+  {
+    auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
+    gpu::ReplayEvaluator ev(rec, 1);
+    const auto r = gpu::run_tune(o, ev, store);
+    EXPECT_EQ(r.status_counts.at("inaccurate"), 1);
+    ASSERT_EQ(r.finalists.size(), 1u);
+    EXPECT_EQ(r.finalists.front().trial.config_name, to_name(slow));
+    EXPECT_EQ(r.finalists.front().trial.error_ratio, 0.97);
+  }
+  const auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
+  for (const auto& st : store.trials()) {
+    const auto& t = st.trial;
+    ASSERT_TRUE(t.error_ratio) << t.config_name;
+    if (t.config_name == to_name(fast)) {
+      EXPECT_EQ(t.status, TrialStatus::inaccurate);
+      EXPECT_EQ(t.error_ratio, 300);
+      EXPECT_EQ(t.stress_ratio, 410);
+      EXPECT_EQ(t.stress_case, "long-K 64x64x65536 NN");
+    } else {
+      EXPECT_EQ(t.status, TrialStatus::ok);
+      EXPECT_EQ(t.stress_case, "underflow 64x64x1024 NN");
+    }
+  }
+  // Recorded without its accuracy (as if by a build that did not measure it): refused, named.
+  for (auto& t : rec.trials) t.error_ratio.reset();
+  auto other = db::SqliteStore::open(dir.path() / "other.db", db::OpenMode::read_write);
+  gpu::ReplayEvaluator ev(rec, 1);
+  try {
+    gpu::run_tune(o, ev, other);
+    ADD_FAILURE() << "replayed a trial without its accuracy";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("without its error against FP64"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Where the family lives: every file of it in its folder, and nothing of the project's own
 // (libraries, kernels, dispatch library, build scripts) names it.
 TEST(KernelFamilies, ANewFamilyLivesInItsFolderAlone) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cmath>
 
 #include <nvrtc.h>
 
@@ -440,6 +441,58 @@ TEST_F(WorkerTest, VerificationCatchesAKernelThatReadsCWhenBetaIsZero) {
   r = worker_->run_trial(request_for(off, 16, 256), 60s);
   EXPECT_EQ(r.status, TrialStatus::incorrect);
   EXPECT_NEAR(r.verify_error, 1e-3, 1e-4) << r.reason;
+}
+
+// The accuracy of a kernel against FP64 (precision.hpp), asked of an FFMA kernel, which computes
+// what cuBLAS FP32 does in another order: its error ratio is near 1 on the problem, measured on
+// every stress case, and its binary's stress outcome is kept (the same answer again). A request
+// that does not ask measures nothing.
+TEST_F(WorkerTest, AnFfmaKernelsErrorAgainstFp64IsCuBlasFp32s) {
+  struct Case {
+    const char* config;
+    const char* shape;
+    const char* layout;
+    float beta;
+  };
+  for (const Case& k : {Case{kConfigs[0], "512x384x1024", "NN", 0.0f},
+                        Case{kConfigs[6], "384x512x2048", "TN", 0.5f}}) {
+    SCOPED_TRACE(std::string(k.config) + " " + k.layout);
+    set_problem(k.shape, 1.0f, k.beta, k.layout);
+    const auto cfg = from_name(k.config).value();
+    const auto c = compiler_->compile(cfg, problem_.layout, kernel_vec_loads(problem_));
+    ASSERT_EQ(c.status, TrialStatus::ok) << c.reason;
+    auto req = make_trial_request(c, cfg);
+    EXPECT_FALSE(req.accuracy);  // a strict family: not asked by a tune
+    auto r = worker_->run_trial(req, 60s);
+    ASSERT_EQ(r.status, TrialStatus::ok) << r.reason;
+    EXPECT_EQ(r.error_ratio, -1);
+    EXPECT_EQ(r.stress_ratio, -1);
+
+    req.accuracy = true;
+    req.stress = accuracy_stress_cases(cfg, problem_);
+    r = worker_->run_trial(req, 120s);
+    std::cout << k.config << " " << k.shape << " " << k.layout << ": error ratio " << r.error_ratio
+              << ", worst stress ratio " << r.stress_ratio << " (" << r.stress_case << "), "
+              << to_string(r.status) << " " << r.reason << "\n";
+    ASSERT_TRUE(r.status == TrialStatus::ok || r.status == TrialStatus::inaccurate) << r.reason;
+    EXPECT_LT(r.verify_error, 1e-5);
+    EXPECT_GE(r.error_ratio, 0.3);
+    EXPECT_LE(r.error_ratio, 3.0);
+    EXPECT_GT(r.stress_ratio, 0);
+    EXPECT_TRUE(std::isfinite(r.stress_ratio));
+    EXPECT_FALSE(r.stress_case.empty());
+    if (r.status == TrialStatus::ok) {
+      EXPECT_GT(r.time.median_ms, 0);
+    } else {
+      EXPECT_NE(r.reason.find("error ratio"), std::string::npos) << r.reason;
+      EXPECT_EQ(r.time.median_ms, 0);  // an inaccurate candidate is not timed
+    }
+    const auto again = worker_->run_trial(req, 120s);
+    EXPECT_EQ(again.stress_ratio, r.stress_ratio);
+    EXPECT_EQ(again.stress_case, r.stress_case);
+    // The norms are summed by atomics, in no fixed order: equal to rounding.
+    EXPECT_NEAR(again.error_ratio, r.error_ratio, 1e-9 * r.error_ratio);
+  }
 }
 
 TEST_F(WorkerTest, FaultingKernelIsRecordedAsCrashedAndTheWorkerReplaced) {

@@ -50,7 +50,8 @@ constexpr int kDefaultLtAlgos = 32;
 
 struct BenchOpts {
   std::string suite, gpu = "auto", db, space = "auto", cache_dir, csv = "bench-results.csv", plot,
-                     plot_script, shard, baseline = "cublas,cublaslt", l2 = "both";
+                     plot_script, shard, baseline = "cublas,cublaslt", l2 = "both",
+                     precision = "fp32";
   int reps = kMinReps, jobs = 0, lt_algos = kDefaultLtAlgos;
   std::uint64_t seed = 0;
   bool no_tune = false, json = false;
@@ -148,7 +149,8 @@ void run_bench(const BenchOpts& o) {
     plot_script = find_plot_script(o.plot_script, "plot_bench.py");
   }
   std::vector<PlannedShape> plan;
-  if (!o.no_tune) plan = plan_suite(entries, o.space, o.suite);
+  const Precision precision = parse_precision_option(o.precision);
+  if (!o.no_tune) plan = plan_suite(entries, o.space, o.suite, precision);
   std::optional<ShardShare> share;
   if (shard) {
     // A shape costs its re-timing (about one candidate's measurement), and its tune unless
@@ -202,6 +204,7 @@ void run_bench(const BenchOpts& o) {
   if (store) shared.emplace(*store);
   const auto gpu_id = db::GpuIdentity::of(fp);
   db::QueryOptions query;
+  query.precision = precision;
   // Served winners must come from this kernel source, driver major and NVRTC major.
   query.reference.driver_major = fp.driver_version / 1000;
   query.reference.nvrtc_major = fp.nvrtc_major;
@@ -441,6 +444,7 @@ void run_bench(const BenchOpts& o) {
                         {"wall_s", wall_s},   {"rows", rows},
                         {"summary", summary}};
     j["baselines"] = timings.baselines();
+    j["precision"] = o.precision;
     j["l2"] = timings.l2();
     if (timings.cublaslt) {
       const gpu::LtSearchOptions lt;
@@ -527,6 +531,8 @@ void register_bench(CLI::App& app) {
          "built-in space); such shapes are tuned as `tune` does by default: the model strategy, "
          "until 200 measurements bring no gain, at most 5 minutes each")
       ->capture_default_str();
+  add_precision_option(*sub, o->precision,
+                       "the winners benchmarked (and tuned first) are of that class");
   add_cache_dir_option(*sub, o->cache_dir);
   sub->add_option("-j,--jobs", o->jobs,
                   "NVRTC threads when tuning (default: all cores), shared among the GPUs of a set")

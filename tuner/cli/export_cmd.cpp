@@ -16,6 +16,7 @@
 #include "family.hpp"
 #include "kernel_source.hpp"
 #include "store.hpp"
+#include "tune_store.hpp"
 
 namespace sgt::cli {
 
@@ -67,7 +68,7 @@ std::vector<db::GpuIdentity> select_gpus(const db::SqliteStore& store,
 
 void register_export(CLI::App& app) {
   struct Opts {
-    std::string db, format = "cpp", output;
+    std::string db, format = "cpp", output, precision = "fp32";
     std::vector<std::string> gpus;
     bool allow_stale = false;
   };
@@ -92,6 +93,10 @@ void register_export(CLI::App& app) {
   sub->add_flag("--allow-stale", o->allow_stale,
                 "Also export winners measured with another kernel source, driver major or NVRTC "
                 "major (skipped by default)");
+  add_precision_option(*sub, o->precision,
+                       "the table's winners are chosen in that class and the table states it (a "
+                       "dispatch library builds an fp32-accurate table only when its build asks "
+                       "for that class)");
   sub->add_option("-o,--output", o->output, "Output file ('-' for stdout); replaced atomically")
       ->required();
   sub->footer(fmt::format(
@@ -115,7 +120,8 @@ void register_export(CLI::App& app) {
     }
     const auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
     const auto gpus = select_gpus(store, o->gpus, path);
-    const auto winners = store.winners(o->allow_stale);
+    const Precision precision = parse_precision_option(o->precision);
+    const auto winners = store.winners(o->allow_stale, precision);
     const auto fallback = *from_name(db::kDefaultConfigName);
     // The diagnostics go to stderr; stdout carries the table when writing to '-'.
     std::FILE* info = o->output == "-" ? stderr : stdout;
@@ -127,6 +133,7 @@ void register_export(CLI::App& app) {
     t.kernel_template = std::string(kKernelTemplateName);
     t.family_hashes = current_family_hashes();
     t.allow_stale = o->allow_stale;
+    t.precision = precision;
     std::size_t shapes = 0;
     for (const auto& id : gpus) {
       TableGpu g;

@@ -15,6 +15,7 @@
 #include "error.hpp"
 #include "file_util.hpp"
 #include "store.hpp"
+#include "tune_store.hpp"
 
 namespace sgt::cli {
 
@@ -29,21 +30,24 @@ std::string cuda_version(int v) {
 
 void register_list(CLI::App& app) {
   struct Opts {
-    std::string db;
+    std::string db, precision = "fp32";
     bool json = false, allow_stale = false;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand(
-      "list", "Show the GPUs, tuned shapes and winners (with % of cuBLAS) in the tuning database");
+      "list",
+      "Show the GPUs, tuned shapes and winners (with their ratio to cuBLAS) in the tuning "
+      "database");
   sub->add_flag("--json", o->json, "Machine-readable output on stdout");
   sub->add_flag("--allow-stale", o->allow_stale,
                 "Let stale trials (another kernel source, driver major or NVRTC major) win");
+  add_precision_option(*sub, o->precision, "the winners shown are those of that class");
   sub->add_option("--db", o->db,
                   "Tuning database (default: $SGT_DB, else $XDG_CACHE_HOME/sgemm-tune/tuning.db, "
                   "else ~/.cache/sgemm-tune/tuning.db). Opened read-only; a missing one is an "
                   "error (exit 1)");
   sub->footer(
-      "% of cuBLAS = cuBLAS FP32 median / winner median, both timed in the same run: above 100 "
+      "ratio = cuBLAS FP32 median / winner median, both timed in the same run: above 1.000x "
       "the tuned kernel is faster. edge = the winner's edge checks passed / run (shapes off the "
       "tile, primes, padded leading dimensions, offset pointers); '-' when it has none.");
 
@@ -53,13 +57,14 @@ void register_list(CLI::App& app) {
     auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
     const auto gpus = store.gpus();
     const auto shapes = store.shapes();
-    const auto winners = store.winners(o->allow_stale);
+    const auto winners = store.winners(o->allow_stale, parse_precision_option(o->precision));
 
     if (o->json) {
       nlohmann::json j = {{"database", path.string()},
                           {"schema_version", db::SqliteStore::schema_version()},
                           {"gpus", gpus},
                           {"shapes", shapes},
+                          {"precision", o->precision},
                           {"winners", winners}};
       print_json(std::move(j));
       return;

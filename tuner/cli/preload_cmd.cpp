@@ -230,7 +230,13 @@ preload::ServePlan prepare_plan(const json& table, const std::string& source,
       const auto& family = family_of(config);
       const std::string fam(family.id());
       const auto now = hashes.find(fam);
-      if (pp.ratio > 0 && pp.ratio < o.min_ratio) {
+      if (family.precision() != Precision::fp32) {
+        // An FP32 cuBLAS call is answered by what cuBLAS FP32 computes (FFMA), never by a
+        // kernel of another precision class, however accurate it was measured to be.
+        pp.refused = fmt::format(
+            "family {} is {}: the preload serves FP32 calls with fp32-class (FFMA) kernels only",
+            fam, to_string(family.precision()));
+      } else if (pp.ratio > 0 && pp.ratio < o.min_ratio) {
         // cuBLAS answers it (FallThrough::Slower): nothing to compile.
         pp.refused = fmt::format("slower than cuBLAS when tuned (ratio {:.3f}, --min-ratio {})",
                                  pp.ratio, o.min_ratio);

@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "file_util.hpp"
 #include "store.hpp"
+#include "tune_store.hpp"
 #include "worker_client.hpp"
 
 namespace sgt::cli {
@@ -39,7 +40,7 @@ std::string problem_text(const Problem& p) {
 
 void register_query(CLI::App& app) {
   struct Opts {
-    std::string db, gpu = "auto", shape, layout = "NN";
+    std::string db, gpu = "auto", shape, layout = "NN", precision = "fp32";
     bool allow_stale = false, json = false;
   };
   auto o = std::make_shared<Opts>();
@@ -60,6 +61,9 @@ void register_query(CLI::App& app) {
   sub->add_flag("--allow-stale", o->allow_stale,
                 "Also serve trials measured with another kernel source, driver major or NVRTC "
                 "major (they are skipped by default, and the skipped count is reported)");
+  add_precision_option(*sub, o->precision,
+                       "the winner is the fastest of the admitted families' trials (fp32-accurate "
+                       "admits fp32's too, so its winner is never slower)");
   sub->add_flag("--json", o->json, "Machine-readable result on stdout");
   sub->add_option("--db", o->db,
                   "Tuning database (default: $SGT_DB, else $XDG_CACHE_HOME/sgemm-tune/tuning.db, "
@@ -84,6 +88,7 @@ void register_query(CLI::App& app) {
         o->db.empty() ? db::default_db_path() : std::filesystem::path(o->db);
     db::QueryOptions opts;
     opts.allow_stale = o->allow_stale;
+    opts.precision = parse_precision_option(o->precision);
 
     db::QueryResult r;
     std::string note;
@@ -129,6 +134,9 @@ void register_query(CLI::App& app) {
       nlohmann::json j = r;
       j["exit_code"] = code;
       j["database"] = path.string();
+      // The class asked for, and the served kernel's (its family's).
+      j["precision"] = to_string(opts.precision);
+      j["kernel_precision"] = to_string(family_of(r.config).precision());
       if (!note.empty()) j["note"] = note;
       if (r.gpu.name.empty()) j.erase("gpu");  // no GPU was resolved
       print_json(std::move(j));
@@ -175,6 +183,10 @@ void register_query(CLI::App& app) {
         fmt::print("; measured {} by sgemm-tune {}\n", terminal_safe(t.timestamp),
                    terminal_safe(t.tuner_version));
         fmt::print("  {}\n", terminal_safe(edge_check_summary(t.edge_checks)));
+        const auto& family = family_of(t.config);
+        if (family.precision() != Precision::fp32)
+          fmt::print("  precision class {} (family {}), admitted by --precision {}\n",
+                     to_string(family.precision()), family.id(), to_string(opts.precision));
       }
       if (r.source != db::Source::default_config && !note.empty()) {
         std::fprintf(stderr, "note: %s\n", terminal_safe(note).c_str());  // which GPU was meant

@@ -431,7 +431,7 @@ nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch, const 
   nlohmann::json spaces = nlohmann::json::array();
   std::set<std::string> seen;
   for (const auto& part : split_space_union(plan.space_arg)) {
-    const auto e = enumerate(load_space(part), plan.problem);
+    const auto e = enumerate(load_space(part), plan.problem, plan.precision);
     size_t fresh = 0;
     for (const auto& c : e.survivors) fresh += seen.insert(to_name(c)).second;
     spaces.push_back({{"space", part}, {"survivors", e.survivors.size()}, {"new", fresh}});
@@ -465,6 +465,7 @@ nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch, const 
           {"layout", plan.problem.layout},
           {"arch", arch},
           {"space", plan.space_arg},
+          {"precision", to_string(plan.precision)},
           {"spaces", spaces},
           {"candidates", candidates},
           {"families", families},
@@ -523,7 +524,7 @@ void print_dry_run(const nlohmann::json& j) {
 void register_tune(CLI::App& app) {
   struct Opts {
     std::string gpu = "auto", shape = "4096x4096x4096", layout = "NN", shapes, csv, space = "auto",
-                db, results, cache_dir, budget, arch, shard;
+                db, results, cache_dir, budget, arch, shard, precision = "fp32";
     int top = 5, reps = 5, final_reps = 20, jobs = 0;
     std::vector<std::string> nvrtc_options;
     double cut_ratio = 1.25;
@@ -648,9 +649,13 @@ void register_tune(CLI::App& app) {
                   "the recording lacks is an error. Trials are stored with strategy replay/...");
   add_shard_option(*sub, o->shard, "The shapes of --shapes",
                    "Give each shard its own --db; `db merge` gathers them (docs/cluster.md)");
+  add_precision_option(*sub, o->precision,
+                       "fp32-accurate tunes those families too, measuring each candidate's error "
+                       "against FP64 (a candidate above the bound is recorded inaccurate)");
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
   sub->callback([o, space_opt] {
     const std::string layout = parse_layout(o->layout);
+    const Precision precision = parse_precision_option(o->precision);
     const auto shard = resolve_shard(o->shard);
     if (shard && o->shapes.empty()) throw InputError("--shard splits a suite: it needs --shapes");
     const GpuSet gpu_set = parse_gpu_set(o->gpu);
@@ -682,7 +687,7 @@ void register_tune(CLI::App& app) {
       }
     }
     // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
-    auto plan = plan_suite(entries, o->space, o->shapes);
+    auto plan = plan_suite(entries, o->space, o->shapes, precision);
     // Every shard plans the whole suite and deals it the same way, then keeps its own shapes.
     std::optional<ShardShare> share;
     if (shard) {
@@ -693,8 +698,9 @@ void register_tune(CLI::App& app) {
     if (!shard && plan.size() == 1 && plan[0].enumeration.survivors.empty()) {
       throw InputError(fmt::format(
           "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "
-          "--shape {} --explain`)",
-          plan[0].space_name, plan[0].problem.shape(), plan[0].space_arg, plan[0].problem.shape()));
+          "--shape {} --explain{}`)",
+          plan[0].space_name, plan[0].problem.shape(), plan[0].space_arg, plan[0].problem.shape(),
+          precision == Precision::fp32 ? "" : " --precision " + o->precision));
     }
     if (o->dry_run) {
       const std::string arch = o->arch.empty() ? "sm_90" : o->arch;
@@ -826,6 +832,7 @@ void register_tune(CLI::App& app) {
       if (run.report) {
         if (o->json) {
           runs.push_back(run_json(run.t, plan[pi].space_name, *run.report));
+          runs.back()["precision"] = to_string(plan[pi].precision);
         } else {
           print_run(run.t, *run.report, spread);
         }

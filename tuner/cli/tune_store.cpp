@@ -35,6 +35,21 @@ void add_cache_dir_option(CLI::App& sub, std::string& cache_dir) {
                  "Compiled-kernel cache (default: $SGT_CACHE_DIR, else the user cache dir)");
 }
 
+void add_precision_option(CLI::App& sub, std::string& precision, const std::string& what) {
+  sub.add_option("--precision", precision,
+                 "Precision class: fp32 (the default: FFMA kernels, numerically what cuBLAS FP32 "
+                 "pedantic computes) or fp32-accurate (also kernels whose error against FP64 was "
+                 "measured no worse than cuBLAS FP32's, such as split-TF32 on the tensor cores); " +
+                     what)
+      ->check(CLI::IsMember({"fp32", "fp32-accurate"}))
+      ->capture_default_str();
+}
+
+Precision parse_precision_option(const std::string& s) {
+  if (auto p = parse_precision(s)) return *p;
+  throw InputError(fmt::format("--precision '{}': expected fp32 or fp32-accurate", s));
+}
+
 std::unique_ptr<TrialStore> open_tune_store(const std::string& db) {
   const auto path = db.empty() ? db::default_db_path() : std::filesystem::path(db);
   return std::make_unique<db::SqliteStore>(db::SqliteStore::open(path, db::OpenMode::read_write));
@@ -45,7 +60,8 @@ GpuSelector parse_gpu(const std::string& s) {
 }
 
 std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
-                                     const std::string& default_space, const std::string& origin) {
+                                     const std::string& default_space, const std::string& origin,
+                                     Precision precision) {
   std::map<std::string, SearchSpace> loaded;
   std::vector<PlannedShape> out;
   for (const auto& e : entries) {
@@ -57,7 +73,7 @@ std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
       for (const auto& part : split_space_union(arg)) {
         auto it = loaded.find(part);
         if (it == loaded.end()) it = loaded.emplace(part, load_space(part)).first;
-        parts.emplace_back(it->second.name, enumerate(it->second, e.problem));
+        parts.emplace_back(it->second.name, enumerate(it->second, e.problem, precision));
         name += (name.empty() ? "" : "+") + it->second.name;
       }
     } catch (const InputError& err) {
@@ -66,7 +82,8 @@ std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
                                    e.problem.shape(), e.problem.layout, err.what()));
     }
     out.push_back({e.problem, arg, name,
-                   parts.size() == 1 ? std::move(parts[0].second) : merge_enumerations(parts)});
+                   parts.size() == 1 ? std::move(parts[0].second) : merge_enumerations(parts),
+                   precision});
   }
   return out;
 }

@@ -20,6 +20,10 @@ void add_db_option(CLI::App& sub, std::string& db);
 // indices '0,2,3':"), also 'all' or a list of indices, parsed with parse_gpu_set.
 void add_gpu_option(CLI::App& sub, std::string& gpu, const std::string& several = "");
 void add_cache_dir_option(CLI::App& sub, std::string& cache_dir);
+// --precision (precision.hpp): the class of kernels a command tunes, serves, lists or exports;
+// `what` says what it selects for this command. parse_precision_option: InputError otherwise.
+void add_precision_option(CLI::App& sub, std::string& precision, const std::string& what);
+Precision parse_precision_option(const std::string& s);
 std::unique_ptr<TrialStore> open_tune_store(const std::string& db);
 
 // --gpu (gpu_select.hpp): InputError naming the text when it is empty or a negative index.
@@ -31,6 +35,7 @@ struct PlannedShape {
   std::string space_arg;   // the file or built-in name, as the suite or --space gave it
   std::string space_name;  // the space's own name
   Enumeration enumeration;
+  Precision precision = Precision::fp32;  // the class the enumeration admitted
 };
 
 // Loads each distinct space of the suite once and enumerates it for every entry that uses it; a
@@ -39,6 +44,7 @@ struct PlannedShape {
 // there is one) and the shape that asked for it.
 std::vector<PlannedShape> plan_suite(const std::vector<SuiteEntry>& entries,
                                      const std::string& default_space,
-                                     const std::string& origin = "");
+                                     const std::string& origin = "",
+                                     Precision precision = Precision::fp32);
 
 }  // namespace sgt::cli

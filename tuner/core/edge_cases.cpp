@@ -73,6 +73,27 @@ std::vector<EdgeCheck> edge_cases(const WarpTileConfig& c, const std::string& la
   return out;
 }
 
+std::vector<EdgeCheck> accuracy_stress_cases(const WarpTileConfig& c, const Problem& problem) {
+  const KernelFamily& family = family_of(c);
+  const auto up = [](long long v) { return (std::max(v, 64LL) + 63) / 64 * 64; };
+  const long long M = up(problem.M), N = up(problem.N), K = up(problem.K);
+  std::vector<EdgeCheck> out;
+  for (const char* label : {"exponents", "underflow", "cancellation"}) {
+    EdgeCheck e;
+    e.label = label;
+    e.problem.M = M;
+    e.problem.N = N;
+    e.problem.K = K;
+    e.problem.layout = problem.layout;
+    e.lda = min_lda(e.problem);
+    e.ldb = min_ldb(e.problem);
+    e.ldc = min_ldc(e.problem);
+    family.adjust_edge_case(c, e);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 std::string describe(const EdgeCheck& e) {
   std::string s = fmt::format("{} {}", e.problem.shape(), e.problem.layout);
   const Problem& p = e.problem;

@@ -18,6 +18,18 @@ namespace sgt {
 // multiples of 4 and offsets of whole float4s: what their tensor copies are served.
 std::vector<EdgeCheck> edge_cases(const WarpTileConfig& c, const std::string& layout);
 
+// The stress cases of a kernel's accuracy (precision.hpp) on a problem: the problem's shape and
+// layout (each size rounded up to a multiple of 64) with inputs that load an operand split (split
+// TF32) where it is weakest, on which the worker compares the kernel's error against an FP64
+// reference with cuBLAS FP32's on the same inputs. The label names the inputs, which the worker
+// builds (worker_protocol.hpp): "exponents" (mantissas times 2^e, e over -30..30), "underflow"
+// (products near 2^-120) and "cancellation" (every sum nearly cancels). The depth of the sums is
+// the problem's own K: a kernel's accuracy is measured at the K it is tuned for, and a
+// non-strict winner is never served for a deeper K (query, the dispatch library). Aligned
+// pointers at their row lengths, as the family's kernel is served (adjust_edge_case); alpha 1,
+// beta 0. Deterministic.
+std::vector<EdgeCheck> accuracy_stress_cases(const WarpTileConfig& c, const Problem& problem);
+
 // The stored row length of each operand for a problem, i.e. the smallest legal lda, ldb, ldc
 // (at least 1, as BLAS requires).
 long long min_lda(const Problem& p);

@@ -395,6 +395,12 @@ std::string render_cpp(const Table& t) {
     line(fmt::format("inline constexpr const char* kFamilyHashes[] = {{{}}};", hashes));
   }
   line(fmt::format("inline constexpr bool kAllowStale = {};", t.allow_stale ? "true" : "false"));
+  line(fmt::format(
+      "// The precision class the winners were chosen in (sgemm-tune export --precision)."));
+  line(fmt::format("inline constexpr const char* kPrecision = {};",
+                   cpp_string_literal(std::string(to_string(t.precision)))));
+  line(fmt::format("inline constexpr bool kPrecisionFp32Accurate = {};",
+                   t.precision == Precision::fp32_accurate ? "true" : "false"));
   line("");
   line(fmt::format("inline constexpr int kFieldCount = {};", kConfigFields.size()));
   std::string names;
@@ -408,6 +414,7 @@ std::string render_cpp(const Table& t) {
     line("inline constexpr Config kConfigs[1] = {};");
     line("inline constexpr const char* kConfigNames[1] = {};");
     line("inline constexpr const char* kConfigFamilies[1] = {};");
+    line("inline constexpr bool kConfigNonStrict[1] = {};");
     line("inline constexpr Launch kConfigLaunch[1] = {};");
   } else {
     line("inline constexpr Config kConfigs[] = {");
@@ -422,6 +429,12 @@ std::string render_cpp(const Table& t) {
     line("inline constexpr const char* kConfigFamilies[] = {");
     for (const auto& c : configs)
       line(fmt::format("    {},", cpp_string_literal(family_of(c).id())));
+    line("};");
+    line("// Whether its family is of a precision class other than fp32 (format 10): its accuracy");
+    line("// was measured at its tuned shape's K, and it is not served for a deeper K.");
+    line("inline constexpr bool kConfigNonStrict[] = {");
+    for (const auto& c : configs)
+      line(fmt::format("    {},", family_of(c).precision() != Precision::fp32 ? "true" : "false"));
     line("};");
     line("inline constexpr Launch kConfigLaunch[] = {");
     for (const auto& c : configs) {
@@ -566,6 +579,7 @@ nlohmann::json table_json(const Table& t) {
           {"tma_kernel_hash", legacy_hash(t, kLegacyFamilies[1])},
           {"kernel_hashes", std::move(hashes)},
           {"allow_stale", t.allow_stale},
+          {"precision", to_string(t.precision)},
           {"fields", std::move(fields)},
           {"configs", std::move(cfgs)},
           {"gpus", std::move(gpus)}};

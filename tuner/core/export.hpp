@@ -12,6 +12,7 @@
 
 #include "config.hpp"
 #include "problem.hpp"
+#include "precision.hpp"
 #include "trial.hpp"
 
 namespace sgt {
@@ -25,8 +26,10 @@ namespace sgt {
 // declare them (SGT_TUNED_KERNEL_FILE_i) and how it is launched (kConfigLaunch), so the dispatch
 // library serves any registered family without code of its own; 9: a config no longer has the
 // field TMA (kConfigs, SGT_TUNED_CONFIGS, "fields"): its family is its id (kConfigFamilies,
-// "family"), and the JSON's config objects write it as their config JSON does
-constexpr int kTableFormatVersion = 9;
+// "family"), and the JSON's config objects write it as their config JSON does; 10: the table's
+// precision class (kPrecision, kPrecisionFp32Accurate, "precision"; precision.hpp), which a
+// dispatch library must accept before it builds a table of class fp32-accurate
+constexpr int kTableFormatVersion = 10;
 
 // The winner of one tuned shape, as measured.
 struct TableShape {
@@ -78,6 +81,8 @@ struct Table {
   // when exported without --allow-stale): one entry per registered family.
   std::map<std::string, std::string> family_hashes;
   bool allow_stale = false;
+  // The class its winners were chosen in (export --precision): fp32 holds FFMA kernels only.
+  Precision precision = Precision::fp32;
   std::vector<TableGpu> gpus;
 };
 

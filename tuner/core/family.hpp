@@ -18,6 +18,7 @@
 
 #include "config.hpp"
 #include "kernel_source.hpp"
+#include "precision.hpp"
 
 namespace sgt {
 
@@ -50,6 +51,11 @@ class KernelFamily {
   // Stable id, stored in databases, export tables and worker requests ("warptile", "ws_tma").
   virtual std::string_view id() const = 0;
   virtual std::string_view description() const = 0;
+
+  // The precision class of the family's kernels (precision.hpp): fp32 for FFMA kernels that
+  // compute what cuBLAS FP32 pedantic computes; fp32_accurate for kernels (split TF32) that are
+  // only admitted by an opt-in request, after their error against FP64 is measured.
+  virtual Precision precision() const { return Precision::fp32; }
 
   // Which configs are this family's: those that name it (WarpTileConfig::family).
   bool claims(const WarpTileConfig& c) const { return c.family == id(); }

@@ -323,7 +323,8 @@ SearchSpace load_space(std::string_view path_or_name) {
   return parse_space(j, origin);
 }
 
-Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& problem) {
+Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& problem,
+                      Precision precision) {
   Enumeration out;
   std::map<std::string, size_t> slot;
   // Fixed order in the report: every rule appears, even at zero.
@@ -342,6 +343,14 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
   for (size_t i = 0; i < space.constraints.size(); ++i) {
     add_slot(fmt::format("constraint[{}]", i));
   }
+  // Families of the space the request's precision class does not admit: their configs are
+  // rejected before any rule is checked.
+  std::set<std::string> refused;
+  for (const auto& id : space.families) {
+    const auto* f = find_family(id);
+    if (f && !admits(precision, f->precision())) refused.insert(id);
+  }
+  if (!refused.empty()) add_slot(std::string(kPrecisionRule));
   auto note = [&](const RuleViolation& v, const WarpTileConfig& c, bool first) {
     auto& rc = out.rejections[slot.at(v.rule)];
     if (rc.sample.empty()) {
@@ -370,6 +379,14 @@ Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& pr
       idx[f] = 0;
     }
 
+    if (refused.contains(c.family)) {
+      note({std::string(kPrecisionRule),
+            fmt::format("family {} is {}: a {} request does not admit it (--precision {} does)",
+                        c.family, to_string(family_of(c).precision()), to_string(precision),
+                        to_string(Precision::fp32_accurate))},
+           c, true);
+      continue;
+    }
     auto violations = check(c, space.limits);
     if (problem) {
       auto sv = check_shape(c, *problem, space.limits);
@@ -441,14 +458,14 @@ Enumeration merge_enumerations(const std::vector<std::pair<std::string, Enumerat
 }
 
 SpaceEnumeration enumerate_spaces(std::string_view arg, const std::optional<Problem>& problem,
-                                  const ArchInfo* arch) {
+                                  const ArchInfo* arch, Precision precision) {
   const auto names = split_space_union(arg);
   std::vector<std::pair<std::string, Enumeration>> parts;
   SpaceEnumeration out;
   for (const auto& part : names) {
     auto space = load_space(part);
     if (arch) space.limits = limits_on(*arch, space.limits);
-    parts.emplace_back(space.name, enumerate(space, problem));
+    parts.emplace_back(space.name, enumerate(space, problem, precision));
     out.name += (out.name.empty() ? "" : "+") + space.name;
     out.origin += (out.origin.empty() ? "" : "+") + space.origin;
   }

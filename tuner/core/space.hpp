@@ -11,6 +11,7 @@
 
 #include "arch.hpp"
 #include "config.hpp"
+#include "precision.hpp"
 #include "problem.hpp"
 
 namespace sgt {
@@ -59,8 +60,12 @@ struct Enumeration {
   std::vector<RuleCount> rejections;  // rules(), then shape rules, then constraints, in order
 };
 
-// Enumerates the space; a problem, when given, also applies the shape rules.
-Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& problem = {});
+// Enumerates the space; a problem, when given, also applies the shape rules. A config whose
+// family's precision class the request does not admit (precision.hpp) is rejected by the rule
+// kPrecisionRule, listed only for a space that selects such a family.
+inline constexpr std::string_view kPrecisionRule = "precision_class";
+Enumeration enumerate(const SearchSpace& space, const std::optional<Problem>& problem = {},
+                      Precision precision = Precision::fp32);
 
 // Every built-in space joined: the candidate set that covers every kernel family the tuner has.
 inline constexpr std::string_view kAutoSpace = "auto";
@@ -83,6 +88,7 @@ struct SpaceEnumeration {
 };
 // With `arch`, every part's limits are those of that architecture (limits_on).
 SpaceEnumeration enumerate_spaces(std::string_view arg, const std::optional<Problem>& problem = {},
-                                  const ArchInfo* arch = nullptr);
+                                  const ArchInfo* arch = nullptr,
+                                  Precision precision = Precision::fp32);
 
 }  // namespace sgt

@@ -23,6 +23,7 @@ constexpr std::pair<TrialStatus, std::string_view> kStatusNames[] = {
     {TrialStatus::incorrect, "incorrect"},
     {TrialStatus::crashed, "crashed"},
     {TrialStatus::timeout, "timeout"},
+    {TrialStatus::inaccurate, "inaccurate"},
 };
 }  // namespace
 
@@ -220,6 +221,12 @@ void to_json(nlohmann::json& j, const Trial& t) {
        {"seed", t.seed},
        {"timestamp", t.timestamp},
        {"edge_checks", t.edge_checks}};
+  // Only where measured: a trial of a strict kernel has none, as trials recorded before had.
+  if (t.error_ratio) j["error_ratio"] = *t.error_ratio;
+  if (t.stress_ratio) {
+    j["stress_ratio"] = *t.stress_ratio;
+    j["stress_case"] = t.stress_case;
+  }
 }
 
 void from_json(const nlohmann::json& j, Trial& t) {
@@ -249,6 +256,16 @@ void from_json(const nlohmann::json& j, Trial& t) {
   j.at("strategy").get_to(t.strategy);
   j.at("seed").get_to(t.seed);
   j.at("timestamp").get_to(t.timestamp);
+  // Optional: written where the accuracy was measured (a null reads as not measured).
+  const auto ratio = [&](const char* key) -> std::optional<double> {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number()) throw InputError(fmt::format("trial field '{}' must be a number", key));
+    return it->get<double>();
+  };
+  t.error_ratio = ratio("error_ratio");
+  t.stress_ratio = ratio("stress_ratio");
+  t.stress_case = t.stress_ratio ? j.value("stress_case", std::string()) : std::string();
   // Optional: JSON-lines files and exports written before edge checks existed have no such key.
   t.edge_checks.clear();
   if (const auto it = j.find("edge_checks"); it != j.end() && !it->is_null()) {

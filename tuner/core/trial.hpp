@@ -15,8 +15,20 @@
 
 namespace sgt {
 
-// Stored as text; never renumber or rename a value once released.
-enum class TrialStatus { ok, compile_failed, spills, resources, incorrect, crashed, timeout };
+// Stored as text; never renumber or rename a value once released. inaccurate: verified against
+// cuBLAS, but a kernel of a non-strict precision class (precision.hpp) whose error against an FP64
+// reference exceeds cuBLAS FP32's by more than kAccurateErrorRatioMax, on its problem or on a
+// stress case; like incorrect, never served.
+enum class TrialStatus {
+  ok,
+  compile_failed,
+  spills,
+  resources,
+  incorrect,
+  crashed,
+  timeout,
+  inaccurate
+};
 
 std::string_view to_string(TrialStatus s);
 std::optional<TrialStatus> status_from_string(std::string_view s);
@@ -74,6 +86,14 @@ struct Trial {
   bool cut_early = false;  // abandoned after its first repetitions were clearly slower
   double gflops = 0;
   double verify_error = -1;  // relative L2 error against cuBLAS; -1 when not verified
+  // A kernel of a non-strict precision class (precision.hpp) has its accuracy measured: its
+  // relative L2 error against an FP64 reference of the same inputs over cuBLAS FP32's, on the
+  // trial's problem (error_ratio) and, worst of the stress cases that load an operand split, on
+  // inputs built to break one (stress_ratio, and stress_case, the case it was). nullopt: not
+  // measured (a strict kernel, a trial that failed first, a trial recorded before).
+  std::optional<double> error_ratio;
+  std::optional<double> stress_ratio;
+  std::string stress_case;
   int registers = 0, spill_bytes = 0, stack_bytes = 0, shared_bytes = 0;
   double cublas_median_ms = 0;  // cuBLAS FP32 timed by the same function in the same run
   // What the trial cost: the NVRTC compilation of its binary (the first compile, when the binary

@@ -120,12 +120,24 @@ TrialResponse ReplayEvaluator::run_trial(const TrialRequest& req, std::chrono::m
   if (req.cut_after == 0) {
     if (const auto it = final_.find(req.name); it != final_.end()) t = it->second;
   }
+  // A kernel whose accuracy the request asks for was recorded with it (its status depends on it),
+  // unless it failed before that was measured: a recording without it is refused, never guessed.
+  if (req.accuracy && t->status == TrialStatus::ok && !t->error_ratio) {
+    throw InputError(fmt::format(
+        "candidate {} of kernel family {} is recorded in '{}' without its error against FP64, "
+        "which a tune of it measures (a recording of a build before the family's precision "
+        "class); record it again",
+        req.name, req.family, rec_.origin));
+  }
   TrialResponse r;
   r.status = t->status;
   r.reason = t->reason;
   r.verify_error = t->verify_error;
   r.time = t->time;
   r.cut = t->cut_early;
+  r.error_ratio = t->error_ratio.value_or(-1);
+  r.stress_ratio = t->stress_ratio.value_or(-1);
+  r.stress_case = t->stress_case;
   if (!r.cut && t->status == TrialStatus::ok && req.best_ms > 0 && req.cut_after > 0 &&
       req.cut_after < t->time.repetitions && t->time.min_ms > req.cut_ratio * req.best_ms) {
     r.cut = true;

@@ -75,6 +75,10 @@ void apply_response(Trial& t, const TrialResponse& r, const Problem& p) {
   t.time = r.time;
   t.cut_early = r.cut;
   t.gflops = t.time.median_ms > 0 ? p.flops() / (t.time.median_ms * 1e6) : 0;
+  // The accuracy against FP64, where the request asked for it and the candidate got that far.
+  t.error_ratio = r.error_ratio >= 0 ? std::optional(r.error_ratio) : std::nullopt;
+  t.stress_ratio = r.stress_ratio >= 0 ? std::optional(r.stress_ratio) : std::nullopt;
+  t.stress_case = t.stress_ratio ? r.stress_case : std::string();
 }
 
 // A watchdog generous enough for a candidate 100x slower than cuBLAS, yet bounded.
@@ -92,6 +96,8 @@ Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& c
   apply_compiled(t, comp);
   if (t.status == TrialStatus::ok) {
     auto req = make_trial_request(comp, cfg);
+    // A non-strict kernel's accuracy is measured on stress cases of the problem's shape too.
+    if (req.accuracy) req.stress = accuracy_stress_cases(cfg, o.problem);
     req.repetitions = o.repetitions;
     req.cut_after = cut_after;
     req.cut_ratio = o.cut_ratio;
@@ -206,6 +212,8 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
   r.reduce_kernel = comp.reduce_lowered_name;
   r.pack_kernel = comp.pack_lowered_name;
   r.tile = LaunchTile{c.BM, c.BN, c.BK, c.SPLIT_K};
+  // A kernel of a non-strict precision class has its error against FP64 measured.
+  r.accuracy = family.precision() != Precision::fp32;
   const bool ta = comp.layout[0] == 'T', tb = comp.layout[1] == 'T';
   r.block = static_cast<unsigned>(family.block_threads(c));
   r.tile.smem_bytes = family.dynamic_shared_bytes(c, ta, tb);

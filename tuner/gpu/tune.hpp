@@ -133,7 +133,8 @@ struct Devices {
 };
 
 // The worker request that runs a compiled config (the worker derives the grid from its tile and
-// the problem it holds).
+// the problem it holds). accuracy is set for a family of a non-strict precision class; its stress
+// cases (accuracy_stress_cases() in the problem's layout) are the caller's to add.
 TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c);
 
 // Verifies a compiled config on the edge-shape suite of edge_cases() in the problem's layout.

@@ -13,7 +13,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -25,6 +27,7 @@
 
 #include "bench.hpp"
 #include "check.hpp"
+#include "edge_cases.hpp"
 #include "family.hpp"
 #include "gpu_select.hpp"
 #include "launch_plan.h"
@@ -68,6 +71,43 @@ extern "C" __global__ void sgt_compare(const float* c, const float* ref, long lo
     atomicAdd(&sums[1], r);
     atomicAdd(bad, nb);
   }
+}
+
+// The accuracy of a result (precision.hpp): like sgt_compare, against an FP64 reference, over the
+// rows x cols values of a matrix with leading dimension ld (its padding is not part of the error).
+extern "C" __global__ void sgt_compare64(const float* c, const double* ref, long long rows,
+                                         long long cols, long long ld, double* sums,
+                                         unsigned long long* bad) {
+  double d = 0.0, r = 0.0;
+  unsigned long long nb = 0;
+  const long long n = rows * cols;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x) {
+    const long long at = (i / cols) * ld + i % cols;
+    const float x = c[at];
+    const double y = ref[at];
+    if (!(x - x == 0.0f)) ++nb;
+    const double e = (double)x - y;
+    d += e * e;
+    r += y * y;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    d += __shfl_down_sync(0xffffffffu, d, o);
+    r += __shfl_down_sync(0xffffffffu, r, o);
+    nb += __shfl_down_sync(0xffffffffu, nb, o);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&sums[0], d);
+    atomicAdd(&sums[1], r);
+    atomicAdd(bad, nb);
+  }
+}
+
+// The double copy of an operand that the FP64 reference is computed from (every float is exact).
+extern "C" __global__ void sgt_widen(const float* x, double* y, long long n) {
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    y[i] = (double)x[i];
 }
 
 extern "C" __global__ void sgt_fill(float* x, long long n, unsigned long long seed) {
@@ -181,6 +221,97 @@ struct Instance {
   const float* B() const { return b_mem + offset; }
   float* C() const { return c_mem + offset; }
 };
+
+// The operands of a stress case of a trial's accuracy (accuracy_stress_cases(), edge_cases.hpp),
+// named by its label.
+enum class StressInputs { uniform, exponents, underflow, cancellation };
+
+std::optional<StressInputs> stress_inputs(std::string_view label) {
+  if (label == "exponents") return StressInputs::exponents;
+  if (label == "underflow") return StressInputs::underflow;
+  if (label == "cancellation") return StressInputs::cancellation;
+  if (label == "long-K") return StressInputs::uniform;  // its depth is the stress
+  return std::nullopt;
+}
+
+// Overwrites op(A) (M x K; a) or op(B) (K x N) of an instance, in `host` as the instance stores it,
+// with a stress case's values. They load an operand split (a float as the sum of two or three of
+// lower precision) where it is weakest:
+//  exponents:    +-m 2^e, m in [1, 2) with every mantissa bit random and e in -30..30, so that
+//                products of very different magnitudes meet in one sum;
+//  underflow:    +-m 2^-60, so that every product lies in [2^-120, 2^-118), a few binades above
+//                FP32's smallest normal 2^-126, where the low parts of a split underflow;
+//  cancellation: the second half of k repeats the first, negated in A and changed there by up to
+//                2^-12, so that every product has its opposite but for that change and each sum
+//                nearly cancels (an error in a product is not cancelled with it).
+void stress_operand(const Instance& in, bool a, StressInputs inputs, std::mt19937_64& rng,
+                    std::vector<float>& host) {
+  if (inputs == StressInputs::uniform) return;
+  const long long rows = a ? in.p.M : in.p.K, cols = a ? in.p.K : in.p.N;
+  const bool trans = a ? in.trans_a() : in.trans_b();
+  const long long ld = a ? in.lda : in.ldb;
+  // op(X)[r][c] as stored: X row-major, or X^T for a transposed operand.
+  const auto at = [&](long long r, long long c) -> float& {
+    return host[static_cast<size_t>(in.offset + (trans ? c * ld + r : r * ld + c))];
+  };
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> exponent(-30, 30);
+  std::uniform_int_distribution<std::uint32_t> mantissa(0, (1u << 23) - 1);
+  std::bernoulli_distribution negative(0.5);
+  const auto signed_mantissa = [&] {
+    const float m = 1.0f + static_cast<float>(mantissa(rng)) * 0x1p-23f;
+    return negative(rng) ? -m : m;
+  };
+  switch (inputs) {
+    case StressInputs::exponents:
+    case StressInputs::underflow:
+      for (long long r = 0; r < rows; ++r) {
+        for (long long c = 0; c < cols; ++c) {
+          const int e = inputs == StressInputs::exponents ? exponent(rng) : -60;
+          at(r, c) = std::ldexp(signed_mantissa(), e);
+        }
+      }
+      break;
+    case StressInputs::cancellation: {
+      // k runs along A's columns and B's rows; with K odd the last k keeps its random values.
+      const long long half = (a ? cols : rows) / 2;
+      for (long long r = 0; r < (a ? rows : half); ++r) {
+        for (long long c = 0; c < (a ? half : cols); ++c) {
+          const float v = at(r, c);
+          if (a) {
+            at(r, c + half) = -v + 0x1p-12f * unit(rng);
+          } else {
+            at(r + half, c) = v;
+          }
+        }
+      }
+      break;
+    }
+    case StressInputs::uniform:
+      break;
+  }
+}
+
+// The floor of cuBLAS FP32's error in an error ratio: FP32's unit roundoff, an error that no FP32
+// result avoids (and a ratio that is defined when cuBLAS happens to be exact).
+constexpr double kFp32UnitRoundoff = 0x1p-24;
+
+// A kernel's error against FP64 over cuBLAS FP32's; infinite when the kernel's result holds NaN
+// or Inf.
+double error_ratio(double kernel_error, double cublas_error) {
+  if (!std::isfinite(kernel_error)) return INFINITY;
+  return kernel_error / std::max(cublas_error, kFp32UnitRoundoff);
+}
+
+std::string error_text(double e) {
+  return std::isfinite(e) ? fmt::format("{:.3g}", e) : "inf (the result holds NaN or Inf)";
+}
+
+// Stress problems a worker keeps at most (each is a few MB; a session of one tile family needs
+// a handful).
+constexpr size_t kMaxStressProblems = 64;
+// The stress cases' inputs are the same in every session, so a binary's outcome is reproducible.
+constexpr std::uint64_t kStressSeed = 0x5354524553530001ull;
 
 // The largest power of two, up to 256, that divides a pointer: what cuBLASLt may assume of it.
 std::uint32_t alignment_of(const void* p) {
@@ -369,6 +500,8 @@ class Worker {
     SGT_CUDA_CHECK(cudaLibraryGetKernel(&compare_, compare_lib_, "sgt_compare"));
     SGT_CUDA_CHECK(cudaLibraryGetKernel(&fill_, compare_lib_, "sgt_fill"));
     SGT_CUDA_CHECK(cudaLibraryGetKernel(&spin_, compare_lib_, "sgt_spin"));
+    SGT_CUDA_CHECK(cudaLibraryGetKernel(&compare64_, compare_lib_, "sgt_compare64"));
+    SGT_CUDA_CHECK(cudaLibraryGetKernel(&widen_, compare_lib_, "sgt_widen"));
   }
 
   void ensure_cublas() {
@@ -382,10 +515,12 @@ class Worker {
 
   // Allocates and fills an instance: random operands (never zeros: timing on zeros flatters the
   // hardware), C0 random when beta != 0 and NaN when beta == 0 (a kernel that reads C then cannot
-  // hide it), C's padding a finite sentinel, and the cuBLAS reference computed from C0.
+  // hide it), C's padding a finite sentinel, and the cuBLAS reference computed from C0. A stress
+  // case's operands are built as `inputs` says (StressInputs).
   std::unique_ptr<Instance> make_instance(const Problem& p, long long lda, long long ldb,
                                           long long ldc, int offset, float alpha, float beta,
-                                          std::uint64_t seed) {
+                                          std::uint64_t seed,
+                                          StressInputs inputs = StressInputs::uniform) {
     ensure_cublas();
     auto in = std::make_unique<Instance>();
     in->p = p;
@@ -412,8 +547,10 @@ class Worker {
       SGT_CUDA_CHECK(cudaMemcpy(dst, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     };
     for (size_t i = 0; i < in->a_elems(); ++i) host[i] = dist(rng);
+    stress_operand(*in, true, inputs, rng, host);
     upload(in->a_mem, in->a_elems());
     for (size_t i = 0; i < in->b_elems(); ++i) host[i] = dist(rng);
+    stress_operand(*in, false, inputs, rng, host);
     upload(in->b_mem, in->b_elems());
     const float nan = std::numeric_limits<float>::quiet_NaN();
     for (size_t i = 0; i < in->c_elems(); ++i) {
@@ -439,6 +576,8 @@ class Worker {
     rot_.reset();
     lt_.reset();
     inst_.reset();
+    ref64_.reset();
+    cublas_error64_ = -1;
     seed_ = req.at("seed").get<std::uint64_t>();
     inst_ = make_instance(p, (ta ? p.M : p.K) + pad, (tb ? p.K : p.N) + pad, p.N + pad, offset,
                           req.at("alpha").get<float>(), req.at("beta").get<float>(), seed_);
@@ -701,43 +840,170 @@ class Worker {
     SGT_CUDA_CHECK(e);
   }
 
-  // Runs one verification from C0; the relative error.
-  double run_and_verify(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in) {
+  // Runs the candidate once from C0 and waits for it.
+  void run_from_c0(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in) {
     if (!in.c0_mem) throw Error("verification of an instance without C0");
     SGT_CUDA_CHECK(cudaMemcpyAsync(in.c_mem, in.c0_mem, in.c_elems() * sizeof(float),
                                    cudaMemcpyDeviceToDevice, stream_));
     launch(l, tile, block, in, stream_);
     SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+
+  // Runs one verification from C0; the relative error.
+  double run_and_verify(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in) {
+    run_from_c0(l, tile, block, in);
     return verify(in);
   }
 
-  // The tile step of the launch plan for a request: the one its family's launch ABI names,
-  // pointers or tensor maps with dynamic shared memory. An ABI this worker has no step for is a
-  // failed request, never another launch.
-  static int tensor_map_tile_step(const json& req) {
-    const std::string launch = req.at("launch");
-    const auto abi = parse_launch_abi(launch);
-    if (!abi)
-      throw Error(fmt::format("launch '{}' of kernel family '{}' has no tile step in this worker",
-                              launch, req.at("family").get<std::string>()));
-    return *abi == LaunchAbi::tensor_maps ? 1 : 0;
+  // ---- Accuracy against FP64 (precision.hpp; the trial request's accuracy and stress) ----
+
+  void widen(const float* x, double* y, size_t count) {
+    long long n = static_cast<long long>(count);
+    void* args[] = {&x, &y, &n};
+    SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(widen_), dim3(fp_.sm_count * 4),
+                                    dim3(256), args, 0, stream_));
   }
 
-  static LaunchTile tile_from(const json& req) {
-    const json& j = req.at("tile");
-    LaunchTile t;
-    t.BM = j.at("BM");
-    t.BN = j.at("BN");
-    t.BK = j.at("BK");
-    t.split_k = j.value("split_k", 1);
-    t.tma = tensor_map_tile_step(req);
-    t.pad_a = j.value("pad_a", 0);
-    t.pad_b = j.value("pad_b", 0);
-    t.smem_bytes = j.value("smem", 0);
-    if (t.BM <= 0 || t.BN <= 0 || t.BK <= 0 || t.split_k <= 0 || t.pad_a < 0 || t.pad_b < 0 ||
-        t.smem_bytes < 0)
-      throw Error("bad launch tile");
-    return t;
+  // The FP64 reference of an instance: cublasDgemm on double copies of its A, B and C0 with its
+  // alpha and beta (beta = 0 reads no C, as cublasSgemm's reference does not), laid out as C.
+  std::unique_ptr<DeviceBuffer<double>> reference64(const Instance& in) {
+    ensure_cublas();
+    auto c64 = std::make_unique<DeviceBuffer<double>>(in.c_elems());
+    widen(in.c0_mem, c64->ptr, in.c_elems());
+    if (in.p.M > 0 && in.p.N > 0) {
+      DeviceBuffer<double> a64(in.a_elems()), b64(in.b_elems());
+      widen(in.a_mem, a64.ptr, in.a_elems());
+      widen(in.b_mem, b64.ptr, in.b_elems());
+      const double alpha = in.alpha, beta = in.beta;
+      // As cublas_gemm: the operands swapped, each keeping its op.
+      SGT_CUBLAS_CHECK(cublasDgemm(
+          cublas_, in.trans_b() ? CUBLAS_OP_T : CUBLAS_OP_N,
+          in.trans_a() ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(in.p.N),
+          static_cast<int>(in.p.M), static_cast<int>(in.p.K), &alpha, b64.ptr + in.offset,
+          static_cast<int>(in.ldb), a64.ptr + in.offset, static_cast<int>(in.lda), &beta,
+          c64->ptr + in.offset, static_cast<int>(in.ldc)));
+      SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // before the copies are freed
+    }
+    SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    return c64;
+  }
+
+  // Relative L2 error of an M x N result (`c`: its first value, rows ldc apart) against an FP64
+  // reference laid out alike; +inf when a value is NaN or Inf.
+  double error64(const Instance& in, const float* c, const double* ref) {
+    if (in.p.M == 0 || in.p.N == 0) return 0;
+    ensure_scratch();
+    SGT_CUDA_CHECK(cudaMemsetAsync(sums_->ptr, 0, 2 * sizeof(double), stream_));
+    SGT_CUDA_CHECK(cudaMemsetAsync(bad_->ptr, 0, sizeof(unsigned long long), stream_));
+    long long rows = in.p.M, cols = in.p.N, ld = in.ldc;
+    double* sums = sums_->ptr;
+    unsigned long long* bad = bad_->ptr;
+    void* args[] = {&c, &ref, &rows, &cols, &ld, &sums, &bad};
+    SGT_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(compare64_),
+                                    dim3(fp_.sm_count * 4), dim3(256), args, 0, stream_));
+    double h[2];
+    unsigned long long hb = 0;
+    SGT_CUDA_CHECK(cudaMemcpyAsync(h, sums, sizeof(h), cudaMemcpyDeviceToHost, stream_));
+    SGT_CUDA_CHECK(cudaMemcpyAsync(&hb, bad, sizeof(hb), cudaMemcpyDeviceToHost, stream_));
+    SGT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (hb > 0) return INFINITY;
+    if (!std::isfinite(h[0]) || !std::isfinite(h[1]))
+      throw Error(
+          fmt::format("the FP64 reference of {} {} holds NaN or Inf", in.p.shape(), in.p.layout));
+    return h[1] > 0 ? std::sqrt(h[0] / h[1]) : std::sqrt(h[0]);
+  }
+
+  // The current problem's FP64 reference and cuBLAS FP32's error against it: once per problem.
+  void ensure_accuracy_reference() {
+    if (ref64_) return;
+    auto ref = reference64(*inst_);
+    cublas_error64_ = error64(*inst_, inst_->ref_mem + inst_->offset, ref->ptr + inst_->offset);
+    ref64_ = std::move(ref);
+  }
+
+  // One stress case's problem: its instance (inputs by its label, cuBLAS's FP32 result), its FP64
+  // reference and cuBLAS's error against it. Made once per worker and shared by every candidate.
+  struct StressProblem {
+    std::unique_ptr<Instance> inst;
+    std::unique_ptr<DeviceBuffer<double>> ref64;
+    double cublas_error = 0;
+  };
+
+  StressProblem& stress_problem(const EdgeCheck& c) {
+    const std::string key = json(c).dump();
+    if (const auto it = stress_problems_.find(key); it != stress_problems_.end())
+      return *it->second;
+    const auto inputs = stress_inputs(c.label);
+    if (!inputs)
+      throw Error(fmt::format(
+          "unknown stress case '{}' (exponents, underflow, cancellation or long-K)", c.label));
+    if (!is_layout(c.problem.layout) || c.problem.M < 1 || c.problem.N < 1 || c.problem.K < 1)
+      throw Error(fmt::format("bad stress case {}", describe(c)));
+    auto sp = std::make_unique<StressProblem>();
+    sp->inst = make_instance(c.problem, c.lda, c.ldb, c.ldc, c.offset, c.alpha, c.beta, kStressSeed,
+                             *inputs);
+    sp->ref64 = reference64(*sp->inst);
+    const Instance& in = *sp->inst;
+    sp->cublas_error = error64(in, in.ref_mem + in.offset, sp->ref64->ptr + in.offset);
+    return *stress_problems_.emplace(key, std::move(sp)).first->second;
+  }
+
+  // A binary's worst error ratio over the stress cases, and that case.
+  struct StressOutcome {
+    double ratio = -1;
+    double error = 0, cublas_error = 0;
+    std::string label;  // "underflow 128x128x1024 NN"
+  };
+
+  // The candidate on every stress case, each from its C0; kept per binary and cases.
+  StressOutcome stress_outcome(const Loaded& l, const TrialRequest& t, const std::string& key) {
+    if (const auto it = stress_done_.find(key); it != stress_done_.end()) return it->second;
+    StressOutcome worst;
+    for (const auto& c : t.stress) {
+      StressProblem& sp = stress_problem(c);
+      Instance& in = *sp.inst;
+      run_from_c0(l, t.tile, t.block, in);
+      const double e = error64(in, in.C(), sp.ref64->ptr + in.offset);
+      const double r = error_ratio(e, sp.cublas_error);
+      if (worst.ratio < 0 || !(r <= worst.ratio)) {
+        worst.ratio = r;
+        worst.error = e;
+        worst.cublas_error = sp.cublas_error;
+        worst.label = fmt::format("{} {}", c.label, describe(c));
+      }
+    }
+    stress_done_.emplace(key, worst);
+    return worst;
+  }
+
+  // The accuracy of a verified candidate (its error against FP64 on the problem is `error`): the
+  // ratios in the response, and status inaccurate with the numbers when one exceeds the bound.
+  void judge_accuracy(const Loaded& l, const TrialRequest& t, const std::string& stress_key,
+                      double error, TrialResponse& out) {
+    out.error_ratio = error_ratio(error, cublas_error64_);
+    std::string why;
+    if (!(out.error_ratio <= kAccurateErrorRatioMax)) {
+      why = fmt::format(
+          "error ratio {:.3g} on the problem exceeds {:g}: relative L2 error {} against an FP64 "
+          "reference, cuBLAS FP32's {:.3g}",
+          out.error_ratio, kAccurateErrorRatioMax, error_text(error), cublas_error64_);
+    }
+    if (!t.stress.empty()) {
+      const StressOutcome s = stress_outcome(l, t, stress_key);
+      out.stress_ratio = s.ratio;
+      out.stress_case = s.label;
+      if (!(s.ratio <= kAccurateErrorRatioMax)) {
+        why += fmt::format(
+            "{}error ratio {:.3g} on stress case {} exceeds {:g}: relative L2 error {} against "
+            "FP64, cuBLAS FP32's {:.3g}",
+            why.empty() ? "" : "; ", s.ratio, s.label, kAccurateErrorRatioMax, error_text(s.error),
+            s.cublas_error);
+      }
+    }
+    if (!why.empty()) {
+      out.status = TrialStatus::inaccurate;
+      out.reason = why;
+    }
   }
 
   // A failure while running a candidate: a refused launch leaves the context usable, a fault
@@ -763,35 +1029,31 @@ class Worker {
   json trial(const json& req) {
     if (!bench_ || !inst_) throw Error("trial before problem");
     ensure_scratch();
-    TrialRequest t;
-    t.name = req.at("name");
-    t.cubin_path = req.at("cubin");
-    t.cubin_sha256 = req.at("sha256");
-    t.kernel = req.at("kernel");
-    t.reduce_kernel = req.value("reduce_kernel", "");
-    t.pack_kernel = req.value("pack_kernel", "");
-    t.family = req.at("family").get<std::string>();
-    t.launch = req.at("launch").get<std::string>();
-    t.tile = tile_from(req);
-    t.block = req.at("block");
-    t.warmup = req.at("warmup");
-    t.repetitions = req.at("reps");
-    t.cut_after = req.at("cut_after");
-    t.cut_ratio = req.at("cut_ratio");
-    t.best_ms = req.at("best_ms");
-    t.tolerance = req.at("tolerance");
-    t.l2 = l2_of(req);
+    const TrialRequest t = trial_request_from_json(req);
     // Made before the candidate runs: a rotation that does not fit fails the request, never the
     // candidate.
     if (t.l2 == L2Mode::rotate) rotation();
-    const std::string cubin = read_checked(t.cubin_path, t.cubin_sha256);
-    if (cubin.empty()) {
-      return {{"ok", true},
-              {"status", "compile_failed"},
-              {"reason", "cached binary missing or its SHA-256 does not match; not loaded"}};
+    // So are the references its accuracy is measured against (once per problem, and per stress
+    // case): a failure there is the worker's, not the candidate's.
+    std::string stress_key;
+    if (t.accuracy) {
+      ensure_accuracy_reference();
+      if (!t.stress.empty()) {
+        stress_key = t.cubin_sha256 + json(t.stress).dump();
+        if (!stress_done_.count(stress_key)) {
+          if (stress_problems_.size() + t.stress.size() > kMaxStressProblems)
+            stress_problems_.clear();
+          for (const auto& c : t.stress) stress_problem(c);
+        }
+      }
     }
     TrialResponse out;
-    std::string checksum;
+    const std::string cubin = read_checked(t.cubin_path, t.cubin_sha256);
+    if (cubin.empty()) {
+      out.status = TrialStatus::compile_failed;
+      out.reason = "cached binary missing or its SHA-256 does not match; not loaded";
+      return trial_response_json(out);
+    }
     {
       Loaded l;
       try {
@@ -799,11 +1061,15 @@ class Worker {
         allow_dynamic_smem(l, t.tile);
         // Verify before timing, from C0 (NaN when beta = 0: then the kernel must not read C).
         out.verify_error = run_and_verify(l, t.tile, t.block, *inst_);
-        if (req.value("checksum", false)) {
+        // Its error against FP64 while C holds the result (timing overwrites it).
+        double error = -1;
+        if (t.accuracy && out.verify_error <= t.tolerance)
+          error = error64(*inst_, inst_->C(), ref64_->ptr + inst_->offset);
+        if (t.checksum) {
           std::string host(inst_->c_elems() * sizeof(float), '\0');
           SGT_CUDA_CHECK(
               cudaMemcpy(host.data(), inst_->c_mem, host.size(), cudaMemcpyDeviceToHost));
-          checksum = sha256_hex(host);
+          out.checksum = sha256_hex(host);
         }
         if (t.l2 == L2Mode::rotate && out.verify_error <= t.tolerance) {
           // The rotated launches take other pointers: one of their copies is checked too.
@@ -818,32 +1084,30 @@ class Worker {
                                          out.verify_error, t.tolerance)
                            : "result holds NaN or Inf";
         } else {
-          BenchSettings s;
-          s.warmup = t.warmup;
-          s.repetitions = t.repetitions;
-          s.cut_after = t.cut_after;
-          s.cut_ratio = t.cut_ratio;
-          s.best_ms = t.best_ms;
-          s.l2 = t.l2;
-          const auto b =
-              bench_->run([&](cudaStream_t st,
-                              int copy) { launch(l, t.tile, t.block, operands(t.l2, copy), st); },
-                          s);
-          out.time = b.stats;
-          out.cut = b.cut;
+          // Right against cuBLAS; as accurate as cuBLAS against FP64? An inaccurate candidate
+          // is not timed.
+          if (t.accuracy) judge_accuracy(l, t, stress_key, error, out);
+          if (out.status == TrialStatus::ok) {
+            BenchSettings s;
+            s.warmup = t.warmup;
+            s.repetitions = t.repetitions;
+            s.cut_after = t.cut_after;
+            s.cut_ratio = t.cut_ratio;
+            s.best_ms = t.best_ms;
+            s.l2 = t.l2;
+            const auto b =
+                bench_->run([&](cudaStream_t st,
+                                int copy) { launch(l, t.tile, t.block, operands(t.l2, copy), st); },
+                            s);
+            out.time = b.stats;
+            out.cut = b.cut;
+          }
         }
       } catch (const Error& e) {
         classify_failure(e, out.status, out.reason);
       }
     }
-    json j = {{"ok", true},
-              {"status", to_string(out.status)},
-              {"reason", out.reason},
-              {"verify_error", std::isfinite(out.verify_error) ? out.verify_error : 1e300},
-              {"time", out.time},
-              {"cut", out.cut}};
-    if (!checksum.empty()) j["checksum"] = checksum;
-    return j;
+    return trial_response_json(out);
   }
 
   // cuBLASLt FP32 as a peer of cublasSgemm: the same row-major trick (the operands swapped, each
@@ -1049,7 +1313,7 @@ class Worker {
       return {{"ok", false},
               {"error", "cached binary missing or its SHA-256 does not match; not loaded"}};
     }
-    const LaunchTile tile = tile_from(req);
+    const LaunchTile tile = launch_tile_from_json(req);
     const unsigned block = req.at("block");
     const double tol = req.at("tolerance");
     const auto seed = req.at("seed").get<std::uint64_t>();
@@ -1099,6 +1363,13 @@ class Worker {
   cublasLtHandle_t lt_handle_ = nullptr;
   std::unique_ptr<LtSetup> lt_;
   cudaKernel_t fill_ = nullptr, spin_ = nullptr;
+  cudaKernel_t compare64_ = nullptr, widen_ = nullptr;
+  // Accuracy: the current problem's FP64 reference and cuBLAS FP32's error against it (-1: not
+  // made yet); the stress cases' problems by case, and each binary's outcome on its cases.
+  std::unique_ptr<DeviceBuffer<double>> ref64_;
+  double cublas_error64_ = -1;
+  std::map<std::string, std::unique_ptr<StressProblem>> stress_problems_;
+  std::map<std::string, StressOutcome> stress_done_;
   std::unique_ptr<DeviceBuffer<double>> sums_;
   std::unique_ptr<DeviceBuffer<unsigned long long>> bad_;
   std::unique_ptr<Bench> bench_;

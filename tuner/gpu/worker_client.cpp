@@ -216,39 +216,11 @@ std::pair<bool, std::string> WorkerClient::replace_silent_worker(
   return {alive, std::move(why)};
 }
 
-namespace {
-
-// What every request about one compiled candidate carries: which binary, which kernels, and the
-// launch geometry the worker derives the grid from.
-json candidate_request(const char* op, const TrialRequest& t) {
-  return {{"op", op},
-          {"name", t.name},
-          {"family", t.family},
-          {"launch", t.launch},
-          {"cubin", t.cubin_path},
-          {"sha256", t.cubin_sha256},
-          {"kernel", t.kernel},
-          {"reduce_kernel", t.reduce_kernel},
-          {"pack_kernel", t.pack_kernel},
-          {"tile",
-           {{"BM", t.tile.BM},
-            {"BN", t.tile.BN},
-            {"BK", t.tile.BK},
-            {"split_k", t.tile.split_k},
-            {"pad_a", t.tile.pad_a},
-            {"pad_b", t.tile.pad_b},
-            {"smem", t.tile.smem_bytes}}},
-          {"block", t.block},
-          {"tolerance", t.tolerance}};
-}
-
-}  // namespace
-
 std::vector<EdgeCheck> WorkerClient::verify_cases(const TrialRequest& t,
                                                   const std::vector<EdgeCheck>& cases,
                                                   std::uint64_t seed,
                                                   std::chrono::milliseconds timeout) {
-  json req = candidate_request("verify", t);
+  json req = candidate_request_json("verify", t);
   req["seed"] = seed;
   req["cases"] = cases;
   send(req);
@@ -390,15 +362,7 @@ TrialResponse WorkerClient::time_cublaslt(const LtAlgo& algo, const LtSearchOpti
 }
 
 TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::milliseconds timeout) {
-  json req = candidate_request("trial", t);
-  req["warmup"] = t.warmup;
-  req["reps"] = t.repetitions;
-  req["cut_after"] = t.cut_after;
-  req["cut_ratio"] = t.cut_ratio;
-  req["best_ms"] = t.best_ms;
-  req["checksum"] = t.checksum;
-  req["l2"] = to_string(t.l2);
-  send(req);
+  send(trial_request_json(t));
   const auto resp = receive(timeout);
   TrialResponse out;
   if (!resp) {
@@ -411,12 +375,7 @@ TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::millis
     throw Error(
         fmt::format("GPU worker failed on {}: {}", t.name, resp->value("error", std::string())));
   }
-  out.status = status_from_string(resp->at("status").get<std::string>()).value();
-  out.reason = resp->value("reason", "");
-  out.verify_error = resp->value("verify_error", -1.0);
-  if (resp->contains("time")) out.time = resp->at("time").get<TimeStats>();
-  out.cut = resp->value("cut", false);
-  out.checksum = resp->value("checksum", "");
+  out = trial_response_from_json(*resp);
   if (out.status == TrialStatus::crashed) restart();
   return out;
 }

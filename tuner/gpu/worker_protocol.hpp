@@ -12,10 +12,26 @@
 //   trial    {name, family, launch, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile {BM,
 //   BN,
 //             BK, split_k, pad_a?, pad_b?, smem?}, block,
-//             warmup, reps, cut_after, cut_ratio, best_ms, tolerance, checksum?, l2?}
-//                                          -> {status, reason, verify_error, time, cut, checksum?}
+//             warmup, reps, cut_after, cut_ratio, best_ms, tolerance, checksum?, l2?, accuracy?,
+//             stress?}
+//                                          -> {status, reason, verify_error, time, cut, checksum?,
+//                                              error_ratio, stress_ratio, stress_case}
 //            l2: how each repetition finds the L2 (L2Mode, bench.hpp): "flush" (the default) or
 //            "rotate" (the rotation's copies; the result is verified on one of them as well).
+//            accuracy (default false): once the result passed its verification, its relative L2
+//            error against an FP64 reference (cublasDgemm on double copies of A, B and C) over
+//            cuBLAS FP32's against the same reference is error_ratio, both errors over C's M x N
+//            values, cuBLAS's at least 2^-24 (FP32's unit roundoff: what no FP32 result avoids).
+//            The reference and cuBLAS's error are made once per problem. stress: cases
+//            (EdgeCheck, accuracy_stress_cases()) whose label names their inputs (exponents,
+//            underflow, cancellation, long-K; an unknown label fails the request), each run from
+//            C0 and measured likewise against its own FP64 reference; stress_ratio is the worst
+//            ratio and stress_case that case's label and shape. The cases' problems are made once
+//            per worker, and a binary's outcome on them is kept for the worker's life (keyed by its
+//            SHA-256 and the cases). A ratio above kAccurateErrorRatioMax (precision.hpp) makes the
+//            status "inaccurate", with the numbers and the case in the reason, and the candidate is
+//            not timed. error_ratio and stress_ratio are -1 when not measured, 1e300 for a result
+//            that holds NaN or Inf.
 //   verify   {family, launch, cubin, sha256, kernel, reduce_kernel, pack_kernel?, tile, block,
 //   tolerance, seed,
 //             cases: [EdgeCheck]}         -> {ok, cases: [EdgeCheck with passed/error/reason]}
@@ -58,14 +74,17 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "bench.hpp"
 #include "trial.hpp"
 
 namespace sgt::gpu {
 
 // 3: TMA tiles; 4: the family id picks the tile step; 5: the family's launch ABI does; 6: l2
-// (rotated operands), rotation, cublaslt_search and cublaslt.
-constexpr int kWorkerProtocol = 6;
+// (rotated operands), rotation, cublaslt_search and cublaslt; 7: a trial's accuracy against FP64
+// (accuracy, stress -> error_ratio, stress_ratio, stress_case).
+constexpr int kWorkerProtocol = 7;
 
 // What the worker needs to know of a config to launch it.
 struct LaunchTile {
@@ -96,6 +115,11 @@ struct TrialRequest {
   double tolerance = 1e-4;  // relative L2 error against cuBLAS
   bool checksum = false;    // also return the SHA-256 of the verified C (for tests)
   L2Mode l2 = L2Mode::flush;
+  // Measure the error against FP64 and compare it with cuBLAS FP32's (a kernel of a non-strict
+  // precision class), on the problem and on `stress` (accuracy_stress_cases(), the problem's
+  // layout; none: the problem alone).
+  bool accuracy = false;
+  std::vector<EdgeCheck> stress;
 };
 
 struct TrialResponse {
@@ -105,7 +129,24 @@ struct TrialResponse {
   TimeStats time;
   bool cut = false;
   std::string checksum;
+  // accuracy: the error ratio against FP64 on the problem, the worst over the stress cases and
+  // which case that was ("underflow 128x128x1024 NN"); -1 (and empty) when not measured.
+  double error_ratio = -1;
+  double stress_ratio = -1;
+  std::string stress_case;
 };
+
+// The JSON of the protocol's trial request and response (the client writes the request and reads
+// the response, the worker the other way round). A request carries accuracy and stress only when
+// accuracy is asked for; a reader takes their absence as false and none. The launch tile is read
+// with its checks (a bad tile or launch ABI throws Error); unknown l2 modes throw Error.
+nlohmann::json candidate_request_json(const char* op, const TrialRequest& t);
+nlohmann::json trial_request_json(const TrialRequest& t);
+LaunchTile launch_tile_from_json(const nlohmann::json& req);
+TrialRequest trial_request_from_json(const nlohmann::json& req);
+// The response: "ok": true and every field; a non-finite error or ratio as 1e300 (JSON has none).
+nlohmann::json trial_response_json(const TrialResponse& r);
+TrialResponse trial_response_from_json(const nlohmann::json& j);
 
 // The current problem's rotation (L2Mode::rotate).
 struct RotationInfo {

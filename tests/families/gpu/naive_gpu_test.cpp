@@ -72,5 +72,46 @@ TEST(KernelFamiliesGpu, ANewFamilyIsTunedAndVerifiedByAWorkerThatDoesNotKnowIt) 
   }
 }
 
+// A kernel of a non-strict precision class far less accurate than cuBLAS FP32 (the naive kernel
+// on operands rounded to TF32): within a loose verification tolerance, so only its error against
+// FP64 can refuse it. A tune asks the worker for it (the family's precision class), stores the
+// ratios, and records every candidate inaccurate, untimed and never a finalist.
+TEST(KernelFamiliesGpu, AKernelLessAccurateThanCuBlasIsRecordedInaccurate) {
+  SKIP_WITHOUT_GPU();
+  if (!find_family("naive_tf32")) register_family(test::make_naive_tf32_family());
+  test::TempDir tmp;
+  gpu::WorkerClient worker(test::cli_path(), -1);
+  gpu::WorkerEvaluator ev(worker, tmp.path() / "cache");
+  gpu::TuneOptions o;
+  o.problem = parse_shape("256x192x512");
+  o.problem.layout = "NT";
+  o.candidates = {test::naive_tf32_config(32, 32, 2, 4), test::naive_tf32_config(16, 32, 1, 4)};
+  for (const auto& c : o.candidates) ASSERT_TRUE(check(c).empty()) << to_name(c);
+  // TF32 operands are some 5e-4 off: verified against cuBLAS at 1e-2, they pass.
+  o.tolerance = 1e-2;
+  o.top_k = 2;
+  o.seed = 7;
+  o.compile_threads = 2;
+  Trials store;
+  const auto r = gpu::run_tune(o, ev, store);
+  ASSERT_EQ(store.trials.size(), o.candidates.size());
+  for (const auto& t : store.trials) {
+    SCOPED_TRACE(t.config_name);
+    EXPECT_EQ(t.status, TrialStatus::inaccurate) << t.reason;
+    EXPECT_EQ(t.config_name.rfind("nt_", 0), 0u);
+    EXPECT_GT(t.verify_error, 0);
+    EXPECT_LT(t.verify_error, 1e-2);
+    ASSERT_TRUE(t.error_ratio.has_value());
+    EXPECT_GT(*t.error_ratio, 10 * kAccurateErrorRatioMax);
+    ASSERT_TRUE(t.stress_ratio.has_value());
+    EXPECT_GT(*t.stress_ratio, kAccurateErrorRatioMax);
+    EXPECT_FALSE(t.stress_case.empty());
+    EXPECT_NE(t.reason.find("on the problem exceeds"), std::string::npos) << t.reason;
+    EXPECT_EQ(t.time.median_ms, 0);
+  }
+  EXPECT_TRUE(r.finalists.empty());
+  EXPECT_EQ(r.status_counts.at("inaccurate"), static_cast<int>(o.candidates.size()));
+}
+
 }  // namespace
 }  // namespace sgt

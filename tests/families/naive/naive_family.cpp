@@ -28,7 +28,7 @@ const std::vector<RuleInfo>& naive_rules() {
   return kRules;
 }
 
-class Naive final : public KernelFamily {
+class Naive : public KernelFamily {
  public:
   Naive() {
     const auto path = std::filesystem::path(SGT_TEST_SOURCE_DIR) / "tests" / "families" / "naive" /
@@ -87,14 +87,43 @@ class Naive final : public KernelFamily {
   int block_threads(const WarpTileConfig& c) const override { return c.NUM_THREADS; }
   long long block_shared_bytes(const WarpTileConfig&, bool, bool) const override { return 0; }
 
- private:
+ protected:
   std::string text_;
+};
+
+// The naive kernel with its operands rounded to TF32 as it loads them (SGT_NAIVE_TF32): a kernel
+// of the precision class fp32-accurate whose error against FP64 is far above cuBLAS FP32's, for
+// the test that the tuner measures it and records it inaccurate.
+class NaiveTf32 final : public Naive {
+ public:
+  NaiveTf32() : program_("#define SGT_NAIVE_TF32 1\n" + text_) {}
+  std::string_view id() const override { return "naive_tf32"; }
+  std::string_view description() const override {
+    return "the naive kernel on operands rounded to TF32 (a test family of a non-strict "
+           "precision class)";
+  }
+  std::string_view name_prefix() const override { return "nt_"; }
+  Precision precision() const override { return Precision::fp32_accurate; }
+  std::vector<KernelSourceFile> sources() const override { return {{"sgemm_naive.cuh", program_}}; }
+
+ private:
+  std::string program_;
 };
 
 }  // namespace
 
 std::unique_ptr<KernelFamily> make_naive_family() {
   return std::make_unique<Naive>();
+}
+
+std::unique_ptr<KernelFamily> make_naive_tf32_family() {
+  return std::make_unique<NaiveTf32>();
+}
+
+WarpTileConfig naive_tf32_config(int BM, int BN, int TM, int TN) {
+  auto c = naive_config(BM, BN, TM, TN);
+  c.family = "naive_tf32";
+  return c;
 }
 
 WarpTileConfig naive_config(int BM, int BN, int TM, int TN) {

@@ -14,4 +14,10 @@ std::unique_ptr<KernelFamily> make_naive_family();
 // does not read at its one value.
 WarpTileConfig naive_config(int BM, int BN, int TM, int TN);
 
+// The test family `naive_tf32`: the same kernel with its operands rounded to TF32 (10 mantissa
+// bits) as it loads them, of the precision class fp32-accurate (precision.hpp), so that its error
+// against FP64 is measured, and is far above cuBLAS FP32's. Its names lead with "nt_".
+std::unique_ptr<KernelFamily> make_naive_tf32_family();
+WarpTileConfig naive_tf32_config(int BM, int BN, int TM, int TN);
+
 }  // namespace sgt::test

@@ -5,6 +5,16 @@
 // as they run that kernel; with no split-K, k_chunk is K and the workspace is unused.
 #pragma once
 
+// The operand as the kernel computes with it: as loaded, or (SGT_NAIVE_TF32, the test family
+// naive_tf32) rounded to TF32's 10 mantissa bits, far less accurate than FP32.
+__device__ __forceinline__ float sgt_naive_operand(float x) {
+#ifdef SGT_NAIVE_TF32
+  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
+#else
+  return x;
+#endif
+}
+
 template <int BM, int BN, int TM, int TN, int NUM_THREADS, int MIN_BLOCKS, bool TRANS_A,
           bool TRANS_B>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
@@ -19,10 +29,12 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   for (int k = 0; k < K; ++k) {
     for (int i = 0; i < TM; ++i) {
       const long long m = row0 + i;
-      const float a = m < M ? (TRANS_A ? A[k * 1LL * lda + m] : A[m * lda + k]) : 0.0f;
+      const float a =
+          m < M ? sgt_naive_operand(TRANS_A ? A[k * 1LL * lda + m] : A[m * lda + k]) : 0.0f;
       for (int j = 0; j < TN; ++j) {
         const long long n = col0 + j;
-        const float b = n < N ? (TRANS_B ? B[n * ldb + k] : B[k * 1LL * ldb + n]) : 0.0f;
+        const float b =
+            n < N ? sgt_naive_operand(TRANS_B ? B[n * ldb + k] : B[k * 1LL * ldb + n]) : 0.0f;
         acc[i][j] += a * b;
       }
     }
