@@ -131,18 +131,21 @@ cudaError_t run_call(const CallPlan& plan, const void* pack_kernel, const void* 
   return e;
 }
 
-// The tile kernel of sgemm_warptile, as run_call's tile step: k_chunk and the grid from the plan,
-// `threads` per block. A launch call returns this launch's own error (<<<>>> would leave it to a
-// later cudaGetLastError that may return an earlier, unrelated one).
+// The tile kernel of a family with sgemm_warptile's argument list (LaunchAbi pointers), as
+// run_call's tile step: k_chunk and the grid from the plan, `threads` per block, `smem_bytes` of
+// dynamic shared memory (0 for a kernel with static shared memory only; sgemm_tf32x3 takes its
+// stages there). A launch call returns this launch's own error (<<<>>> would leave it to a later
+// cudaGetLastError that may return an earlier, unrelated one).
 inline cudaError_t launch_warptile(const void* kernel, const CallPlan& plan, unsigned threads,
                                    int M, int N, int K, float alpha, const float* A, int lda,
                                    const float* B, int ldb, float beta, float* C, int ldc,
-                                   float* work, cudaStream_t stream) {
+                                   float* work, cudaStream_t stream, size_t smem_bytes = 0) {
   int k_chunk = plan.dims.k_chunk;
   void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
   const dim3 grid(static_cast<unsigned>(plan.dims.grid_x), 1,
                   static_cast<unsigned>(plan.dims.grid_z));
-  return launch_dependent(plan.tile_dependent, kernel, grid, dim3(threads), args, stream);
+  return launch_dependent(plan.tile_dependent, kernel, grid, dim3(threads), args, stream,
+                          smem_bytes);
 }
 
 // The tile kernel of sgemm_ws_tma, as run_call's tile step: the operands as tensor maps (encoded by

@@ -42,9 +42,14 @@
 // any operands. Either way every slice, edge or not, takes the one loop: a copy reaching past the
 // matrix (in m, n or this split's k range) reads only its part inside and zero-fills the rest.
 //
-// No host includes: NVRTC compiles this file as is (with the geometry headers as named headers).
+// Split-K partial products are summed by sgemm_warptile.cuh's sgemm_splitk_reduce, which the
+// launch plan runs after this kernel (launch_plan.h): included here, so that one NVRTC program
+// holds both (kernel family tf32x3).
+//
+// No host includes: NVRTC compiles this file as is (with the other kernel files as named headers).
 #pragma once
 
+#include "sgemm_warptile.cuh"
 #include "tf32x3_geometry.h"
 #include "warptile_geometry.h"
 
@@ -97,16 +102,14 @@ template <int ROWS, int COLS, int LD, int NT, bool VEC>
 __device__ __forceinline__ void tf32x3_copy_slice(float* dst, const float* __restrict__ src, int ld,
                                                   int r0, int c0, int rows, int cols, int tid) {
   constexpr int W = tf32x3_copy_width(VEC);
-  constexpr int PER_ROW = COLS / W;
-  constexpr int COPIES = ROWS * PER_ROW;
-  static_assert(COLS % W == 0, "copy_width");
-  static_assert(NT % PER_ROW == 0 && COPIES % NT == 0,
+  static_assert(tf32x3_copy_width_ok(COLS, VEC), "copy_width");
+  static_assert(tf32x3_copy_mapping_ok(ROWS, COLS, VEC, NT),
                 "copy_mapping: NUM_THREADS must cover "
                 "whole rows of a slice, and a slice whole "
                 "passes");
-  constexpr int PASSES = COPIES / NT;
-  constexpr int ROW_STEP = NT / PER_ROW;
-  const int row = tid / PER_ROW, col = tid % PER_ROW * W;
+  constexpr int PASSES = tf32x3_copy_passes(ROWS, COLS, VEC, NT);
+  constexpr int ROW_STEP = tf32x3_copy_row_step(COLS, VEC, NT);
+  const int row = tf32x3_copy_row(COLS, VEC, tid), col = tf32x3_copy_col(COLS, VEC, tid);
   const int gc = c0 + col;
   const int col_bytes = gc < cols ? min(W, cols - gc) * 4 : 0;
   const float* p = src + static_cast<long long>(r0 + row) * ld + gc;
@@ -172,8 +175,8 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
   };
 
   // Where this lane's fragments start: lane (gid, tig), warp tile (wm0, wn0).
-  const int gid = lane / 4, tig = lane % 4;
-  const int wm0 = warp / g.WARPS_N * WM, wn0 = warp % g.WARPS_N * WN;
+  const int gid = tf32x3_lane_group(lane), tig = tf32x3_lane_thread(lane);
+  const int wm0 = tf32x3_warp_m0(g, warp), wn0 = tf32x3_warp_n0(g, warp);
   const int a_base = tf32x3_a_slot(g, TRANS_A, wm0 + gid, tig);
   const int b_base = tf32x3_b_slot(g, TRANS_B, tig, wn0 + gid);
 
@@ -205,16 +208,15 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
       for (int i = 0; i < g.MI; ++i)
 #pragma unroll
         for (int r = 0; r < 4; ++r)
-          tf32x3_split(
-              as[tf32x3_a_slot(g, TRANS_A, i * kMmaM + 8 * (r & 1), ks * kMmaK + 4 * (r >> 1))],
-              a_big[i][r], a_small[i][r]);
+          tf32x3_split(as[tf32x3_a_slot(g, TRANS_A, tf32x3_a_frag_m(i, r), tf32x3_a_frag_k(ks, r))],
+                       a_big[i][r], a_small[i][r]);
 #pragma unroll
       for (int j = 0; j < g.NI; ++j) {
         unsigned b_big[2], b_small[2];
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-          tf32x3_split(bs[tf32x3_b_slot(g, TRANS_B, ks * kMmaK + 4 * r, j * kMmaN)], b_big[r],
-                       b_small[r]);
+          tf32x3_split(bs[tf32x3_b_slot(g, TRANS_B, tf32x3_b_frag_k(ks, r), tf32x3_b_frag_n(j))],
+                       b_big[r], b_small[r]);
 #pragma unroll
         for (int i = 0; i < g.MI; ++i) {
           if constexpr (ACC == 1) {
@@ -266,11 +268,11 @@ __global__ void __launch_bounds__((BM / WM) * (BN / WN) * 32, 1)
   for (int i = 0; i < g.MI; ++i)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int row = block_row + wm0 + i * kMmaM + gid + 8 * h;
+      const int row = block_row + wm0 + gid + tf32x3_acc_m(i, 2 * h);
       if (row >= M) continue;
 #pragma unroll
       for (int j = 0; j < g.NI; ++j) {
-        const int col = block_col + wn0 + j * kMmaN + 2 * tig;
+        const int col = block_col + wn0 + 2 * tig + tf32x3_acc_n(j, 0);
         float* p = out + static_cast<long long>(row) * ldo + col;
         float v0 = a * acc[i][j][2 * h], v1 = a * acc[i][j][2 * h + 1];
         if (pairs && col + 1 < N) {

@@ -44,10 +44,14 @@ struct Tf32x3Geometry {
   int STAGE_FLOATS;
   int SMEM_BYTES;    // dynamic shared memory of the whole pipeline
   int ACCUMULATORS;  // per thread: MI * NI * 4
+  int FRAGMENTS;     // per thread, the big and small parts of one k-step's A (8 MI) and B (4 NI)
 };
 
 SGT_HD constexpr int tf32x3_div(int a, int b) {
   return b == 0 ? 0 : a / b;
+}
+SGT_HD constexpr int tf32x3_mod(int a, int b) {
+  return b == 0 ? 0 : a % b;
 }
 
 // A is stored M x K (trans_a false: k contiguous) or K x M; B is stored K x N (trans_b false: n
@@ -78,6 +82,7 @@ SGT_HD constexpr Tf32x3Geometry make_tf32x3_geometry(int BM, int BN, int BK, int
   g.STAGE_FLOATS = g.A_FLOATS + g.B_FLOATS;
   g.SMEM_BYTES = STAGES * g.STAGE_FLOATS * 4;
   g.ACCUMULATORS = g.MI * g.NI * 4;
+  g.FRAGMENTS = 8 * g.MI + 4 * g.NI;
   return g;
 }
 
@@ -92,6 +97,47 @@ SGT_HD constexpr int tf32x3_b_slot(const Tf32x3Geometry& g, bool trans_b, int k,
   return trans_b ? n * g.B_LD + k : k * g.B_LD + n;
 }
 
+// Where warp `warp` sits in the block tile: its warp tile starts at row tf32x3_warp_m0, column
+// tf32x3_warp_n0 (warps in row-major order over the WARPS_M x WARPS_N grid).
+SGT_HD constexpr int tf32x3_warp_m0(const Tf32x3Geometry& g, int warp) {
+  return tf32x3_div(warp, g.WARPS_N) * g.WM;
+}
+SGT_HD constexpr int tf32x3_warp_n0(const Tf32x3Geometry& g, int warp) {
+  return tf32x3_mod(warp, g.WARPS_N) * g.WN;
+}
+// The lane's group g and thread-in-group t.
+SGT_HD constexpr int tf32x3_lane_group(int lane) {
+  return lane / 4;
+}
+SGT_HD constexpr int tf32x3_lane_thread(int lane) {
+  return lane % 4;
+}
+// The fragment registers' positions relative to the lane's base slot (row g, column t of the A
+// tile; row t, column g of the B tile, see above): register r of A tile i at k-step ks is at row
+// tf32x3_a_frag_m(i, r), k tf32x3_a_frag_k(ks, r) of the warp tile and slice; register r of B tile
+// j at k tf32x3_b_frag_k(ks, r), column tf32x3_b_frag_n(j). The kernel adds the slot of the offset
+// to the slot of the base (the slot functions are linear in m, n and k).
+SGT_HD constexpr int tf32x3_a_frag_m(int i, int r) {
+  return i * kMmaM + 8 * (r & 1);
+}
+SGT_HD constexpr int tf32x3_a_frag_k(int ks, int r) {
+  return ks * kMmaK + 4 * (r >> 1);
+}
+SGT_HD constexpr int tf32x3_b_frag_k(int ks, int r) {
+  return ks * kMmaK + 4 * r;
+}
+SGT_HD constexpr int tf32x3_b_frag_n(int j) {
+  return j * kMmaN;
+}
+// Accumulator r of tile (i, j) is stored at row tf32x3_acc_m(i, r) + g and column
+// tf32x3_acc_n(j, r) + 2 t of the warp tile; r = 2 h and 2 h + 1 are adjacent columns of one row.
+SGT_HD constexpr int tf32x3_acc_m(int i, int r) {
+  return i * kMmaM + 8 * (r >> 1);
+}
+SGT_HD constexpr int tf32x3_acc_n(int j, int r) {
+  return j * kMmaN + (r & 1);
+}
+
 // --- cp.async copies of one slice ------------------------------------------------------------
 // VEC: 16-byte chunks (4 floats along the stored columns), else single floats. Copy number
 // i = tid + p * NUM_THREADS of a slice of `cols` stored columns covers stored row i / per_row and
@@ -101,6 +147,32 @@ SGT_HD constexpr int tf32x3_copy_width(bool vec) {
 }
 SGT_HD constexpr int tf32x3_copies(int rows, int cols, bool vec) {
   return rows * cols / tf32x3_copy_width(vec);
+}
+SGT_HD constexpr int tf32x3_copy_per_row(int cols, bool vec) {
+  return cols / tf32x3_copy_width(vec);
+}
+// Copies per thread and slice, and the stored rows between one thread's passes.
+SGT_HD constexpr int tf32x3_copy_passes(int rows, int cols, bool vec, int nt) {
+  return tf32x3_div(tf32x3_copies(rows, cols, vec), nt);
+}
+SGT_HD constexpr int tf32x3_copy_row_step(int cols, bool vec, int nt) {
+  return tf32x3_div(nt, tf32x3_copy_per_row(cols, vec));
+}
+// Thread tid's first stored row (pass p adds p * row_step) and its stored column.
+SGT_HD constexpr int tf32x3_copy_row(int cols, bool vec, int tid) {
+  return tf32x3_div(tid, tf32x3_copy_per_row(cols, vec));
+}
+SGT_HD constexpr int tf32x3_copy_col(int cols, bool vec, int tid) {
+  return tf32x3_mod(tid, tf32x3_copy_per_row(cols, vec)) * tf32x3_copy_width(vec);
+}
+// The static_asserts of a slice's copies (sgemm_tf32x3.cuh's tf32x3_copy_slice): whole copies per
+// stored row, and NUM_THREADS covering whole rows of the slice and the slice in whole passes.
+SGT_HD constexpr bool tf32x3_copy_width_ok(int cols, bool vec) {
+  return cols % tf32x3_copy_width(vec) == 0;
+}
+SGT_HD constexpr bool tf32x3_copy_mapping_ok(int rows, int cols, bool vec, int nt) {
+  return nt > 0 && tf32x3_copy_per_row(cols, vec) > 0 && nt % tf32x3_copy_per_row(cols, vec) == 0 &&
+         tf32x3_copies(rows, cols, vec) % nt == 0;
 }
 
 // Whether the 16-byte instance may run on these operands: both pointers 16-byte aligned and both

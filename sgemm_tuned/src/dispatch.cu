@@ -455,10 +455,19 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, const
   const auto& instances =
       choice.vec || cfg.PACK ? kKernels[choice.config].vec : kKernels[choice.config].scalar;
   const void* kernel = reinterpret_cast<const void*>(instances[layout_index(p.trans_a, p.trans_b)]);
+  // A kernel with dynamic shared memory (sgemm_tf32x3's stages) may need more than the 48 KB a
+  // launch gets without asking.
+  const int smem = f.dynamic_smem[layout_index(p.trans_a, p.trans_b)];
+  if (smem > 0) {
+    if (const cudaError_t e =
+            cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+        e != cudaSuccess)
+      return e;
+  }
   auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work) {
     return sgt_kernel::launch_warptile(kernel, p, static_cast<unsigned>(f.threads), call.M, call.N,
                                        call.K, alpha, a, lda, b, ldb, beta, C, call.ldc, work,
-                                       stream);
+                                       stream, static_cast<size_t>(smem));
   };
   return sgt_kernel::run_call(p, reinterpret_cast<const void*>(&sgemm_pack<0>),
                               reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M,

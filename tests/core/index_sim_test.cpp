@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "family.hpp"
 #include "index_sim.hpp"
 #include "index_sim_test_util.hpp"
 #include "space.hpp"
@@ -141,7 +142,15 @@ TEST(IndexSim, EveryOtherBuiltinSpaceSurvivorIsClean) {
   for (const auto& name : builtin_space_names()) {
     if (name == "default" || name == "quick") continue;  // the tests above
     SCOPED_TRACE(name);
-    const auto e = enumerate(load_space(name));
+    const auto space = load_space(name);
+    const auto e = enumerate(space);
+    // A space of a non-strict family alone (tf32x3) has no strict survivors; its own test
+    // simulates them (Tf32x3Family.TheSpacesSurvivorsAreValidAndSimulateClean).
+    if (e.survivors.empty() &&
+        std::all_of(space.families.begin(), space.families.end(), [](const std::string& id) {
+          return find_family(id) && find_family(id)->precision() != Precision::fp32;
+        }))
+      continue;
     ASSERT_FALSE(e.survivors.empty());
     expect_all_clean(e.survivors);
     ++spaces;
@@ -183,6 +192,10 @@ const std::map<std::string, std::string> kBreaks = {
     {"tma_transpose", "wt_16x128x16_w16x32_wn1_t4x4_n128_mb2_s3_m1"},
     {"tma_box", "wt_128x256x16_w64x64_wn4_t8x4_n256_mb1_s4_p4_g8_o3_b4_m1"},
     {"tma_warpgroups", "wt_64x64x32_w64x32_wn1_t4x4_n64_mb2_s3_m1"},
+    {"tf32x3_warp_grid", "tc3_64x64x16_w48x32_n64_s2"},
+    {"tf32x3_warp_tile", "tc3_32x32x16_w8x32_n128_s2"},
+    {"tf32x3_bk", "tc3_32x32x4_w32x32_n32_s2"},
+    {"tf32x3_copy_mapping", "tc3_256x32x16_w64x32_n128_s3"},
 };
 
 // Every structural rule must break the kernel: each hand-made example, and every reject of the
@@ -389,8 +402,10 @@ TEST(IndexSim, WideSweepRulesAndSimulationAgree) {
   EXPECT_GT(both_ok, 100);
   // (The TMA rules: TmaSweepRulesAndSimulationAgree.)
   for (const auto& rule : rules()) {
+    // (tf32x3's: Tf32x3Family.StructuralRulesAndTheSimulationAgreeOverASweep.)
     if (rule.structural && rule.name != "positive_values" && rule.name != "pad_alignment" &&
-        rule.name != "stage_c_buffer" && rule.name.rfind("tma_", 0) != 0) {
+        rule.name != "stage_c_buffer" && rule.name.rfind("tma_", 0) != 0 &&
+        rule.name.rfind("tf32x3_", 0) != 0) {
       EXPECT_GT(rejects_with_defects[std::string(rule.name)], 0) << rule.name;
     }
   }

@@ -53,7 +53,7 @@ std::vector<WarpTileConfig> read_config_list(const std::string& path) {
 void register_compile(CLI::App& app) {
   struct Opts {
     std::string space = "auto", shape, arch = "sm_90", cache_dir, shard, layout = "NN",
-                loads = "auto", configs;
+                precision = "fp32", loads = "auto", configs;
     int jobs = 0;
     std::vector<std::string> nvrtc_options;
     bool json = false;
@@ -88,6 +88,7 @@ void register_compile(CLI::App& app) {
   sub->add_option("--arch", o->arch, "Target architecture, e.g. sm_90 (H100/H200), sm_80 (A100)")
       ->capture_default_str();
   add_cache_dir_option(*sub, o->cache_dir);
+  add_precision_option(*sub, o->precision, "the class of the configs compiled");
   sub->add_option("--nvrtc-option", o->nvrtc_options,
                   "Extra NVRTC option, repeatable (part of the compile-cache key), e.g. "
                   "-DSGT_K_UNROLL=4 to unroll the k loop 4x instead of fully");
@@ -108,7 +109,7 @@ void register_compile(CLI::App& app) {
     // Listed configs the architecture cannot run: reported, and the run then exits 2.
     nlohmann::json not_for_arch = nlohmann::json::array();
     if (o->configs.empty()) {
-      space = enumerate_spaces(o->space, problem, &arch);
+      space = enumerate_spaces(o->space, problem, &arch, parse_precision_option(o->precision));
     } else {
       space.name = o->configs;
       // A listed config the architecture cannot run is refused by its rule, not compiled.

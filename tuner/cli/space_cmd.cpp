@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "tune_store.hpp"
 #include "commands.hpp"
 #include "json_output.hpp"
 #include "error.hpp"
@@ -16,7 +17,7 @@ namespace sgt::cli {
 void register_space(CLI::App& app) {
   struct Opts {
     std::string space = "auto";
-    std::string shape, arch, layout;
+    std::string shape, arch, layout, precision = "fp32";
     bool explain = false, list = false, json = false, simulate = false;
   };
   auto o = std::make_shared<Opts>();
@@ -37,6 +38,9 @@ void register_space(CLI::App& app) {
                   "Prune for this GPU architecture's limits, e.g. sm_86 (RTX 30) or 8.9 (RTX 40): "
                   "threads and blocks per SM, shared memory per block, whether the TMA kernel "
                   "exists there (default: the limits the space states, Hopper's otherwise)");
+  add_precision_option(*sub, o->precision,
+                       "fp32 rejects the configs of families of another class by the rule "
+                       "precision_class");
   sub->add_flag("--explain", o->explain, "Per-rule rejection counts with a sample reject per rule");
   sub->add_flag("--list", o->list, "List the canonical names of the survivors");
   sub->add_flag("--simulate", o->simulate,
@@ -52,7 +56,8 @@ void register_space(CLI::App& app) {
     }
     const auto t0 = std::chrono::steady_clock::now();
     const ArchInfo* arch = o->arch.empty() ? nullptr : &parse_arch(o->arch);
-    const auto space = enumerate_spaces(o->space, problem, arch);
+    const auto space =
+        enumerate_spaces(o->space, problem, arch, parse_precision_option(o->precision));
     const auto& e = space.enumeration;
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

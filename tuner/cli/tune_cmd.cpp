@@ -272,16 +272,30 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r, bool name_de
   fmt::print("cuBLAS FP32 (same run, {} reps): {:.3f} ms, {:.1f} GFLOP/s\n\n",
              r.cublas_final.repetitions, r.cublas_final.median_ms,
              t.problem.flops() / (r.cublas_final.median_ms * 1e6));
-  fmt::print("{:<4} {:<40} {:>9} {:>9} {:>9} {:>6} {:>7}\n", "rank", "config", "ms", "GFLOP/s",
-             "ratio", "regs", "spread");
+  // A finalist of a non-strict family carries its error against FP64 over cuBLAS FP32's: the
+  // reason it was admitted (precision.hpp).
+  const bool accuracy = std::any_of(r.finalists.begin(), r.finalists.end(),
+                                    [](const auto& f) { return f.trial.error_ratio.has_value(); });
+  fmt::print("{:<4} {:<40} {:>9} {:>9} {:>9} {:>6} {:>7}{}\n", "rank", "config", "ms", "GFLOP/s",
+             "ratio", "regs", "spread", accuracy ? "  error ratio (problem, stress)" : "");
   int rank = 0;
   for (const auto& f : r.finalists) {
     const auto& tr = f.trial;
-    fmt::print("{:<4} {:<40} {:>9.3f} {:>9.1f} {:>9} {:>6} {:>6.1f}%\n", ++rank, tr.config_name,
+    std::string err;
+    if (tr.error_ratio)
+      err = fmt::format("  {:.3f}, {}", *tr.error_ratio,
+                        tr.stress_ratio ? fmt::format("{:.3f}", *tr.stress_ratio) : "-");
+    fmt::print("{:<4} {:<40} {:>9.3f} {:>9.1f} {:>9} {:>6} {:>6.1f}%{}\n", ++rank, tr.config_name,
                tr.time.median_ms, tr.gflops, ratio_cell(f.ratio), tr.registers,
-               100.0 * tr.time.spread);
+               100.0 * tr.time.spread, err);
   }
   fmt::print("ratio = cuBLAS time / config time (above 1: faster than cuBLAS)\n");
+  if (accuracy)
+    fmt::print(
+        "error ratio = its relative L2 error against FP64 / cuBLAS FP32's, on the problem and "
+        "its worst stress case (fp32-accurate admits at most {}; FFMA finalists are not "
+        "measured)\n",
+        kAccurateErrorRatioMax);
   if (!r.finalists.empty() && !r.finalists.front().trial.edge_checks.empty()) {
     fmt::print("winner {}\n", edge_check_summary(r.finalists.front().trial.edge_checks));
   }

@@ -97,6 +97,7 @@ Limits limits_on(const ArchInfo& arch, Limits space) {
   l.max_threads_per_sm = std::min(l.max_threads_per_sm, arch.threads_per_sm);
   l.max_blocks_per_sm = std::min(l.max_blocks_per_sm, arch.blocks_per_sm);
   l.tma_kernel = arch.tma_kernel;
+  l.compute_capability = arch.major * 10 + arch.minor;
   return l;
 }
 

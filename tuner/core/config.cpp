@@ -2,6 +2,7 @@
 #include "config.hpp"
 
 #include <charconv>
+#include <iterator>
 #include <limits>
 #include <utility>
 #include <fmt/format.h>
@@ -74,37 +75,63 @@ std::optional<int> take_number(std::string_view& s) {
 
 namespace {
 
-bool is_implied(const KernelFamily& f, int WarpTileConfig::*member) {
-  for (const auto& [m, v] : f.implied())
-    if (m == member) return true;
-  return false;
+// The fields a family's names leave to its prefix, and their values (KernelFamily::implied()).
+using Implied = std::vector<std::pair<int WarpTileConfig::*, int>>;
+
+const std::pair<int WarpTileConfig::*, int>* find_implied(const Implied& imp,
+                                                          int WarpTileConfig::*member) {
+  for (const auto& p : imp)
+    if (p.first == member) return &p;
+  return nullptr;
+}
+
+// The name's body after the family's prefix: a fixed sequence of literal separators and decimal
+// numbers in groups (BMxBNxBK, _wWMxWN, _wnWNITER, _tTMxTN, _nNUM_THREADS, _mbMIN_BLOCKS; a part
+// whose separator is "x" continues the group before it), then the optional knob suffixes.
+struct BodyPart {
+  std::string_view lit;
+  int WarpTileConfig::*member;
+};
+constexpr BodyPart kBody[] = {
+    {"", &WarpTileConfig::BM},
+    {"x", &WarpTileConfig::BN},
+    {"x", &WarpTileConfig::BK},
+    {"_w", &WarpTileConfig::WM},
+    {"x", &WarpTileConfig::WN},
+    {"_wn", &WarpTileConfig::WNITER},
+    {"_t", &WarpTileConfig::TM},
+    {"x", &WarpTileConfig::TN},
+    {"_n", &WarpTileConfig::NUM_THREADS},
+    {"_mb", &WarpTileConfig::MIN_BLOCKS},
+};
+constexpr size_t kBodyParts = std::size(kBody);
+
+// Whether a family's names leave out the group that body part i belongs to: every field of the
+// group is implied. A group with only some of its fields implied is written whole.
+bool group_left_out(const Implied& imp, size_t i) {
+  if (imp.empty()) return false;
+  size_t first = i;
+  while (first > 0 && kBody[first].lit == "x") --first;
+  for (size_t k = first; k < kBodyParts && (k == first || kBody[k].lit == "x"); ++k)
+    if (!find_implied(imp, kBody[k].member)) return false;
+  return true;
 }
 
 // The name after a family's prefix, read into c (whose implied fields the caller has set).
-bool parse_body(std::string_view s, const KernelFamily& f, WarpTileConfig& c) {
-  // A fixed sequence of literal separators and decimal numbers, then the optional knob suffixes
-  // in canonical order.
-  const std::pair<std::string_view, int WarpTileConfig::*> parts[] = {
-      {"", &WarpTileConfig::BM},
-      {"x", &WarpTileConfig::BN},
-      {"x", &WarpTileConfig::BK},
-      {"_w", &WarpTileConfig::WM},
-      {"x", &WarpTileConfig::WN},
-      {"_wn", &WarpTileConfig::WNITER},
-      {"_t", &WarpTileConfig::TM},
-      {"x", &WarpTileConfig::TN},
-      {"_n", &WarpTileConfig::NUM_THREADS},
-      {"_mb", &WarpTileConfig::MIN_BLOCKS},
-  };
-  for (const auto& [lit, member] : parts) {
+bool parse_body(std::string_view s, const Implied& imp, WarpTileConfig& c) {
+  for (size_t i = 0; i < kBodyParts; ++i) {
+    if (group_left_out(imp, i)) continue;
+    const auto& [lit, member] = kBody[i];
     if (!s.starts_with(lit)) return false;
     s.remove_prefix(lit.size());
     const auto v = take_number(s);
     if (!v || *v < 1) return false;
+    // An implied field in a group that is written must state its one value.
+    if (const auto* p = find_implied(imp, member); p && *v != p->second) return false;
     c.*member = *v;
   }
   for (const auto& [lit, member] : kNameSuffixes) {
-    if (is_implied(f, member) || !s.starts_with(lit)) continue;
+    if (find_implied(imp, member) || !s.starts_with(lit)) continue;
     s.remove_prefix(lit.size());
     const auto v = take_number(s);
     // A suffix that restates the default is not canonical: one config, one name. Below the knob's
@@ -119,11 +146,13 @@ bool parse_body(std::string_view s, const KernelFamily& f, WarpTileConfig& c) {
 
 std::string to_name(const WarpTileConfig& c) {
   const KernelFamily& f = family_of(c);
-  std::string name =
-      fmt::format("{}{}x{}x{}_w{}x{}_wn{}_t{}x{}_n{}_mb{}", f.name_prefix(), c.BM, c.BN, c.BK, c.WM,
-                  c.WN, c.WNITER, c.TM, c.TN, c.NUM_THREADS, c.MIN_BLOCKS);
+  const Implied imp = f.implied();
+  std::string name(f.name_prefix());
+  for (size_t i = 0; i < kBodyParts; ++i) {
+    if (!group_left_out(imp, i)) name += fmt::format("{}{}", kBody[i].lit, c.*kBody[i].member);
+  }
   for (const auto& [lit, member] : kNameSuffixes) {
-    if (!is_implied(f, member) && c.*member != default_of(member))
+    if (!find_implied(imp, member) && c.*member != default_of(member))
       name += fmt::format("{}{}", lit, c.*member);
   }
   name += f.name_suffix();
@@ -140,8 +169,9 @@ std::optional<WarpTileConfig> from_name(std::string_view s) {
     body.remove_suffix(f->name_suffix().size());
     WarpTileConfig c;
     c.family = f->id();
-    for (const auto& [member, value] : f->implied()) c.*member = value;
-    if (parse_body(body, *f, c)) return c;
+    const Implied imp = f->implied();
+    for (const auto& [member, value] : imp) c.*member = value;
+    if (parse_body(body, imp, c)) return c;
   }
   return std::nullopt;
 }

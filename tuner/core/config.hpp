@@ -95,6 +95,9 @@ struct Limits {
   // The TMA-fed kernel family (ws_tma) has an implementation for the target (sm_90 only;
   // arch.hpp).
   bool tma_kernel = true;
+  // The target's compute capability (major * 10 + minor), for the architecture rules of families
+  // written for some architectures only (KernelFamily::implemented_for); limits_on() sets it.
+  int compute_capability = 90;
 };
 
 struct RuleViolation {
@@ -123,7 +126,9 @@ long long tma_shared_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b);
 // Canonical name: family prefix, e.g. wt_128x64x16_w64x32_wn2_t4x4_n128_mb1, _s<STAGES> _p<PAD_A>
 // _g<GROUP_M> _k<SPLIT_K> _o<FMA_ORDER> _b<PAD_B> _x<PACK> _c<STAGE_C> for each knob off its
 // default the prefix does not imply (so the seed's names stay valid and mean the same), then the
-// family's name suffix (ws_tma: _m1, the TMA field's suffix of earlier releases).
+// family's name suffix (ws_tma: _m1, the TMA field's suffix of earlier releases). A group of the
+// body (_wn<WNITER>, _t<TM>x<TN>, _mb<MIN_BLOCKS>) whose fields the family implies all is left
+// out too: tc3_128x128x32_w64x64_n128_s3_g8 (family tf32x3).
 std::string to_name(const WarpTileConfig& c);
 // Parses a canonical name; nullopt when the text is not one.
 std::optional<WarpTileConfig> from_name(std::string_view name);

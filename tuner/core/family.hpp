@@ -143,6 +143,19 @@ class KernelFamily {
   // `export` refuses it.
   virtual std::vector<std::string_view> asserted_rules() const { return {}; }
 
+  // What the cost model's features (features.cpp) read of a config's work per thread: its
+  // accumulators, the fragment registers of one step, its register tiles along M, and the
+  // multiply-adds per shared-memory word it reads. The default is the warp-tiling geometry's
+  // (derive(): ACCUMULATORS, FRAGMENTS, WMITER, TM*TN/(TM+TN)); a family with another geometry
+  // states its own, so that no generic code reads derive() of a config it does not describe.
+  struct ThreadWork {
+    int accumulators = 0;
+    int fragments = 0;
+    int m_tiles = 0;
+    double intensity = 0;
+  };
+  virtual ThreadWork thread_work(const WarpTileConfig& c) const;
+
   // Adjusts one edge case to what the family's kernel is served (leading dimensions, offsets).
   virtual void adjust_edge_case(const WarpTileConfig&, EdgeCheck&) const {}
 

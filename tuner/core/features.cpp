@@ -32,10 +32,12 @@ Row build(const WarpTileConfig& c, const Problem& p, int sm_count) {
   for (const auto& f : kConfigFields) r.add(f.name.data(), c.*f.member);
   const KernelFamily& family = family_of(c);
   // The family, as its place in the registry (0 the warp-tiling family, 1 the TMA-fed one: the
-  // values the field TMA had when it named them).
+  // values the field TMA had when it named them; 2 tf32x3).
   const auto& all = families();
   r.add("family", static_cast<double>(std::find(all.begin(), all.end(), &family) - all.begin()));
-  const auto g = derive(c);
+  // The family's own statement of a thread's work: the warp-tiling geometry's (derive()) for
+  // the families built on it, the mma tiles' for tf32x3.
+  const auto work = family.thread_work(c);
   const bool ta = p.layout.size() == 2 && p.layout[0] == 'T';
   const bool tb = p.layout.size() == 2 && p.layout[1] == 'T';
   const double M = static_cast<double>(p.M), N = static_cast<double>(p.N),
@@ -44,7 +46,7 @@ Row build(const WarpTileConfig& c, const Problem& p, int sm_count) {
   const double smem = static_cast<double>(family.block_shared_bytes(c, ta, tb));
   const double regs_per_block =
       static_cast<double>(threads) *
-      std::min<double>(kRegistersPerThreadGuess, 32.0 + 1.5 * g.ACCUMULATORS);
+      std::min<double>(kRegistersPerThreadGuess, 32.0 + 1.5 * work.accumulators);
   const double by_threads = std::floor(kThreadsPerSm / std::max(1, threads));
   const double by_smem = smem > 0 ? std::floor(kSharedPerSm / smem) : by_threads;
   const double by_regs = std::floor(65536.0 / std::max(1.0, regs_per_block));
@@ -53,9 +55,9 @@ Row build(const WarpTileConfig& c, const Problem& p, int sm_count) {
   const double blocks = tiles_m * tiles_n * c.SPLIT_K;
   const double slots = blocks_per_sm * std::max(1, sm_count);
   const double waves = blocks / slots;
-  r.add("accumulators", g.ACCUMULATORS);
-  r.add("fragments", g.FRAGMENTS);
-  r.add("wmiter", g.WMITER);
+  r.add("accumulators", work.accumulators);
+  r.add("fragments", work.fragments);
+  r.add("wmiter", work.m_tiles);
   r.add("warps", c.NUM_THREADS / 32.0);
   r.add("threads", threads);
   r.add("smem_kb", smem / 1024.0);
@@ -67,7 +69,7 @@ Row build(const WarpTileConfig& c, const Problem& p, int sm_count) {
   r.add("k_per_split", K / c.SPLIT_K);
   r.add("k_steps", ceil_div(K / c.SPLIT_K, c.BK));
   r.add("tile_intensity", c.BM * c.BN / static_cast<double>(c.BM + c.BN));
-  r.add("thread_intensity", c.TM * c.TN / static_cast<double>(c.TM + c.TN));
+  r.add("thread_intensity", work.intensity);
   r.add("trans_a", ta);
   r.add("trans_b", tb);
   r.add("vec_loads", kernel_vec_loads(p));

@@ -88,6 +88,10 @@ SimReport simulate_grid_with(const WarpTileConfig& c, int M, int N, int K, const
   return run_grid(c, M, N, K, ix);
 }
 
+SimReport simulate_launch(const WarpTileConfig& c, int M, int N, int K) {
+  return sim_detail::run_launch(c, M, N, K, SimIndexing{});
+}
+
 std::vector<SimCase> grid_cases(const WarpTileConfig& c, int M, int N, int K) {
   return launch_cases(c, M, N, K, SimIndexing{});
 }

@@ -32,7 +32,9 @@ struct SimDefect {
   // tma_copy_refused, tma_barrier, tma_copy_out_of_stage, tma_copy_hole, tma_copy_misplaced,
   // tma_swizzle_mismatch, tma_transpose_read_out_of_box, tma_transpose_out_of_stage,
   // tma_transpose_hole, tma_transpose_overlap, tma_transpose_misplaced, tma_smem_overlap,
-  // tma_smem_misaligned, tma_smem_overflow, tma_warpgroups, tma_k_hole, tma_k_overlap; and
+  // tma_smem_misaligned, tma_smem_overflow, tma_warpgroups, tma_k_hole, tma_k_overlap; for
+  // tf32x3 (which reports the shared kinds above where they apply: its stage slices are As and
+  // Bs): bs_pad_written, bs_pad_read, smem_overflow, pipeline_not_landed, pipeline_overwrite; and
   // not_simulated for a config of a kernel family that has no simulation (family.hpp). Where a
   // validity rule guards against the defect, its detail names the rule ("rule tma_transpose").
   std::string kind;
@@ -172,6 +174,10 @@ SimReport simulate_block_with(const WarpTileConfig& c, const SimCase& sc, const 
 // one if it has no whole one (grid_cases); for ws_tma, its last slice in every layout, partial
 // where K leaves one. Defects of a block name its case.
 SimReport simulate_grid(const WarpTileConfig& c, int M, int N, int K);
+// The launch alone, without its blocks: the block order and the split-K ranges (the checks
+// simulate_grid makes before it replays blocks), for a family whose blocks are simulated by a
+// replay of its own (tf32x3).
+SimReport simulate_launch(const WarpTileConfig& c, int M, int N, int K);
 SimReport simulate_grid_with(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix);
 // The blocks simulate_grid replays for an M x N x K launch (none for an empty problem or launch).
 std::vector<SimCase> grid_cases(const WarpTileConfig& c, int M, int N, int K);

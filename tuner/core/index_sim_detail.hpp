@@ -89,6 +89,11 @@ enum Kind : int {
   kTmaWarpgroups,
   kTmaKHole,
   kTmaKOverlap,
+  kBsPadWritten,
+  kBsPadRead,
+  kSmemOverflow,
+  kPipelineNotLanded,
+  kPipelineOverwrite,
   kNotSimulated,
   kNumKinds
 };
@@ -151,6 +156,11 @@ inline constexpr std::array<KindInfo, kNumKinds> kKinds = {{
     {"tma_warpgroups", "warpgroups"},
     {"tma_k_hole", "k values"},
     {"tma_k_overlap", "k values"},
+    {"bs_pad_written", "element stores"},
+    {"bs_pad_read", "reads"},
+    {"smem_overflow", "float writes"},
+    {"pipeline_not_landed", "slices"},
+    {"pipeline_overwrite", "slices"},
     {"not_simulated", "configs"},
 }};
 
@@ -450,6 +460,10 @@ class Merger {
   std::array<long long, kNumKinds> runs_{};
   std::array<std::string, kNumKinds> detail_{};
 };
+
+// The launch alone: block order and split-K ranges (and, for ws_tma, the slices each split
+// copies); simulate_launch.
+SimReport run_launch(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix);
 
 // The blocks run_grid replays for an M x N x K launch (grid_cases).
 std::vector<SimCase> launch_cases(const WarpTileConfig& c, int M, int N, int K,

@@ -118,7 +118,8 @@ void check_split_k(const WarpTileConfig& c, int M, int N, int K, const sgt_kerne
   }
 }
 
-// The launch alone: block order and split-K ranges.
+}  // namespace
+
 SimReport run_launch(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix) {
   Tally t;
   if (auto why = degenerate_launch(c, M, N, K)) {
@@ -131,8 +132,6 @@ SimReport run_launch(const WarpTileConfig& c, int M, int N, int K, const SimInde
   if (tma_fed(c)) check_tma_slices(c, K, d, t);
   return t.report();
 }
-
-}  // namespace
 
 void Merger::add(const std::string& label, const SimReport& r) {
   const auto& kinds = sim_defect_kinds();

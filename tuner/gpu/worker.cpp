@@ -758,9 +758,10 @@ class Worker {
     if (!reduce.empty()) SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.reduce, l.lib, reduce.c_str()));
     if (!pack.empty()) SGT_CUDA_CHECK(cudaLibraryGetKernel(&l.pack, l.lib, pack.c_str()));
   }
-  // A TMA kernel's dynamic shared memory is above the 48 KB a launch gets without asking.
+  // A kernel's dynamic shared memory (a TMA kernel's, a split-TF32 kernel's stages) may be above
+  // the 48 KB a launch gets without asking.
   static void allow_dynamic_smem(const Loaded& l, const LaunchTile& tile) {
-    if (tile.tma && tile.smem_bytes > 0)
+    if (tile.smem_bytes > 0)
       SGT_CUDA_CHECK(cudaFuncSetAttribute(reinterpret_cast<const void*>(l.kernel),
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           tile.smem_bytes));
@@ -817,7 +818,8 @@ class Worker {
     const auto tile_step = [&](const float* a, int la, const float* b, int lb, float* work) {
       if (!tile.tma)
         return sgt_kernel::launch_warptile(kernel, plan, block, M, N, K, in.alpha, a, la, b, lb,
-                                           in.beta, C, ldc, work, st);
+                                           in.beta, C, ldc, work, st,
+                                           static_cast<size_t>(tile.smem_bytes));
       // With K = 0 the kernel copies nothing: zero maps, and the operands need nothing.
       static const sgt_kernel::TmaMaps kNoCopies{};
       const sgt_kernel::TmaMaps* maps = &kNoCopies;

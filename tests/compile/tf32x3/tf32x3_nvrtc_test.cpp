@@ -3,17 +3,25 @@
 // copies, without static shared memory (the pipeline's is dynamic), each to an entry the loader
 // finds by its lowered name; those with 64 accumulators per thread spill-free, the 64x64 warp
 // tiles with at most 64 bytes; a config the kernel's rules refuse fails on its static_assert.
+// As the family tf32x3 (tuner/core/families/tf32x3/): the tuner's compiler builds a config with
+// its split-K reduction kernel, and the family's rules refuse at their boundaries what the
+// kernel's static_asserts refuse.
 #include <nvrtc.h>
 
 #include <cstdio>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "config.hpp"
+#include "family.hpp"
 #include "kernel_source.hpp"
 #include "nvrtc_compiler.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -42,16 +50,18 @@ std::string text_of(const char* name) {
   return std::string(f.text);
 }
 
-// One NVRTC program for one instance, with the project's own options (nvrtc_compiler.cpp).
+// One NVRTC program for one instance, with the project's own options (nvrtc_compiler.cpp): the
+// family's kernel files as named headers.
 Result compile(const Instance& in, const std::string& arch) {
-  const char* names[] = {"sgemm_tf32x3.cuh", "tf32x3_geometry.h", "warptile_geometry.h"};
+  const char* names[] = {"sgemm_tf32x3.cuh", "tf32x3_geometry.h", "warptile_geometry.h",
+                         "sgemm_warptile.cuh"};
   std::vector<std::string> texts;
   for (const char* n : names) texts.push_back(text_of(n));
   std::vector<const char*> ptrs;
   for (const auto& t : texts) ptrs.push_back(t.c_str());
   nvrtcProgram prog = nullptr;
   const std::string main_text = "#include \"sgemm_tf32x3.cuh\"\n";
-  EXPECT_EQ(nvrtcCreateProgram(&prog, main_text.c_str(), "tf32x3.cu", 3, ptrs.data(), names),
+  EXPECT_EQ(nvrtcCreateProgram(&prog, main_text.c_str(), "tf32x3.cu", 4, ptrs.data(), names),
             NVRTC_SUCCESS);
   const std::string expr = in.expression();
   EXPECT_EQ(nvrtcAddNameExpression(prog, expr.c_str()), NVRTC_SUCCESS);
@@ -171,6 +181,88 @@ TEST(Tf32x3Nvrtc, InTensorCoreAccumulationCompiles) {
   auto in = wide_warp_configs()[0];
   in.ACC = 0;
   expect_compiles({in}, "sm_90");
+}
+
+// The family's config through the tuner's compiler: its program is the kernel file with every
+// kernel file as a header, and it holds the split-K reduction kernel the launch plan needs.
+TEST(Tf32x3Nvrtc, TheFamilysConfigCompilesWithItsSplitKReduction) {
+  const auto c = sgt::test::config("tc3_64x64x16_w32x32_n128_s2_k4");
+  ASSERT_TRUE(sgt::check(c).empty());
+  sgt::test::TempDir dir;
+  sgt::gpu::KernelCompiler k(dir.path(), {});
+  const auto r = k.compile(c, "NT", true);
+  ASSERT_EQ(r.status, sgt::TrialStatus::ok) << r.reason << "\n" << r.log;
+  EXPECT_EQ(
+      r.lowered_name.rfind("_Z12sgemm_tf32x3ILi64ELi64ELi16ELi32ELi32ELi2ELi1ELi1ELb0ELb1ELb1E", 0),
+      0u)
+      << r.lowered_name;
+  EXPECT_FALSE(r.reduce_lowered_name.empty());
+  EXPECT_GT(r.registers, 32);
+  EXPECT_EQ(r.spill_store_bytes, 0);
+  EXPECT_EQ(r.shared_bytes, 0);  // all of it dynamic
+  std::ifstream in(r.cubin_path, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_NE(bytes.find(r.lowered_name), std::string::npos);
+  EXPECT_NE(bytes.find(r.reduce_lowered_name), std::string::npos);
+  EXPECT_EQ(sgt::kernel_source_hash(c), sgt::find_family("tf32x3")->source_hash());
+  // Below sm_80 the family has no kernel: refused by its rule, not compiled into a stub.
+  sgt::test::TempDir old_dir;
+  sgt::gpu::KernelCompiler turing(old_dir.path(), {"sm_75", {}});
+  const auto t = turing.compile(c, "NN", true);
+  EXPECT_EQ(t.status, sgt::TrialStatus::compile_failed);
+  EXPECT_EQ(t.reason.rfind("rule tf32x3_architecture", 0), 0u) << t.reason;
+}
+
+// At the boundaries of the family's rules the kernel agrees: what a rule refuses fails on the
+// static_assert the rule names, and the smallest config its copies allow in the 4-byte TN layout
+// compiles.
+TEST(Tf32x3Nvrtc, TheFamilysRulesRefuseWhatTheStaticAssertsRefuse) {
+  struct Refused {
+    const char* name;
+    const char* layout;
+    bool vec;
+    const char* rule;
+    const char* assert_text;
+  };
+  const Refused refused[] = {
+      {"tc3_48x96x48_w16x32_n288_s2", "NN", true, "tf32x3_block_tile", "block_tile"},
+      {"tc3_64x64x16_w32x32_n128_s9", "NN", true, "tf32x3_stages", "stages: 2 to 8"},
+      {"tc3_256x32x16_w64x32_n128_s3", "TN", false, "tf32x3_copy_mapping", "copy_mapping"},
+  };
+  for (const auto& x : refused) {
+    SCOPED_TRACE(x.name);
+    const auto c = sgt::test::config(x.name);
+    bool named = false;
+    for (const auto& v : sgt::check(c)) named = named || v.rule == x.rule;
+    EXPECT_TRUE(named) << x.rule;
+    const auto& f = sgt::family_of(c);
+    const auto expr = f.name_expression(c, x.layout, x.vec);
+    Instance in{c.BM,
+                c.BN,
+                c.BK,
+                c.WM,
+                c.WN,
+                c.STAGES,
+                c.GROUP_M,
+                1,
+                x.layout[0] == 'T',
+                x.layout[1] == 'T',
+                x.vec};
+    ASSERT_EQ(in.expression(), expr);
+    const Result r = compile(in, "sm_90");
+    EXPECT_FALSE(r.compiled);
+    EXPECT_NE(r.log.find(x.assert_text), std::string::npos) << r.log;
+  }
+  // tc3_256x32x16_w64x32_n128_s3's copies fit in NN with 16-byte copies: only the instances the
+  // rule names fail, but the dispatch library instantiates every one.
+  const Result nn = compile({256, 32, 16, 64, 32, 3, 1, 1, false, false, true}, "sm_90");
+  EXPECT_TRUE(nn.compiled) << nn.log;
+  // 32x32 tiles of 16x16 warp tiles, 4 warps: the 4-byte TN copies of A (16 x 32 stored) are 32
+  // per row for 128 threads, the smallest mapping the rule allows.
+  const auto small = sgt::test::config("tc3_32x32x16_w16x16_n128_s2");
+  ASSERT_TRUE(sgt::check(small).empty());
+  const Result ok = compile({32, 32, 16, 16, 16, 2, 1, 1, true, false, false}, "sm_90");
+  EXPECT_TRUE(ok.compiled) << ok.log;
 }
 
 TEST(Tf32x3Nvrtc, RefusedConfigsFailOnTheirStaticAssert) {

@@ -12,14 +12,17 @@ namespace sgt {
 
 std::unique_ptr<KernelFamily> make_warptile_family();  // families/warptile/
 std::unique_ptr<KernelFamily> make_ws_tma_family();    // families/ws_tma/
+std::unique_ptr<KernelFamily> make_tf32x3_family();    // families/tf32x3/
 
 namespace {
 
 // The registry. The first family is the fallback of family_of(), and its rules come first in
-// rules(): the warp-tiling template, which every other family so far is built on.
+// rules(): the warp-tiling template, which ws_tma is built on (tf32x3 includes it for the split-K
+// reduction).
 std::unique_ptr<KernelFamily> (*const kFamilies[])() = {
     make_warptile_family,
     make_ws_tma_family,
+    make_tf32x3_family,
 };
 
 struct Registry {
@@ -130,6 +133,13 @@ std::string hash_sources(const std::vector<KernelSourceFile>& files) {
 
 nlohmann::json KernelFamily::derived(const WarpTileConfig&) const {
   return nlohmann::json::object();
+}
+
+KernelFamily::ThreadWork KernelFamily::thread_work(const WarpTileConfig& c) const {
+  const auto g = derive(c);
+  const int tm_tn = c.TM + c.TN;
+  return {g.ACCUMULATORS, g.FRAGMENTS, g.WMITER,
+          tm_tn > 0 ? c.TM * c.TN / static_cast<double>(tm_tn) : 0.0};
 }
 
 std::optional<SimReport> KernelFamily::simulate(const WarpTileConfig&) const {
