@@ -15,6 +15,7 @@
 
 #include "config.hpp"
 #include "error.hpp"
+#include "../db/db_test_util.hpp"
 #include "export.hpp"
 #include "family.hpp"
 #include "index_sim.hpp"
@@ -214,13 +215,7 @@ TEST(KernelFamilies, ATrialOfANewFamilyIsStoredWithItsFamilyAndFoundAgain) {
   test::TempDir dir;
   const auto path = dir.path() / "tuning.db";
   auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
-  GpuFingerprint gpu;
-  gpu.name = "NVIDIA H200";
-  gpu.uuid = "GPU-test";
-  gpu.cc_major = 9;
-  gpu.sm_count = 132;
-  gpu.driver_version = 13000;
-  gpu.nvrtc_major = 12;
+  const GpuFingerprint gpu = test::h200(13000, 12);
   Problem p;
   p.M = p.N = p.K = 512;
   store.begin(gpu, p);
@@ -255,12 +250,7 @@ TEST(KernelFamilies, ATrialOfANewFamilyIsStoredWithItsFamilyAndFoundAgain) {
 // family's hash and launch. The dispatch library built from such a table is the nvcc test below.
 TEST(KernelFamilies, ANewFamilysWinnerIsTunedStoredServedAsCurrentAndExported) {
   const auto& f = naive();
-  GpuFingerprint gpu;
-  gpu.name = "NVIDIA H200";
-  gpu.cc_major = 9;
-  gpu.sm_count = 132;
-  gpu.driver_version = 13000;
-  gpu.nvrtc_major = 13;
+  const GpuFingerprint gpu = test::h200(13000, 13);
   Problem p;
   p.M = p.N = p.K = 512;
   gpu::Recording rec{"recorded", gpu, p, {}};
@@ -487,12 +477,7 @@ TEST(KernelFamilies, ANonStrictFamilysAccuracyIsAskedForStoredAndReplayed) {
     EXPECT_GT(built.registers, 8);
   }
 
-  GpuFingerprint gpu;
-  gpu.name = "NVIDIA H200";
-  gpu.cc_major = 9;
-  gpu.sm_count = 132;
-  gpu.driver_version = 13000;
-  gpu.nvrtc_major = 13;
+  const GpuFingerprint gpu = test::h200(13000, 13);
   Problem p;
   p.M = p.N = p.K = 512;
   gpu::Recording rec{"recorded", gpu, p, {}};

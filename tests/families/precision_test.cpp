@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../db/db_test_util.hpp"
 #include "export.hpp"
 #include "family.hpp"
 #include "naive/naive_family.hpp"
@@ -79,13 +80,7 @@ TEST(Precision, QueriesAndWinnersKeepToTheClassAskedFor) {
   register_test_families();
   test::TempDir dir;
   const auto path = dir.path() / "tuning.db";
-  GpuFingerprint gpu;
-  gpu.name = "NVIDIA H200";
-  gpu.uuid = "GPU-test";
-  gpu.cc_major = 9;
-  gpu.sm_count = 132;
-  gpu.driver_version = 13000;
-  gpu.nvrtc_major = 13;
+  const GpuFingerprint gpu = test::h200(13000, 13);
   Problem p;
   p.M = p.N = p.K = 512;
   const auto strict_config = test::naive_config(32, 16, 2, 4);

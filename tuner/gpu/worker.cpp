@@ -49,6 +49,22 @@ using nlohmann::json;
 // timing on zeros flatters the hardware. sgt_spin keeps the GPU busy, touching no memory, while
 // the host enqueues a repetition that no flush precedes.
 constexpr const char* kHelperSource = R"(
+// A warp's sums of squared differences, squared reference values and non-finite values, added
+// to the totals (in no fixed order: equal to rounding from run to run).
+__device__ void sgt_add_sums(double d, double r, unsigned long long nb, double* sums,
+                             unsigned long long* bad) {
+  for (int o = 16; o > 0; o >>= 1) {
+    d += __shfl_down_sync(0xffffffffu, d, o);
+    r += __shfl_down_sync(0xffffffffu, r, o);
+    nb += __shfl_down_sync(0xffffffffu, nb, o);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&sums[0], d);
+    atomicAdd(&sums[1], r);
+    atomicAdd(bad, nb);
+  }
+}
+
 extern "C" __global__ void sgt_compare(const float* c, const float* ref, long long n,
                                        double* sums, unsigned long long* bad) {
   double d = 0.0, r = 0.0;
@@ -61,16 +77,7 @@ extern "C" __global__ void sgt_compare(const float* c, const float* ref, long lo
     d += e * e;
     r += (double)y * (double)y;
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    d += __shfl_down_sync(0xffffffffu, d, o);
-    r += __shfl_down_sync(0xffffffffu, r, o);
-    nb += __shfl_down_sync(0xffffffffu, nb, o);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    atomicAdd(&sums[0], d);
-    atomicAdd(&sums[1], r);
-    atomicAdd(bad, nb);
-  }
+  sgt_add_sums(d, r, nb, sums, bad);
 }
 
 // The accuracy of a result (precision.hpp): like sgt_compare, against an FP64 reference, over the
@@ -91,16 +98,7 @@ extern "C" __global__ void sgt_compare64(const float* c, const double* ref, long
     d += e * e;
     r += y * y;
   }
-  for (int o = 16; o > 0; o >>= 1) {
-    d += __shfl_down_sync(0xffffffffu, d, o);
-    r += __shfl_down_sync(0xffffffffu, r, o);
-    nb += __shfl_down_sync(0xffffffffu, nb, o);
-  }
-  if ((threadIdx.x & 31) == 0) {
-    atomicAdd(&sums[0], d);
-    atomicAdd(&sums[1], r);
-    atomicAdd(bad, nb);
-  }
+  sgt_add_sums(d, r, nb, sums, bad);
 }
 
 // The double copy of an operand that the FP64 reference is computed from (every float is exact).
