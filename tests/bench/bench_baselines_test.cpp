@@ -17,6 +17,9 @@
 namespace sgt::gpu {
 namespace {
 
+using namespace sgt::eval;
+using namespace sgt::tune;
+
 namespace fs = std::filesystem;
 
 constexpr long long kMiB = 1 << 20;

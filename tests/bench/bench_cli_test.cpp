@@ -182,10 +182,10 @@ TEST(BenchCli, WithoutAGpuSaysSoAndWritesNothing) {
   }
 }
 
-std::vector<gpu::BenchRow> sample_rows() {
+std::vector<tune::BenchRow> sample_rows() {
   auto make = [](const std::string& shape, const std::string& layout, double t, double c,
                  const std::string& status) {
-    gpu::BenchRow r;
+    tune::BenchRow r;
     r.problem = parse_shape(shape);
     r.problem.layout = layout;
     r.config = status == "untuned" ? "" : "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1";
@@ -208,7 +208,7 @@ TEST(BenchPlot, ScriptDrawsAPngAndAnSvgFromTheBenchCsv) {
   if (!py) GTEST_SKIP() << "no python3 with matplotlib (apt-get install python3-matplotlib)";
   test::TempDir dir;
   const auto csv = dir.path() / "r.csv";
-  write(csv, gpu::bench_csv(sample_rows()));
+  write(csv, tune::bench_csv(sample_rows()));
   for (const char* name : {"r.png", "r.svg"}) {
     const auto out = dir.path() / name;
     const auto r = test::run_shell(*py + " " + q(plot_script()) + " " + q(csv) + " " + q(out));
@@ -233,7 +233,7 @@ TEST(BenchPlot, ScriptRefusesABadCsvOrExtension) {
   if (!py) GTEST_SKIP() << "no python3 with matplotlib (apt-get install python3-matplotlib)";
   test::TempDir dir;
   const auto csv = dir.path() / "r.csv";
-  write(csv, gpu::bench_csv(sample_rows()));
+  write(csv, tune::bench_csv(sample_rows()));
   auto r =
       test::run_shell(*py + " " + q(plot_script()) + " " + q(csv) + " " + q(dir.path() / "r.pdf"));
   EXPECT_EQ(r.exit_code, 2) << r.out;
@@ -254,7 +254,7 @@ TEST(BenchPlot, ScriptSaysWhenMatplotlibIsMissing) {
   }
   test::TempDir dir;
   const auto csv = dir.path() / "r.csv";
-  write(csv, gpu::bench_csv(sample_rows()));
+  write(csv, tune::bench_csv(sample_rows()));
   const auto r = test::run_shell("python3 -S -I " + q(plot_script()) + " " + q(csv) + " " +
                                  q(dir.path() / "x.png"));
   if (r.exit_code == 0) GTEST_SKIP() << "this python3 has matplotlib in its standard library path";

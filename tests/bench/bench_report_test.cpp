@@ -9,7 +9,7 @@
 
 #include "retime.hpp"
 
-namespace sgt::gpu {
+namespace sgt::tune {
 namespace {
 
 BenchRow row(const std::string& shape, const std::string& layout, double tuned_ms, double cublas_ms,
@@ -223,4 +223,4 @@ TEST(BenchReport, RowJsonCarriesTheRatio) {
 }
 
 }  // namespace
-}  // namespace sgt::gpu
+}  // namespace sgt::tune

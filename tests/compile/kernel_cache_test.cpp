@@ -29,7 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using sgt::TrialStatus;
 using sgt::WarpTileConfig;
-using sgt::gpu::Compiled;
+using sgt::eval::Compiled;
 using sgt::gpu::KernelCompiler;
 
 using sgt::test::config;
@@ -286,15 +286,15 @@ TEST(KernelCache, KeyFollowsArchOptionsAndConfig) {
   EXPECT_NE(std::find(opts.begin(), opts.end(), "-arch=sm_90"), opts.end());
   EXPECT_NE(std::find(opts.begin(), opts.end(), "--ptxas-options=-v"), opts.end());
   EXPECT_EQ(lineinfo.nvrtc_options().back(), "-lineinfo");
-  EXPECT_EQ(KernelCompiler::name_expression(seed),
+  EXPECT_EQ(resolve(seed, "NN", true).name_expression,
             "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,0,false,false,true>");
 
   // The layout picks the instance, so it is part of the key; SPLIT_K is a launch parameter, so
   // configs differing only in it share one binary; the other knobs change the code.
-  EXPECT_EQ(KernelCompiler::name_expression(seed, "TN"),
+  EXPECT_EQ(resolve(seed, "TN", true).name_expression,
             "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,0,true,false,true>");
   // So does the main loop's loads.
-  EXPECT_EQ(KernelCompiler::name_expression(seed, "TN", false),
+  EXPECT_EQ(resolve(seed, "TN", false).name_expression,
             "sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,0,true,false,false>");
   EXPECT_NE(sm90.cache_key(seed, "NN", false), key);
   EXPECT_NE(sm90.cache_key(seed, "TN", false), sm90.cache_key(seed, "TN"));
@@ -306,8 +306,8 @@ TEST(KernelCache, KeyFollowsArchOptionsAndConfig) {
   EXPECT_NE(sm90.cache_key(config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_p4")), key);
   EXPECT_NE(sm90.cache_key(config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_g8")), key);
   EXPECT_NE(sm90.cache_key(config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb1_o1")), key);
-  EXPECT_THROW(KernelCompiler::name_expression(seed, "NX"), sgt::InputError);
-  EXPECT_THROW(KernelCompiler::name_expression(seed, "nn"), sgt::InputError);
+  EXPECT_THROW(resolve(seed, "NX", true), sgt::InputError);
+  EXPECT_THROW(resolve(seed, "nn", true), sgt::InputError);
 }
 
 TEST(KernelCache, OtherArchIsASeparateEntry) {

@@ -28,7 +28,7 @@ namespace {
 
 using sgt::TrialStatus;
 using sgt::WarpTileConfig;
-using sgt::gpu::Compiled;
+using sgt::eval::Compiled;
 using sgt::gpu::KernelCompiler;
 
 using sgt::test::config;

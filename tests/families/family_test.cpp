@@ -253,7 +253,7 @@ TEST(KernelFamilies, ANewFamilysWinnerIsTunedStoredServedAsCurrentAndExported) {
   const GpuFingerprint gpu = test::h200(13000, 13);
   Problem p;
   p.M = p.N = p.K = 512;
-  gpu::Recording rec{"recorded", gpu, p, {}};
+  eval::Recording rec{"recorded", gpu, p, {}};
   std::vector<WarpTileConfig> candidates;
   const double times[] = {0.9, 0.4, 0.7};
   int k = 0;
@@ -275,15 +275,15 @@ TEST(KernelFamilies, ANewFamilysWinnerIsTunedStoredServedAsCurrentAndExported) {
   }
   test::TempDir dir;
   const auto path = dir.path() / "naive.db";
-  gpu::TuneOptions o;
+  tune::TuneOptions o;
   o.problem = p;
   o.candidates = candidates;
   o.strategy = "exhaustive";
   o.top_k = 2;
   {
     auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
-    gpu::ReplayEvaluator ev(rec, 1);
-    const auto r = gpu::run_tune(o, ev, store);
+    eval::ReplayEvaluator ev(rec, 1);
+    const auto r = tune::run_tune(o, ev, store);
     ASSERT_FALSE(r.finalists.empty());
     EXPECT_EQ(r.finalists.front().trial.config_name, to_name(naive_config(32, 16, 2, 4)));
   }
@@ -336,11 +336,11 @@ TEST(KernelFamilies, ANewFamilysWinnerIsTunedStoredServedAsCurrentAndExported) {
 // pads and dynamic shared memory, and both block shapes are the families' own.
 TEST(KernelFamilies, ANewFamilysTrialRequestCarriesItsLaunch) {
   naive();
-  gpu::Compiled comp;
+  eval::Compiled comp;
   comp.config_name = "x";
   comp.layout = "NT";
   const auto c = naive_config(32, 16, 2, 4);
-  auto r = gpu::make_trial_request(comp, c);
+  auto r = tune::make_trial_request(comp, c);
   EXPECT_EQ(r.family, "naive");
   EXPECT_EQ(r.launch, "pointers");
   EXPECT_EQ(r.block, 64u);
@@ -352,7 +352,7 @@ TEST(KernelFamilies, ANewFamilysTrialRequestCarriesItsLaunch) {
   tma.PAD_A = 4;
   const auto& ws = *find_family("ws_tma");
   ASSERT_EQ(&family_of(tma), &ws);
-  r = gpu::make_trial_request(comp, tma);
+  r = tune::make_trial_request(comp, tma);
   EXPECT_EQ(r.family, "ws_tma");
   EXPECT_EQ(r.launch, "tensor_maps");
   EXPECT_EQ(r.block, static_cast<unsigned>(ws.block_threads(tma)));
@@ -458,12 +458,12 @@ TEST(KernelFamilies, ANonStrictFamilysAccuracyIsAskedForStoredAndReplayed) {
   const auto& f = naive_tf32();
   EXPECT_EQ(f.precision(), Precision::fp32_accurate);
   EXPECT_EQ(naive().precision(), Precision::fp32);
-  gpu::Compiled comp;
+  eval::Compiled comp;
   comp.config_name = "x";
   comp.layout = "TN";
-  EXPECT_FALSE(gpu::make_trial_request(comp, naive_config(32, 16, 2, 4)).accuracy);
-  EXPECT_FALSE(gpu::make_trial_request(comp, *from_name(test::kSeed)).accuracy);
-  const auto req = gpu::make_trial_request(comp, test::naive_tf32_config(32, 16, 2, 4));
+  EXPECT_FALSE(tune::make_trial_request(comp, naive_config(32, 16, 2, 4)).accuracy);
+  EXPECT_FALSE(tune::make_trial_request(comp, *from_name(test::kSeed)).accuracy);
+  const auto req = tune::make_trial_request(comp, test::naive_tf32_config(32, 16, 2, 4));
   EXPECT_TRUE(req.accuracy);
   EXPECT_EQ(req.family, "naive_tf32");
   EXPECT_EQ(to_name(test::naive_tf32_config(32, 16, 2, 4)).rfind("nt_", 0), 0u);
@@ -480,7 +480,7 @@ TEST(KernelFamilies, ANonStrictFamilysAccuracyIsAskedForStoredAndReplayed) {
   const GpuFingerprint gpu = test::h200(13000, 13);
   Problem p;
   p.M = p.N = p.K = 512;
-  gpu::Recording rec{"recorded", gpu, p, {}};
+  eval::Recording rec{"recorded", gpu, p, {}};
   std::vector<WarpTileConfig> candidates;
   const auto fast = test::naive_tf32_config(32, 16, 2, 4);
   const auto slow = test::naive_tf32_config(16, 32, 2, 4);
@@ -513,15 +513,15 @@ TEST(KernelFamilies, ANonStrictFamilysAccuracyIsAskedForStoredAndReplayed) {
   }
   test::TempDir dir;
   const auto path = dir.path() / "tf32.db";
-  gpu::TuneOptions o;
+  tune::TuneOptions o;
   o.problem = p;
   o.candidates = candidates;
   o.strategy = "exhaustive";
   o.top_k = 2;
   {
     auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
-    gpu::ReplayEvaluator ev(rec, 1);
-    const auto r = gpu::run_tune(o, ev, store);
+    eval::ReplayEvaluator ev(rec, 1);
+    const auto r = tune::run_tune(o, ev, store);
     EXPECT_EQ(r.status_counts.at("inaccurate"), 1);
     ASSERT_EQ(r.finalists.size(), 1u);
     EXPECT_EQ(r.finalists.front().trial.config_name, to_name(slow));
@@ -544,9 +544,9 @@ TEST(KernelFamilies, ANonStrictFamilysAccuracyIsAskedForStoredAndReplayed) {
   // Recorded without its accuracy (as if by a build that did not measure it): refused, named.
   for (auto& t : rec.trials) t.error_ratio.reset();
   auto other = db::SqliteStore::open(dir.path() / "other.db", db::OpenMode::read_write);
-  gpu::ReplayEvaluator ev(rec, 1);
+  eval::ReplayEvaluator ev(rec, 1);
   try {
-    gpu::run_tune(o, ev, other);
+    tune::run_tune(o, ev, other);
     ADD_FAILURE() << "replayed a trial without its accuracy";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("without its error against FP64"), std::string::npos)

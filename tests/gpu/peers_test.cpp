@@ -19,6 +19,9 @@
 namespace sgt::gpu {
 namespace {
 
+using namespace sgt::eval;
+using namespace sgt::tune;
+
 using namespace std::chrono_literals;
 
 const char* kLayouts[] = {"NN", "NT", "TN", "TT"};

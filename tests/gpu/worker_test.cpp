@@ -23,9 +23,13 @@
 #include "sha256.hpp"
 #include "test_support.hpp"
 #include "worker_client.hpp"
+#include "worker_evaluator.hpp"
 
 namespace sgt::gpu {
 namespace {
+
+using namespace sgt::eval;
+using namespace sgt::tune;
 
 using namespace std::chrono_literals;
 
@@ -627,7 +631,7 @@ class FaultOnce final : public Evaluator {
   }
   int restarts() const override { return inner_.restarts(); }
   double elapsed_s() const override { return inner_.elapsed_s(); }
-  std::string kind() const override { return inner_.kind(); }
+  EvaluatorTraits traits() const override { return inner_.traits(); }
   std::string faulted;
 
  private:

@@ -18,8 +18,8 @@
 namespace sgt {
 namespace {
 
-using gpu::Recording;
-using gpu::ReplayEvaluator;
+using eval::Recording;
+using eval::ReplayEvaluator;
 using test::MemoryStore;
 using test::survivors;
 
@@ -85,8 +85,8 @@ Planted planted() {
   return s;
 }
 
-gpu::TuneOptions options(const Planted& s) {
-  gpu::TuneOptions o;
+tune::TuneOptions options(const Planted& s) {
+  tune::TuneOptions o;
   o.problem = s.rec.problem;
   o.candidates = s.candidates;
   o.strategy = "exhaustive";
@@ -112,7 +112,7 @@ TEST(LocalLook, AConvergedSearchMeasuresTheBestsUnmeasuredNeighbourAndItWins) {
     o.local_look = false;
     ReplayEvaluator ev(s.rec, 1);
     MemoryStore store;
-    const auto r = gpu::run_tune(o, ev, store);
+    const auto r = tune::run_tune(o, ev, store);
     EXPECT_EQ(r.stopped, "converged");
     EXPECT_EQ(r.measured, static_cast<int>(kPatience) + 1);
     EXPECT_EQ(r.look_measured, 0);
@@ -122,7 +122,7 @@ TEST(LocalLook, AConvergedSearchMeasuresTheBestsUnmeasuredNeighbourAndItWins) {
   }
   ReplayEvaluator ev(s.rec, 1);
   MemoryStore store;
-  const auto r = gpu::run_tune(options(s), ev, store);
+  const auto r = tune::run_tune(options(s), ev, store);
   EXPECT_EQ(r.stopped, "converged");
   EXPECT_FALSE(r.budget_hit);
   EXPECT_GE(r.look_measured, 1);
@@ -156,7 +156,7 @@ TEST(LocalLook, NoLookWhenMaxEvalsOrTheBudgetStopsTheSearch) {
     o.max_evals = kPatience;  // one short of convergence
     ReplayEvaluator ev(s.rec, 1);
     MemoryStore store;
-    const auto r = gpu::run_tune(o, ev, store);
+    const auto r = tune::run_tune(o, ev, store);
     EXPECT_EQ(r.stopped, "max_evals");
     EXPECT_EQ(r.measured, static_cast<int>(kPatience));
     EXPECT_EQ(r.look_measured, 0);
@@ -167,7 +167,7 @@ TEST(LocalLook, NoLookWhenMaxEvalsOrTheBudgetStopsTheSearch) {
     o.budget_s = 5.5;  // recorded seconds: 1 s of compiling and 0.01 s of measuring each
     ReplayEvaluator ev(s.rec, 1);
     MemoryStore store;
-    const auto r = gpu::run_tune(o, ev, store);
+    const auto r = tune::run_tune(o, ev, store);
     EXPECT_EQ(r.stopped, "budget");
     EXPECT_TRUE(r.budget_hit);
     EXPECT_LT(r.measured, static_cast<int>(kPatience));
@@ -180,7 +180,7 @@ TEST(LocalLook, NoLookWhenMaxEvalsOrTheBudgetStopsTheSearch) {
     o.max_evals = kPatience + 2;
     ReplayEvaluator ev(s.rec, 1);
     MemoryStore store;
-    const auto r = gpu::run_tune(o, ev, store);
+    const auto r = tune::run_tune(o, ev, store);
     EXPECT_EQ(r.stopped, "converged");
     EXPECT_EQ(r.measured, static_cast<int>(kPatience) + 2);
     EXPECT_EQ(r.look_measured, 1);
@@ -190,19 +190,19 @@ TEST(LocalLook, NoLookWhenMaxEvalsOrTheBudgetStopsTheSearch) {
 // On by default where the strategy converges by default; off with the option, and never without
 // patience.
 TEST(LocalLook, OnByDefaultForTheStrategiesThatConverge) {
-  gpu::TuneOptions o;
+  tune::TuneOptions o;
   o.patience = 200;
   for (const auto& name : strategy_names()) {
     o.strategy = name;
-    EXPECT_EQ(gpu::local_look_on(o), strategy_traits(name).default_patience > 0) << name;
+    EXPECT_EQ(tune::local_look_on(o), strategy_traits(name).default_patience > 0) << name;
   }
   o.strategy = "model";
-  EXPECT_TRUE(gpu::local_look_on(o));
+  EXPECT_TRUE(tune::local_look_on(o));
   o.local_look = false;
-  EXPECT_FALSE(gpu::local_look_on(o));
+  EXPECT_FALSE(tune::local_look_on(o));
   o.local_look = true;
   o.patience = 0;
-  EXPECT_FALSE(gpu::local_look_on(o));
+  EXPECT_FALSE(tune::local_look_on(o));
 }
 
 // A search that converged and looked is done: the look's new best does not reopen it, so the same
@@ -213,11 +213,11 @@ TEST(LocalLook, ASearchThatConvergedAndLookedIsDoneInTheStore) {
   auto store = db::SqliteStore::open(dir.path() / "look.db", db::OpenMode::read_write);
   {
     ReplayEvaluator ev(s.rec, 1);
-    const auto r = gpu::run_tune(options(s), ev, store);
+    const auto r = tune::run_tune(options(s), ev, store);
     ASSERT_TRUE(r.look_new_best);
   }
   ReplayEvaluator ev(s.rec, 1);
-  const auto again = gpu::run_tune(options(s), ev, store);
+  const auto again = tune::run_tune(options(s), ev, store);
   EXPECT_TRUE(again.done_before);
   EXPECT_EQ(again.stopped, "converged");
   EXPECT_EQ(again.measured, 0);
@@ -227,7 +227,7 @@ TEST(LocalLook, ASearchThatConvergedAndLookedIsDoneInTheStore) {
   auto o = options(s);
   o.continue_search = true;
   ReplayEvaluator more(s.rec, 1);
-  const auto on = gpu::run_tune(o, more, store);
+  const auto on = tune::run_tune(o, more, store);
   EXPECT_FALSE(on.done_before);
   EXPECT_GT(on.measured, 0);
 }

@@ -23,8 +23,8 @@
 namespace sgt {
 namespace {
 
-using gpu::Recording;
-using gpu::ReplayEvaluator;
+using eval::Recording;
+using eval::ReplayEvaluator;
 
 using test::load;
 using test::MemoryStore;
@@ -51,7 +51,7 @@ struct Gate {
 // A device in front of a replay: the same answers, but it may be lost after `lose_after`
 // measurements (its worker could not be replaced), and it may claim to be a real GPU, so that the
 // session measures on all devices at once, one thread each.
-class Device final : public gpu::Evaluator {
+class Device final : public eval::Evaluator {
  public:
   Device(const Recording& rec, int index, std::string kind = "replay", int lose_after = -1)
       : replay_(rec, 2), kind_(std::move(kind)), lose_after_(lose_after) {
@@ -59,39 +59,43 @@ class Device final : public gpu::Evaluator {
     info_.device = index;
     info_.why = fmt::format("device {} of the test", index);
   }
-  const gpu::WorkerInfo& info() const override { return info_; }
-  gpu::Compiled build(const WarpTileConfig& c, const Problem& p) override {
+  const eval::WorkerInfo& info() const override { return info_; }
+  eval::Compiled build(const WarpTileConfig& c, const Problem& p) override {
     return replay_.build(c, p);
   }
-  TimeStats set_problem(const gpu::ProblemSetup& s) override { return replay_.set_problem(s); }
+  TimeStats set_problem(const eval::ProblemSetup& s) override { return replay_.set_problem(s); }
   TimeStats baseline(int reps) override { return replay_.baseline(reps); }
-  gpu::TrialResponse run_trial(const gpu::TrialRequest& req, std::chrono::milliseconds t) override {
+  eval::TrialResponse run_trial(const eval::TrialRequest& req,
+                                std::chrono::milliseconds t) override {
     if (gate && trials_ == 0) gate->arrive();
     if (lose_after_ >= 0 && trials_ >= lose_after_)
       throw Error(fmt::format("GPU worker on device {} could not be restarted", info_.device));
     ++trials_;
     return replay_.run_trial(req, t);
   }
-  std::vector<EdgeCheck> verify_cases(const gpu::TrialRequest& req, const std::vector<EdgeCheck>& c,
-                                      std::uint64_t seed, std::chrono::milliseconds t) override {
+  std::vector<EdgeCheck> verify_cases(const eval::TrialRequest& req,
+                                      const std::vector<EdgeCheck>& c, std::uint64_t seed,
+                                      std::chrono::milliseconds t) override {
     return replay_.verify_cases(req, c, seed, t);
   }
   int restarts() const override { return 0; }
   double elapsed_s() const override { return replay_.elapsed_s(); }
-  std::string kind() const override { return kind_; }
+  eval::EvaluatorTraits traits() const override {
+    return {kind_, kind_ == "replay", kind_ == "replay"};
+  }
   int trials() const { return trials_; }
   Gate* gate = nullptr;
 
  private:
   ReplayEvaluator replay_;
-  gpu::WorkerInfo info_;
+  eval::WorkerInfo info_;
   std::string kind_;
   int lose_after_;
   int trials_ = 0;
 };
 
-gpu::TuneOptions options(const Recording& r, std::vector<WarpTileConfig> candidates) {
-  gpu::TuneOptions o;
+tune::TuneOptions options(const Recording& r, std::vector<WarpTileConfig> candidates) {
+  tune::TuneOptions o;
   o.problem = r.problem;
   o.candidates = std::move(candidates);
   o.top_k = 3;
@@ -101,18 +105,18 @@ gpu::TuneOptions options(const Recording& r, std::vector<WarpTileConfig> candida
 }
 
 struct Run {
-  gpu::TuneReport report;
+  tune::TuneReport report;
   std::vector<std::string> screened;  // in the order stored
 };
 
-Run tune_on(const Recording& rec, const gpu::TuneOptions& o,
+Run tune_on(const Recording& rec, const tune::TuneOptions& o,
             std::vector<std::unique_ptr<Device>>& devices) {
   ReplayEvaluator builder(rec, 2);
-  gpu::Devices d;
+  eval::Devices d;
   for (auto& dev : devices) d.lanes.push_back(dev.get());
   d.builder = &builder;
   MemoryStore store;
-  auto r = gpu::run_tune(o, d, store);
+  auto r = tune::run_tune(o, d, store);
   return {std::move(r), store.screened()};
 }
 
@@ -137,7 +141,7 @@ TEST(MultiDeviceTune, FourReplayDevicesMeasureEveryCandidateOnceAndPickTheSameWi
 
   ReplayEvaluator one(rec, 2);
   MemoryStore store;
-  const auto single = gpu::run_tune(o, one, store);
+  const auto single = tune::run_tune(o, one, store);
   ASSERT_FALSE(single.finalists.empty());
 
   auto four = devices(rec, 4);
@@ -179,7 +183,7 @@ TEST(MultiDeviceTune, DevicesMeasuringAtOnceOnThreadsMeasureEachCandidateOnce) {
   auto o = options(rec, survivors("quick+tma", rec.problem));
   ReplayEvaluator one(rec, 2);
   MemoryStore store;
-  const auto single = gpu::run_tune(o, one, store);
+  const auto single = tune::run_tune(o, one, store);
   auto three = devices(rec, 3, "test-gpu");  // not a replay: one thread per device
   Gate gate(3);
   for (auto& d : three) d->gate = &gate;

@@ -19,9 +19,9 @@ inline std::filesystem::path shipped(const std::string& name) {
   return std::filesystem::path(SGT_TEST_SOURCE_DIR) / "datasets" / "h200" / (name + ".json.gz");
 }
 
-inline gpu::Recording load(const std::filesystem::path& file) {
+inline eval::Recording load(const std::filesystem::path& file) {
   auto ds = db::read_dataset(file);
-  gpu::Recording r{file.string(), ds.gpu.fingerprint, ds.header.problem, {}, ds.header.space};
+  eval::Recording r{file.string(), ds.gpu.fingerprint, ds.header.problem, {}, ds.header.space};
   for (auto& st : ds.trials) r.trials.push_back(std::move(st.trial));
   return r;
 }

@@ -20,16 +20,16 @@
 namespace sgt {
 namespace {
 
-using gpu::Recording;
-using gpu::ReplayEvaluator;
+using eval::Recording;
+using eval::ReplayEvaluator;
 
 using test::load;
 using test::MemoryStore;
 using test::shipped;
 using test::survivors;
 
-gpu::TuneOptions options(const Recording& r, std::vector<WarpTileConfig> candidates) {
-  gpu::TuneOptions o;
+tune::TuneOptions options(const Recording& r, std::vector<WarpTileConfig> candidates) {
+  tune::TuneOptions o;
   o.problem = r.problem;
   o.candidates = std::move(candidates);
   o.top_k = 3;
@@ -56,7 +56,7 @@ TEST(ReplayTune, ExhaustiveReplayOfAShippedDatasetReproducesItsRecording) {
   const auto candidates = survivors(rec.space, rec.problem);
   ReplayEvaluator ev(rec, 16);
   MemoryStore store;
-  const auto r = gpu::run_tune(options(rec, candidates), ev, store);
+  const auto r = tune::run_tune(options(rec, candidates), ev, store);
   EXPECT_EQ(r.measured, static_cast<int>(candidates.size()));
   EXPECT_EQ(r.evaluator, "replay");
   std::map<std::string, int> recorded_status;
@@ -101,7 +101,7 @@ TEST(ReplayTune, ResumedReplayMeasuresNothingTwice) {
   {
     auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
     ReplayEvaluator ev(rec);
-    const auto r = gpu::run_tune(o, ev, store);
+    const auto r = tune::run_tune(o, ev, store);
     EXPECT_EQ(r.measured, 60);
     EXPECT_TRUE(r.budget_hit);
     EXPECT_EQ(r.resumed, 0);
@@ -109,7 +109,7 @@ TEST(ReplayTune, ResumedReplayMeasuresNothingTwice) {
   o.max_evals = 0;
   auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
   ReplayEvaluator ev(rec);
-  const auto r = gpu::run_tune(o, ev, store);
+  const auto r = tune::run_tune(o, ev, store);
   EXPECT_EQ(r.resumed, 60);
   EXPECT_EQ(r.measured, static_cast<int>(candidates.size()) - 60);
   EXPECT_FALSE(r.budget_hit);
@@ -181,7 +181,7 @@ TEST(ReplayTune, EveryFailureIsARecordedTrialWithItsReason) {
   ReplayEvaluator ev(s.rec, 1);
   MemoryStore store;
   auto o = options(s.rec, s.candidates);
-  const auto r = gpu::run_tune(o, ev, store);
+  const auto r = tune::run_tune(o, ev, store);
   ASSERT_EQ(r.trials.size(), st.size());
   for (size_t i = 0; i < st.size(); ++i) {
     EXPECT_EQ(r.trials[i].status, st[i]) << i;
@@ -208,7 +208,7 @@ TEST(ReplayTune, TheCutIsReplayedAndCensoredTrialsStayCensored) {
   MemoryStore store;
   auto o = options(s.rec, s.candidates);
   o.cut_ratio = 1.25;
-  const auto r = gpu::run_tune(o, ev, store);
+  const auto r = tune::run_tune(o, ev, store);
   EXPECT_TRUE(r.trials[0].cut_early);   // censored as recorded
   EXPECT_FALSE(r.trials[1].cut_early);  // the best so far
   EXPECT_TRUE(r.trials[2].cut_early);   // 0.198 > 1.25 x 0.10
@@ -238,7 +238,7 @@ TEST(ReplayTune, AFinalistFailingItsEdgeCasesLosesToTheNextThatPasses) {
   s.rec.trials[2].edge_checks = edges(0);
   ReplayEvaluator ev(s.rec, 1);
   MemoryStore store;
-  const auto r = gpu::run_tune(options(s.rec, s.candidates), ev, store);
+  const auto r = tune::run_tune(options(s.rec, s.candidates), ev, store);
   ASSERT_EQ(r.finalists.size(), 3u);
   EXPECT_EQ(r.finalists[0].trial.config_name, s.rec.trials[2].config_name);
   EXPECT_EQ(edge_checks_passed(r.finalists[0].trial.edge_checks), 3);
@@ -261,7 +261,7 @@ TEST(ReplayTune, ACandidateTheRecordingLacksIsAnErrorNotAGuess) {
   ReplayEvaluator ev(s.rec, 1);
   MemoryStore store;
   try {
-    gpu::run_tune(options(s.rec, s.candidates), ev, store);
+    tune::run_tune(options(s.rec, s.candidates), ev, store);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(to_name(extra[5])), std::string::npos) << e.what();
@@ -278,7 +278,7 @@ TEST(ReplayTune, MaxEvalsIsHonouredExactly) {
     auto o = options(rec, candidates);
     o.max_evals = n;
     o.strategy = "random";
-    const auto r = gpu::run_tune(o, ev, store);
+    const auto r = tune::run_tune(o, ev, store);
     EXPECT_EQ(r.measured, static_cast<int>(n));
     EXPECT_TRUE(r.budget_hit);
     size_t screened = 0;
@@ -300,7 +300,7 @@ TEST(ReplayTune, PatienceStopsASearchThatNoLongerGains) {
     auto o = options(rec, candidates);
     o.strategy = "exhaustive";
     o.patience = patience;
-    const auto r = gpu::run_tune(o, ev, store);
+    const auto r = tune::run_tune(o, ev, store);
     EXPECT_EQ(r.stopped, "converged");
     EXPECT_EQ(r.since_gain, static_cast<int>(patience));
     EXPECT_FALSE(r.budget_hit);
@@ -326,7 +326,7 @@ TEST(ReplayTune, PatienceStopsASearchThatNoLongerGains) {
   MemoryStore store;
   auto o = options(rec, candidates);
   o.strategy = "exhaustive";
-  const auto all = gpu::run_tune(o, ev, store);
+  const auto all = tune::run_tune(o, ev, store);
   EXPECT_EQ(all.stopped, "exhausted");
   EXPECT_EQ(all.measured, static_cast<int>(candidates.size()));
 }
@@ -341,14 +341,14 @@ TEST(ReplayTune, ABudgetStopsTheSearchOnTheRecordedClockAndAResumeGoesOn) {
   o.strategy = "random";
   o.budget_s = 30;
   ReplayEvaluator ev(rec, 16);
-  const auto r = gpu::run_tune(o, ev, store);
+  const auto r = tune::run_tune(o, ev, store);
   EXPECT_TRUE(r.budget_hit);
   EXPECT_GT(r.measured, 0);
   EXPECT_LT(r.measured, static_cast<int>(candidates.size()));
   EXPECT_GE(ev.elapsed_s(), 30.0);
   o.budget_s = 0;
   ReplayEvaluator again(rec, 16);
-  const auto rest = gpu::run_tune(o, again, store);
+  const auto rest = tune::run_tune(o, again, store);
   EXPECT_EQ(rest.resumed, r.measured);
   EXPECT_EQ(rest.resumed + rest.measured, static_cast<int>(candidates.size()));
   EXPECT_FALSE(rest.budget_hit);

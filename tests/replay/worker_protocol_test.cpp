@@ -13,7 +13,7 @@
 #include "test_support.hpp"
 #include "worker_protocol.hpp"
 
-namespace sgt::gpu {
+namespace sgt::eval {
 namespace {
 
 TrialRequest full_request() {
@@ -162,4 +162,4 @@ TEST(WorkerProtocol, ATrialResponseReadsBackWithItsAccuracy) {
 }
 
 }  // namespace
-}  // namespace sgt::gpu
+}  // namespace sgt::eval

@@ -29,7 +29,8 @@
 #include "tune.hpp"
 #include "tune_store.hpp"
 #include "plot_util.hpp"
-#include "fleet.hpp"
+#include "suite.hpp"
+#include "worker_fleet.hpp"
 #include "log_tag.hpp"
 #include "recordings.hpp"
 #include "shape_spread.hpp"
@@ -162,7 +163,7 @@ void run_bench(const BenchOpts& o) {
       costs.push_back(estimate_tune_s(1, flops, model) +
                       (o.no_tune ? 0
                                  : estimate_tune_s(plan[i].enumeration.survivors.size(), flops,
-                                                   model, gpu::kDefaultBudgetS)));
+                                                   model, tune::kDefaultBudgetS)));
     }
     share = share_of(*shard, costs);
     log_share(*share, "shapes", "s");
@@ -224,22 +225,18 @@ void run_bench(const BenchOpts& o) {
         "cuBLAS on the GPU that takes it; {} compile thread{} each",
         gpus, jobs, jobs == 1 ? "" : "s");
   }
-  auto tag = [&](int device) {
-    return gpus > 1 && device >= 0 ? fmt::format("GPU {}", fleet.info(device).device)
-                                   : std::string();
-  };
-  std::vector<gpu::BenchRow> rows(problems.size());
+  std::vector<tune::BenchRow> rows(problems.size());
   std::vector<bool> finished(problems.size(), false);
-  History history(shipped_datasets());  // read once, when a shape must be tuned
+  tune::History history(shipped_datasets());  // read once, when a shape must be tuned
   const auto t0 = std::chrono::steady_clock::now();
 
   // One shape on one GPU: its winner (tuned there first when none is stored), re-timed there
-  // beside cuBLAS. A failure throws; the spread's classify and done below make it the row's.
+  // beside cuBLAS (log lines tagged with the GPU by the suite runner). A failure throws; the
+  // suite runner makes it the row's.
   auto bench_shape = [&](size_t i, size_t d) {
-    const ScopedLogTag log_tag(tag(static_cast<int>(d)));
     const auto& problem = problems[i];
     auto& row = rows[i];
-    row = gpu::BenchRow{};  // a GPU lost on this shape may have begun it
+    row = tune::BenchRow{};  // a GPU lost on this shape may have begun it
     row.problem = problem;
     row.gpu = fp.name;
     row.seed = seed;
@@ -248,7 +245,7 @@ void run_bench(const BenchOpts& o) {
     std::optional<db::Winner> w;
     if (store) w = shared->locked([&] { return store->winner(gpu_id, problem, query); });
     if (!w && o.no_tune) {
-      row.status = gpu::kBenchUntuned;
+      row.status = tune::kBenchUntuned;
       row.reason = "no winner in the database";
       if (store) {
         const auto stale =
@@ -261,26 +258,25 @@ void run_bench(const BenchOpts& o) {
     } else if (!w) {
       const auto& e = plan[i].enumeration;
       if (e.survivors.empty()) {
-        row.status = gpu::kBenchNoConfig;
+        row.status = tune::kBenchNoConfig;
         row.space = plan[i].space_name;
         row.reason = fmt::format("space '{}' has no valid config for it", plan[i].space_name);
       } else {
         spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,
-                     problems.size(), gpu::bench_label(problem), e.survivors.size(),
+                     problems.size(), tune::bench_label(problem), e.survivors.size(),
                      plan[i].space_name);
-        gpu::TuneOptions t;  // as `tune --shapes` with its defaults: model, patience, 5 minutes
+        tune::TuneOptions t;  // as `tune --shapes` with its defaults: model, patience, 5 minutes
         t.problem = problem;
         t.candidates = e.survivors;
         t.seed = seed;
         t.compile_threads = jobs;
         t.strategy = "model";
-        t.budget_s = gpu::kDefaultBudgetS;
-        t.patience = gpu::default_patience(t.strategy);
+        t.budget_s = tune::kDefaultBudgetS;
+        t.patience = tune::default_patience(t.strategy);
         t.history = shared->locked([&] { return history.trials_for(fp, &*store, t.problem); });
         auto last = std::chrono::steady_clock::now();
-        SharedStore::View view(*shared);
         // This GPU alone: the tune's finalists are re-timed on it, as the winner is below.
-        const auto r = gpu::run_tune(t, fleet.devices(d), view, [&](const gpu::TuneProgress& p) {
+        const auto r = tune::tune_on(t, fleet, d, *shared, [&](const tune::TuneProgress& p) {
           const auto now = std::chrono::steady_clock::now();
           if (p.done == p.total || now - last > std::chrono::seconds(10)) {
             spdlog::info("{}/{} candidates, {}, elapsed {}, ETA {}", p.done, p.total,
@@ -292,7 +288,7 @@ void run_bench(const BenchOpts& o) {
         row.space = plan[i].space_name;
         w = shared->locked([&] { return store->winner(gpu_id, problem, query); });
         if (!w) {
-          row.status = gpu::kBenchNoWinner;
+          row.status = tune::kBenchNoWinner;
           std::string statuses;
           for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
           row.reason = "no candidate passed:" + statuses;
@@ -308,7 +304,7 @@ void run_bench(const BenchOpts& o) {
         row.status = std::string(to_string(comp.status));
         row.reason = comp.reason;
       } else {
-        gpu::RetimeOptions ro;
+        tune::RetimeOptions ro;
         ro.repetitions = o.reps;
         ro.rounds = kRounds;
         ro.seed = seed;
@@ -316,7 +312,7 @@ void run_bench(const BenchOpts& o) {
         ro.flush = timings.flush;
         ro.rotate = timings.rotate;
         ro.lt.max_algos = o.lt_algos;
-        const auto m = gpu::retime(fleet.worker(d), comp, best.config, problem, ro);
+        const auto m = tune::retime(fleet.worker(d), comp, best.config, problem, ro);
         row.repetitions = o.reps;
         row.cublas_ms = m.cublas.median_ms;
         row.cublas_spread = m.cublas.spread;
@@ -343,30 +339,14 @@ void run_bench(const BenchOpts& o) {
     }
   };
 
-  SpreadOptions spread;
-  spread.classify = [&](const std::exception_ptr& e, size_t d) {
-    if (!is_run_failure(e)) return SpreadFault::all;
-    // The worker or the store failed on this shape: the row's error, and the next shape is
-    // tried. With several GPUs, a new worker first: a GPU that cannot have one is lost, and the
-    // shape goes to another.
-    if (gpus == 1) return SpreadFault::item;
-    const ScopedLogTag log_tag(tag(static_cast<int>(d)));
-    try {
-      fleet.worker(d).reset();
-      return SpreadFault::item;
-    } catch (const Error& why) {
-      spdlog::warn("GPU {} leaves the bench ({}; no new worker: {}); its shape goes to another GPU",
-                   fleet.info(d).device, exception_text(e), why.what());
-      return SpreadFault::device;
-    }
-  };
-  spread.done = [&](size_t i, const SpreadItem& how) {
-    if (how.state == SpreadItem::State::failed && !is_run_failure(how.error)) return;  // rethrown
-    const ScopedLogTag log_tag(tag(how.device));
+  tune::SuiteHooks hooks;
+  hooks.what = "bench";
+  hooks.run = [&](size_t i, std::optional<size_t> d) { bench_shape(i, d.value_or(0)); };
+  hooks.ended = [&](size_t i, const std::string& failed, int) {
     auto& row = rows[i];
-    if (how.state == SpreadItem::State::failed) {
-      row.status = gpu::kBenchError;
-      row.reason = exception_text(how.error);
+    if (!failed.empty()) {
+      row.status = tune::kBenchError;
+      row.reason = failed;
     }
     row.date = utc_timestamp();
     if (row.measured_any()) {
@@ -385,58 +365,47 @@ void run_bench(const BenchOpts& o) {
         if (row.ratio_lt_cold() > 0)
           what += fmt::format(", ratio_lt_cold {:.3f}", row.ratio_lt_cold());
       }
-      spdlog::info("[{}/{}] {}: {} {}", i + 1, problems.size(), gpu::bench_label(row.problem),
+      spdlog::info("[{}/{}] {}: {} {}", i + 1, problems.size(), tune::bench_label(row.problem),
                    row.config, what);
       if (row.lt_searched && !row.lt_reason.empty()) {
         spdlog::warn("[{}/{}] {}: no cuBLASLt time: {}", i + 1, problems.size(),
-                     gpu::bench_label(row.problem), row.lt_reason);
+                     tune::bench_label(row.problem), row.lt_reason);
       }
     } else {
-      spdlog::warn("[{}/{}] {}: {}{}", i + 1, problems.size(), gpu::bench_label(row.problem),
+      spdlog::warn("[{}/{}] {}: {}{}", i + 1, problems.size(), tune::bench_label(row.problem),
                    row.status, row.reason.empty() ? "" : ": " + row.reason);
     }
     finished[i] = true;
     // The whole CSV again after every shape (those finished so far, in suite order), through a
     // rename: a reader (or a crash) never sees half a file, and nothing finished is lost.
-    std::vector<gpu::BenchRow> done;
+    std::vector<tune::BenchRow> done;
     for (size_t k = 0; k < rows.size(); ++k) {
       if (finished[k]) done.push_back(rows[k]);
     }
-    write_file_atomically(o.csv, gpu::bench_csv(done));
+    write_file_atomically(o.csv, tune::bench_csv(done));
   };
-  const auto report = spread_items(problems.size(), gpus, bench_shape, spread);
-  // Bad input (or what is not sgemm-tune's own) stops the bench, as it always did.
-  for (const auto& how : report.items) {
-    if (how.state == SpreadItem::State::failed && !is_run_failure(how.error))
-      std::rethrow_exception(how.error);
-  }
+  // Spread even on one GPU: a failed shape is its row's, and the next shape is measured.
+  const auto suite = tune::run_suite(problems.size(), fleet, true, hooks);
+  const auto& report = *suite.report;
   if (report.not_run() > 0) {
     // Every GPU was lost: the shapes none could take are error rows, so the CSV has every shape.
-    for (size_t i = 0; i < rows.size(); ++i) {
-      if (report.items[i].state != SpreadItem::State::not_run) continue;
-      rows[i] = gpu::BenchRow{};
+    for (const size_t i : suite.not_run()) {
+      rows[i] = tune::BenchRow{};
       rows[i].problem = problems[i];
       rows[i].gpu = fp.name;
       rows[i].seed = seed;
-      rows[i].status = gpu::kBenchError;
+      rows[i].status = tune::kBenchError;
       rows[i].reason = "not measured: every GPU was lost";
       rows[i].date = utc_timestamp();
     }
-    write_file_atomically(o.csv, gpu::bench_csv(rows));
+    write_file_atomically(o.csv, tune::bench_csv(rows));
   }
   const double wall_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  const auto summary = gpu::summarize_bench(rows, kThreshold);
+  const auto summary = tune::summarize_bench(rows, kThreshold);
   if (o.json) {
-    nlohmann::json devices = nlohmann::json::array();
-    for (size_t d = 0; d < gpus; ++d) {
-      devices.push_back({{"device", fleet.info(d).device},
-                         {"name", fleet.info(d).fingerprint.name},
-                         {"uuid", fleet.info(d).fingerprint.uuid},
-                         {"shapes", report.taken[d]},
-                         {"lost", report.lost[d]}});
-    }
+    const nlohmann::json devices = tune::suite_devices_json(suite, fleet);
     nlohmann::json j = {{"gpu", fp},          {"device", fleet.first().device},
                         {"devices", devices}, {"suite", o.suite},
                         {"reps", o.reps},     {"rounds", kRounds},
@@ -447,7 +416,7 @@ void run_bench(const BenchOpts& o) {
     j["precision"] = o.precision;
     j["l2"] = timings.l2();
     if (timings.cublaslt) {
-      const gpu::LtSearchOptions lt;
+      const eval::LtSearchOptions lt;
       j["cublaslt"] = {{"max_algos", o.lt_algos},
                        {"workspace_bytes", lt.workspace_bytes},
                        {"compute", "CUBLAS_COMPUTE_32F"}};
@@ -456,7 +425,7 @@ void run_bench(const BenchOpts& o) {
     if (share) j["shard"] = share_json(*share);
     print_json(std::move(j));
   } else {
-    gpu::BenchTableOptions table;
+    tune::BenchTableOptions table;
     table.gpu_name = fp.name;
     table.reps = o.reps;
     table.rounds = kRounds;
@@ -464,7 +433,7 @@ void run_bench(const BenchOpts& o) {
     table.cublaslt = timings.cublaslt;
     table.flush = timings.flush;
     table.rotate = timings.rotate;
-    fmt::print("{}", gpu::bench_table(rows, summary, table));
+    fmt::print("{}", tune::bench_table(rows, summary, table));
     for (size_t d = 0; d < gpus; ++d) {
       if (!report.lost[d].empty()) {
         fmt::print("GPU {} was lost after {} shapes: {}\n", fleet.info(d).device, report.taken[d],

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "instance.hpp"
 #include "json_output.hpp"
 #include "error.hpp"
 #include "nvrtc_compiler.hpp"
@@ -135,9 +136,7 @@ void register_compile(CLI::App& app) {
       std::map<std::string, size_t> binary_of;
       std::vector<size_t> binary(configs.size());
       for (size_t i = 0; i < configs.size(); ++i) {
-        const auto [layout, v] = gpu::KernelCompiler::instance(configs[i], o->layout, vec);
-        const auto name = gpu::KernelCompiler::name_expression(
-            gpu::KernelCompiler::kernel_config(configs[i]), layout, v);
+        const auto name = resolve(configs[i], o->layout, vec).name_expression;
         binary[i] = binary_of.emplace(name, binary_of.size()).first->second;
       }
       share = share_of(*shard, std::vector<double>(binary_of.size(), 1.0));
@@ -158,7 +157,7 @@ void register_compile(CLI::App& app) {
     size_t done = 0, ok = 0;
     const auto results = compiler.compile_all(
         configs, static_cast<unsigned>(o->jobs),
-        [&](const gpu::Compiled& r) {
+        [&](const eval::Compiled& r) {
           ++done;
           ok += r.cache_error.empty() && r.status == TrialStatus::ok;
           const double elapsed =
@@ -173,7 +172,7 @@ void register_compile(CLI::App& app) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     // An entry the cache refused has no outcome: its row says cache_error and why.
-    auto row_status = [](const gpu::Compiled& r) {
+    auto row_status = [](const eval::Compiled& r) {
       return r.cache_error.empty() ? std::string(to_string(r.status)) : "cache_error";
     };
     std::map<std::string, int> statuses;

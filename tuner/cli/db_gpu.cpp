@@ -17,7 +17,7 @@ namespace {
 // This machine's device as a worker picks it; nullopt with the reason when there is none.
 std::optional<db::GpuIdentity> local_gpu(const GpuSelector& sel, std::string* why_not) {
   try {
-    gpu::WorkerClient probe(self_exe(), sel);
+    eval::WorkerClient probe(self_exe(), sel);
     return db::GpuIdentity::of(probe.info().fingerprint);
   } catch (const Error& e) {
     *why_not = e.what();

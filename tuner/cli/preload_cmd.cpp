@@ -26,6 +26,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "instance.hpp"
 #include "config.hpp"
 #include "error.hpp"
 #include "family.hpp"
@@ -247,9 +248,9 @@ preload::ServePlan prepare_plan(const json& table, const std::string& source,
       } else {
         const Problem problem{pp.M, pp.N, pp.K, pp.layout, "f32"};
         const bool vec = kernel_vec_loads(problem);
-        const auto [instance, ivec] = gpu::KernelCompiler::instance(config, pp.layout, vec);
+        const KernelInstance in = resolve(config, pp.layout, vec);
         const std::string key =
-            fmt::format("{} {} {} {} {}", arch, to_name(config), instance, ivec, config.SPLIT_K);
+            fmt::format("{} {} {} {} {}", arch, to_name(config), in.layout, in.vec, config.SPLIT_K);
         if (auto it = kernel_index.find(key); it != kernel_index.end()) {
           pp.kernel = it->second;
         } else {
@@ -263,7 +264,7 @@ preload::ServePlan prepare_plan(const json& table, const std::string& source,
           if (comp.status != TrialStatus::ok) {
             pp.refused = fmt::format("compilation: {}: {}", to_string(comp.status), comp.reason);
           } else {
-            const auto req = gpu::make_trial_request(comp, config);
+            const auto req = tune::make_trial_request(comp, config);
             preload::PlanKernel k;
             k.config_name = pp.config_name;
             k.family = req.family;

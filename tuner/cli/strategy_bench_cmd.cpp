@@ -63,7 +63,7 @@ struct Run {
   bool look_new_best = false;    // and whether it found the run's best
 };
 
-double optimum(const gpu::Recording& r) {
+double optimum(const eval::Recording& r) {
   double best = 0;
   for (const auto& t : r.trials) {
     if (t.strategy.ends_with("/final") || t.status != TrialStatus::ok || t.cut_early) continue;
@@ -73,14 +73,14 @@ double optimum(const gpu::Recording& r) {
 }
 
 // `label` names the runs in the report (the strategy, or it with "+look" where both are run).
-Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& candidates,
+Run replay_one(const eval::Recording& rec, const std::vector<WarpTileConfig>& candidates,
                const std::vector<Trial>& history, const std::string& strategy,
                const std::string& label, std::optional<bool> local_look, std::uint64_t seed,
                double max_fraction, size_t patience, unsigned threads) {
   const double opt = optimum(rec);
-  gpu::ReplayEvaluator ev(rec, threads);
+  eval::ReplayEvaluator ev(rec, threads);
   NullStore store;
-  gpu::TuneOptions o;
+  tune::TuneOptions o;
   o.problem = rec.problem;
   o.candidates = candidates;
   o.strategy = strategy;
@@ -94,7 +94,7 @@ Run replay_one(const gpu::Recording& rec, const std::vector<WarpTileConfig>& can
   const bool learns = strategy_traits(strategy).needs_history;
   if (learns) o.history = history;
   std::vector<double> best_after, seconds_after;  // per evaluation
-  const auto rep = gpu::run_tune(o, ev, store, [&](const gpu::TuneProgress& p) {
+  const auto rep = tune::run_tune(o, ev, store, [&](const tune::TuneProgress& p) {
     best_after.push_back(p.best_ms);
     seconds_after.push_back(ev.elapsed_s());
   });
@@ -373,7 +373,7 @@ void register_strategy_bench(CLI::App& app) {
                      all[d].header.measured, all[d].header.candidates);
         continue;
       }
-      gpu::Recording rec{all[d].path.string(), all[d].gpu.fingerprint, all[d].header.problem, {}};
+      eval::Recording rec{all[d].path.string(), all[d].gpu.fingerprint, all[d].header.problem, {}};
       std::vector<WarpTileConfig> candidates;
       for (const auto& st : all[d].trials) {
         rec.trials.push_back(st.trial);

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include "commands.hpp"
+#include "instance.hpp"
 #include "json_output.hpp"
 #include "plot_util.hpp"
 #include "error.hpp"
@@ -24,7 +25,9 @@
 #include "jsonl_store.hpp"
 #include "dataset.hpp"
 #include "nvrtc_compiler.hpp"
-#include "fleet.hpp"
+#include "replay_fleet.hpp"
+#include "suite.hpp"
+#include "worker_fleet.hpp"
 #include "replay_evaluator.hpp"
 #include "space.hpp"
 #include "store.hpp"
@@ -48,7 +51,7 @@ class ProgressView {
  public:
   // bar: redrawn in place on a terminal; without (shapes tuned at once), log lines only.
   explicit ProgressView(bool bar = true) : line_(bar) {}
-  void operator()(const gpu::TuneProgress& p) {
+  void operator()(const tune::TuneProgress& p) {
     line_(p.done, p.total, p.elapsed_s, p.eta_s, "candidates", best_note(p, false),
           best_note(p, true));
   }
@@ -79,7 +82,7 @@ std::string csv_field(const std::string& v) {
   return out + "\"";
 }
 
-ShapeSummary summarize(const gpu::TuneOptions& t, const gpu::TuneReport& r) {
+ShapeSummary summarize(const tune::TuneOptions& t, const tune::TuneReport& r) {
   ShapeSummary s;
   s.problem = t.problem;
   s.cublas_ms = r.cublas_final.median_ms;
@@ -151,7 +154,7 @@ void write_summary_csv(const std::string& path, const std::vector<ShapeSummary>&
 }
 
 // Each GPU's part of the screening: its own cuBLAS, what it measured, whether it stayed.
-nlohmann::json devices_json(const gpu::TuneReport& r) {
+nlohmann::json devices_json(const tune::TuneReport& r) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& d : r.devices) {
     out.push_back({{"device", d.info.device},
@@ -165,8 +168,8 @@ nlohmann::json devices_json(const gpu::TuneReport& r) {
   return out;
 }
 
-nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
-                        const gpu::TuneReport& r) {
+nlohmann::json run_json(const tune::TuneOptions& t, const std::string& space,
+                        const tune::TuneReport& r) {
   nlohmann::json j = {{"gpu", r.worker.fingerprint},
                       {"device", r.worker.device},
                       {"shape", t.problem.shape()},
@@ -208,7 +211,7 @@ nlohmann::json run_json(const gpu::TuneOptions& t, const std::string& space,
 }
 
 // name_device: say which GPU (shapes spread over several, each tuned on one).
-void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r, bool name_device = false) {
+void print_run(const tune::TuneOptions& t, const tune::TuneReport& r, bool name_device = false) {
   std::string statuses;
   for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
   fmt::print(
@@ -250,7 +253,7 @@ void print_run(const gpu::TuneOptions& t, const gpu::TuneReport& r, bool name_de
         "candidates not measured\n",
         r.since_gain, t.patience, t.candidates.size() - r.measured - r.resumed);
   }
-  if (!r.done_before && r.stopped == "converged" && gpu::local_look_on(t)) {
+  if (!r.done_before && r.stopped == "converged" && tune::local_look_on(t)) {
     fmt::print("last look: {} one-knob neighbours of the best {} measured, {}\n", r.look_measured,
                t.look_best, r.look_new_best ? "a new best among them" : "no new best");
   }
@@ -335,7 +338,7 @@ void print_summary(const std::vector<ShapeSummary>& all, double geomean, bool by
 // other than 0, the index a recording stands for) is refused rather than answered with that
 // GPU's recording. 'auto', 'all' and index lists (replay devices standing for several GPUs of
 // the recorded kind) are taken.
-void refuse_other_gpu(const GpuSet& set, const std::vector<gpu::Recording>& recordings) {
+void refuse_other_gpu(const GpuSet& set, const std::vector<eval::Recording>& recordings) {
   if (set.kind != GpuSet::Kind::one) return;
   const auto& sel = set.one;
   if (sel.kind == GpuSelector::Kind::index && sel.index != 0) {
@@ -467,10 +470,7 @@ nlohmann::json dry_run(const PlannedShape& plan, const std::string& arch, const 
     }
     ++candidates;
     families[id] = families[id].get<size_t>() + 1;
-    const auto [layout, vec] =
-        gpu::KernelCompiler::instance(c, plan.problem.layout, kernel_vec_loads(plan.problem));
-    binaries.insert(
-        gpu::KernelCompiler::name_expression(gpu::KernelCompiler::kernel_config(c), layout, vec));
+    binaries.insert(resolve(c, plan.problem).name_expression);
   }
   const unsigned cores = jobs ? jobs : std::max(1u, std::thread::hardware_concurrency());
   const double compile_s = static_cast<double>(binaries.size()) * cost.compile_per_binary / cores;
@@ -686,17 +686,17 @@ void register_tune(CLI::App& app) {
     make_strategy(o->strategy);  // an unknown strategy is bad input, before anything starts
     const double budget_s =
         o->budget.empty() ? strategy_traits(o->strategy).default_budget_s : parse_budget(o->budget);
-    const size_t patience = o->patience.value_or(gpu::default_patience(o->strategy));
+    const size_t patience = o->patience.value_or(tune::default_patience(o->strategy));
     if (!o->arch.empty() && !o->dry_run)
       throw InputError("--arch is for --dry-run (a tune uses the GPU's own)");
 
     // A replay without --space tunes what each dataset recorded (its header's space), not
     // today's `auto`, which may hold candidates added after the recording.
-    const auto recordings = load_recordings(o->replay);
+    auto recordings = tune::load_recordings(o->replay);
     if (!recordings.empty() && space_opt->count() == 0) {
       for (auto& e : entries) {
         if (!e.space.empty()) continue;
-        const auto& rec = recording_for(recordings, e.problem);
+        const auto& rec = eval::recording_for(recordings, e.problem);
         if (!rec.space.empty()) e.space = rec.space;
       }
     }
@@ -733,13 +733,15 @@ void register_tune(CLI::App& app) {
       return;
     }
     for (const auto& p : plan) {
-      if (!recordings.empty()) recording_for(recordings, p.problem);
+      if (!recordings.empty()) eval::recording_for(recordings, p.problem);
     }
     if (!recordings.empty()) refuse_other_gpu(gpu_set, recordings);
-    std::unique_ptr<gpu::WorkerFleet> on_gpus;
+    // The devices: a worker on each GPU, or a replay standing for them.
+    std::unique_ptr<eval::Fleet> fleet;
     if (recordings.empty()) {
-      on_gpus =
-          std::make_unique<gpu::WorkerFleet>(self_exe(), gpu_set, cache_dir, o->nvrtc_options);
+      fleet = std::make_unique<gpu::WorkerFleet>(self_exe(), gpu_set, cache_dir, o->nvrtc_options);
+    } else {
+      fleet = std::make_unique<eval::ReplayFleet>(std::move(recordings), gpu_set);
     }
     auto db = open_tune_store(o->db);
     std::unique_ptr<JsonLinesStore> results;
@@ -751,27 +753,23 @@ void register_tune(CLI::App& app) {
     TeeStore store(stores);
 
     // Several shapes on several GPUs: each shape whole on one GPU (its candidates, finalists and
-    // edge checks), the next shape going to the next idle one (shape_spread.hpp), so no GPU waits
+    // edge checks), the next shape going to the next idle one (tune/suite.hpp), so no GPU waits
     // on one shape's compiling. One shape, or one GPU: the shapes one after another, each shape's
     // candidates measured over every GPU.
-    const size_t devices = recordings.empty() ? on_gpus->size() : gpu::ReplayFleet::count(gpu_set);
+    const size_t devices = fleet->size();
     const bool spread = devices > 1 && plan.size() > 1;
     const unsigned jobs = spread ? threads_per_device(static_cast<unsigned>(o->jobs), devices)
                                  : static_cast<unsigned>(o->jobs);
-    // The GPU index a spread's device stands for (a replay: the one --gpu lists).
-    auto device_index = [&](size_t d) {
-      return on_gpus ? on_gpus->info(d).device : gpu_set.indices.at(d);
-    };
     // The tunes running at once share the store under one lock (SqliteStore is one connection).
     SharedStore shared(store);
     const auto* sqlite = dynamic_cast<const db::SqliteStore*>(db.get());
-    History history(o->history.empty()
-                        ? shipped_datasets()
-                        : std::vector<std::filesystem::path>(o->history.begin(), o->history.end()));
+    tune::History history(o->history.empty() ? shipped_datasets()
+                                             : std::vector<std::filesystem::path>(
+                                                   o->history.begin(), o->history.end()));
 
     struct ShapeRun {
-      gpu::TuneOptions t;
-      std::optional<gpu::TuneReport> report;  // empty: not tuned (no config, or an error)
+      tune::TuneOptions t;
+      std::optional<tune::TuneReport> report;  // empty: not tuned (no config, or an error)
       ShapeSummary summary;
     };
     std::vector<ShapeRun> shape_runs(plan.size());
@@ -782,12 +780,10 @@ void register_tune(CLI::App& app) {
       const auto& problem = plan[pi].problem;
       const auto& e = plan[pi].enumeration;
       const std::string& space_name = plan[pi].space_name;
-      gpu::TuneOptions& t = out.t;
+      tune::TuneOptions& t = out.t;
       t.problem = problem;
       t.candidates = e.survivors;
       out.summary.problem = problem;
-      const GpuFingerprint* replay_fp =
-          recordings.empty() ? nullptr : &recording_for(recordings, problem).gpu;
       if (t.candidates.empty()) {
         // Several shapes: report the one no config serves and tune the others.
         spdlog::warn(
@@ -811,27 +807,15 @@ void register_tune(CLI::App& app) {
       t.patience = patience;
       if (o->no_local_look) t.local_look = false;
       if (strategy_traits(o->strategy).needs_history) {
-        const auto& fp = replay_fp ? *replay_fp : on_gpus->first().fingerprint;
+        const auto& fp = fleet->gpu_of(problem);
         t.history = shared.locked([&] { return history.trials_for(fp, sqlite, t.problem); });
       }
       spdlog::info("space {}: {} of {} configs valid for {}; input seed {}", space_name,
                    t.candidates.size(), e.total, t.problem.shape(), t.seed);
 
       ProgressView view(!spread);  // tunes at once log their progress, no bar
-      std::optional<gpu::ReplayFleet> replay;
-      if (!recordings.empty()) {
-        const auto& rec = recording_for(recordings, problem);
-        if (device) {
-          replay.emplace(rec, device_index(*device), t.compile_threads);
-        } else {
-          replay.emplace(rec, gpu_set, t.compile_threads);
-        }
-      }
-      const gpu::Devices lanes = replay   ? replay->devices()
-                                 : device ? on_gpus->devices(*device)
-                                          : on_gpus->devices();
-      SharedStore::View into(shared);
-      out.report = gpu::run_tune(t, lanes, into, [&](const gpu::TuneProgress& p) { view(p); });
+      out.report =
+          tune::tune_on(t, *fleet, device, shared, [&](const tune::TuneProgress& p) { view(p); });
       out.summary = summarize(t, *out.report);
       t.history = {};  // what it learnt from is not needed any more
     };
@@ -853,97 +837,50 @@ void register_tune(CLI::App& app) {
       }
       run = ShapeRun{{}, std::nullopt, run.summary};  // trials and candidates are not needed
     };
+    auto error_summary = [&](size_t pi, const std::string& why, int device) {
+      ShapeSummary& sum = shape_runs[pi].summary;
+      sum = ShapeSummary{};
+      sum.problem = plan[pi].problem;
+      sum.status = "error";
+      sum.reason = why;
+      sum.device = device;
+      sum.date = utc_timestamp();
+      shape_runs[pi].report.reset();
+    };
 
-    std::optional<SpreadReport> spread_report;
-    if (!spread) {
-      for (size_t pi = 0; pi < plan.size(); ++pi) {
-        tune_shape(pi, std::nullopt);
-        emit(pi);
-      }
-    } else {
+    if (spread) {
       spdlog::info(
           "{} shapes spread over {} GPUs ({}), each tuned on one; {} compile thread{} each",
           plan.size(), devices, gpu_set.text(), jobs, jobs == 1 ? "" : "s");
-      std::vector<double> clocks(devices, 0);  // a replay's: the recorded seconds of its shapes
-      std::vector<bool> ended(plan.size(), false);
-      size_t next_emit = 0;
-      auto error_summary = [&](size_t pi, const std::string& why, int device) {
-        ShapeSummary& sum = shape_runs[pi].summary;
-        sum = ShapeSummary{};
-        sum.problem = plan[pi].problem;
-        sum.status = "error";
-        sum.reason = why;
-        sum.device = device;
-        sum.date = utc_timestamp();
-        shape_runs[pi].report.reset();
-      };
-      SpreadOptions so;
-      if (!recordings.empty()) so.clock = [&](size_t d) { return clocks[d]; };
-      so.classify = [&](const std::exception_ptr& e, size_t d) {
-        // Bad input (a candidate the recording lacks) stops the tune, as on one GPU.
-        if (!is_run_failure(e)) return SpreadFault::all;
-        if (!on_gpus) return SpreadFault::item;
-        // The GPU failed on this shape: a new worker, and the next shape. A GPU that cannot have
-        // one is lost; its shape goes to another GPU, which resumes what it stored.
-        const ScopedLogTag tag(fmt::format("GPU {}", device_index(d)));
-        try {
-          on_gpus->worker(d).reset();
-          return SpreadFault::item;
-        } catch (const Error& why) {
-          spdlog::warn(
-              "GPU {} leaves the tune ({}; no new worker: {}); its shape goes to "
-              "another GPU",
-              device_index(d), exception_text(e), why.what());
-          return SpreadFault::device;
-        }
-      };
-      so.done = [&](size_t pi, const SpreadItem& how) {
-        if (how.state == SpreadItem::State::failed) {
-          if (!is_run_failure(how.error)) return;  // rethrown below
-          const int dev = device_index(static_cast<size_t>(how.device));
-          const ScopedLogTag tag(fmt::format("GPU {}", dev));
-          spdlog::error("{} {}: {}", plan[pi].problem.shape(), plan[pi].problem.layout,
-                        exception_text(how.error));
-          error_summary(pi, exception_text(how.error), dev);
-        }
-        if (const auto& r = shape_runs[pi].report) clocks[how.device] += r->evaluator_s;
-        ended[pi] = true;
-        while (next_emit < plan.size() && ended[next_emit]) emit(next_emit++);
-      };
-      spread_report = spread_items(
-          plan.size(), devices,
-          [&](size_t pi, size_t d) {
-            const ScopedLogTag tag(fmt::format("GPU {}", device_index(d)));
-            tune_shape(pi, d);
-          },
-          so);
-      for (const auto& how : spread_report->items) {
-        if (how.state == SpreadItem::State::failed && !is_run_failure(how.error))
-          std::rethrow_exception(how.error);
-      }
-      // Every GPU was lost: the shapes none tuned are errors, so the summary has every shape.
-      for (size_t pi = 0; pi < plan.size(); ++pi) {
-        if (spread_report->items[pi].state == SpreadItem::State::not_run)
-          error_summary(pi, "not tuned: every GPU was lost", -1);
-      }
-      while (next_emit < plan.size()) emit(next_emit++);
     }
+    std::vector<bool> ended(plan.size(), false);
+    size_t next_emit = 0;
+    tune::SuiteHooks hooks;
+    hooks.run = tune_shape;
+    hooks.ended = [&](size_t pi, const std::string& failed, int device) {
+      if (!failed.empty()) {
+        spdlog::error("{} {}: {}", plan[pi].problem.shape(), plan[pi].problem.layout, failed);
+        error_summary(pi, failed, device);
+      }
+      ended[pi] = true;
+      while (next_emit < plan.size() && ended[next_emit]) emit(next_emit++);
+    };
+    hooks.recorded_s = [&](size_t pi) {
+      const auto& r = shape_runs[pi].report;
+      return r ? r->evaluator_s : 0.0;
+    };
+    const auto suite = tune::run_suite(plan.size(), *fleet, spread, hooks);
+    // Every GPU was lost: the shapes none tuned are errors, so the summary has every shape.
+    for (const size_t pi : suite.not_run()) {
+      error_summary(pi, "not tuned: every GPU was lost", -1);
+      ended[pi] = true;
+    }
+    while (next_emit < plan.size()) emit(next_emit++);
 
     if (!o->csv.empty()) write_summary_csv(o->csv, summaries);
     const double geomean = geomean_ratio(summaries);
     // Which GPU tuned how many shapes, and why one left (shapes spread over GPUs).
-    nlohmann::json spread_devices = nlohmann::json::array();
-    if (spread_report) {
-      for (size_t d = 0; d < devices; ++d) {
-        const GpuFingerprint& fp =
-            on_gpus ? on_gpus->info(d).fingerprint : recording_for(recordings, plan[0].problem).gpu;
-        spread_devices.push_back({{"device", device_index(d)},
-                                  {"name", fp.name},
-                                  {"uuid", fp.uuid},
-                                  {"shapes", spread_report->taken[d]},
-                                  {"lost", spread_report->lost[d]}});
-      }
-    }
+    const nlohmann::json spread_devices = tune::suite_devices_json(suite, *fleet);
     const auto failed = std::count_if(summaries.begin(), summaries.end(),
                                       [](const ShapeSummary& s) { return s.status == "error"; });
     if (o->json) {
@@ -954,12 +891,12 @@ void register_tune(CLI::App& app) {
         if (share) j["shard"] = share_json(*share);
         for (const auto& s : summaries) j["summary"].push_back(summary_json(s));
         j["geomean_ratio"] = geomean;
-        if (spread_report) j["devices"] = spread_devices;
+        if (suite.report) j["devices"] = spread_devices;
         print_json(std::move(j));
       }
     } else if (plan.size() > 1 || share) {
       print_summary(summaries, geomean, spread);
-      if (spread_report) {
+      if (suite.report) {
         std::string parts;
         for (const auto& d : spread_devices) {
           parts += fmt::format("{}GPU {} {}", parts.empty() ? "" : ", ", d.at("device").get<int>(),

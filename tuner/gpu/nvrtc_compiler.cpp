@@ -25,6 +25,7 @@
 #include "check.hpp"
 #include "error.hpp"
 #include "family.hpp"
+#include "instance.hpp"
 #include "file_util.hpp"
 #include "kernel_source.hpp"
 #include "sha256.hpp"
@@ -232,27 +233,18 @@ KernelCompiler::KernelCompiler(fs::path cache_dir, CompileOptions opts)
                             ec.message()));
 }
 
-WarpTileConfig KernelCompiler::kernel_config(const WarpTileConfig& c) {
-  WarpTileConfig k = c;
-  k.SPLIT_K = 1;
-  return k;
-}
-
-std::string KernelCompiler::name_expression(const WarpTileConfig& c, std::string_view layout,
-                                            bool vec) {
-  if (layout.size() != 2 || (layout[0] != 'N' && layout[0] != 'T') ||
-      (layout[1] != 'N' && layout[1] != 'T'))
-    throw InputError(fmt::format("layout '{}' is not one of NN, NT, TN, TT", layout));
-  return family_of(c).name_expression(c, layout, vec);
-}
-
 std::string KernelCompiler::cache_key(const WarpTileConfig& c, std::string_view layout,
                                       bool vec) const {
+  return cache_key(resolve(c, layout, vec));
+}
+
+std::string KernelCompiler::cache_key(const KernelInstance& in) const {
+  const WarpTileConfig& c = in.config;
   std::string text = fmt::format(
       "sgemm-tune kernel cache {}\nkernel {}\nexpression {}\nconfig {}\narch {}\n"
       "nvrtc {}.{}\n",
-      kCacheFormat, kernel_source_hash(c), name_expression(c, layout, vec),
-      to_name(kernel_config(c)), opts_.arch, nvrtc_major_, nvrtc_minor_);
+      kCacheFormat, kernel_source_hash(c), in.name_expression, to_name(in.binary_config),
+      opts_.arch, nvrtc_major_, nvrtc_minor_);
   for (const auto& o : options_for(c)) text += "option " + o + "\n";
   return sha256_hex(text);
 }
@@ -267,9 +259,10 @@ std::string KernelCompiler::load_verified_cubin(const fs::path& p, const std::st
   return bytes;
 }
 
-KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
-                                                       std::string_view layout, bool vec,
-                                                       int attempt) {
+KernelCompiler::Fresh KernelCompiler::compile_uncached(const KernelInstance& in, int attempt) {
+  const WarpTileConfig& c = in.config;
+  const std::string_view layout = in.layout;
+  const bool vec = in.vec;
   Fresh fresh;
   Compiled& r = fresh.result;
   r.config_name = to_name(c);
@@ -299,7 +292,7 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
   // on the text. Line numbers of errors are unchanged.
   if (attempt > 0) text += fmt::format("\n// attempt {}\n", attempt + 1);
   Program prog(std::move(text), std::string(main_file.name), header_texts, header_names);
-  const std::string expr = name_expression(c, layout, vec);
+  const std::string expr = in.name_expression;
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
   if (family.has_split_k_reduce())
     SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kReduceExpression));
@@ -383,8 +376,9 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const WarpTileConfig& c,
   return fresh;
 }
 
-bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layout, bool vec,
-                                 const std::string& key, Compiled& out) const {
+bool KernelCompiler::load_cached(const KernelInstance& in, const std::string& key,
+                                 Compiled& out) const {
+  const WarpTileConfig& c = in.config;
   const fs::path json_path = cache_dir_ / (key + ".json");
   std::error_code ec;
   if (!fs::exists(json_path, ec)) return false;
@@ -394,13 +388,13 @@ bool KernelCompiler::load_cached(const WarpTileConfig& c, std::string_view layou
       throw Error("format or key does not match");
     Compiled r;
     r.config_name = j.at("config_name").get<std::string>();
-    if (r.config_name != to_name(kernel_config(c)))
+    if (r.config_name != to_name(in.binary_config))
       throw Error(fmt::format("entry is for config {}", r.config_name));
     r.config_name = to_name(c);
     r.layout = j.at("layout").get<std::string>();
-    if (r.layout != layout) throw Error(fmt::format("entry is for layout {}", r.layout));
+    if (r.layout != in.layout) throw Error(fmt::format("entry is for layout {}", r.layout));
     r.vec_loads = j.at("vec_loads").get<bool>();
-    if (r.vec_loads != vec) throw Error("entry is for the other main-loop loads");
+    if (r.vec_loads != in.vec) throw Error("entry is for the other main-loop loads");
     r.reduce_lowered_name = j.at("reduce_lowered_name").get<std::string>();
     r.pack_lowered_name = j.at("pack_lowered_name").get<std::string>();
     const auto status = status_from_string(j.at("status").get<std::string>());
@@ -441,8 +435,9 @@ std::vector<std::string> KernelCompiler::options_for(const WarpTileConfig& c) co
   return o;
 }
 
-void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, bool vec,
-                           const std::string& key, Compiled& r, const std::string& cubin) const {
+void KernelCompiler::store(const KernelInstance& in, const std::string& key, Compiled& r,
+                           const std::string& cubin) const {
+  const WarpTileConfig& c = in.config;
   auto write = [&](const fs::path& p, std::string_view bytes) {
     try {
       write_file_atomically(p, bytes);
@@ -458,17 +453,17 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, boo
   }
   json inputs = {{"kernel_source_hash", kernel_source_hash(c)},
                  {"kernel_template", kKernelTemplateName},
-                 {"name_expression", name_expression(c, layout, vec)},
-                 {"config", kernel_config(c)},
+                 {"name_expression", in.name_expression},
+                 {"config", in.binary_config},
                  {"arch", opts_.arch},
                  {"nvrtc_version", fmt::format("{}.{}", nvrtc_major_, nvrtc_minor_)},
                  {"options", options_for(c)}};
   const json j = {{"format", kCacheFormat},
                   {"key", key},
                   {"inputs", std::move(inputs)},
-                  {"config_name", to_name(kernel_config(c))},
-                  {"layout", std::string(layout)},
-                  {"vec_loads", vec},
+                  {"config_name", to_name(in.binary_config)},
+                  {"layout", in.layout},
+                  {"vec_loads", in.vec},
                   {"reduce_lowered_name", r.reduce_lowered_name},
                   {"pack_lowered_name", r.pack_lowered_name},
                   {"status", to_string(r.status)},
@@ -488,25 +483,20 @@ void KernelCompiler::store(const WarpTileConfig& c, std::string_view layout, boo
   write(cache_dir_ / (key + ".json"), j.dump(2) + "\n");
 }
 
-std::pair<std::string_view, bool> KernelCompiler::instance(const WarpTileConfig& c,
-                                                           std::string_view layout, bool vec) {
-  return family_of(c).instance(c, layout, vec);
-}
-
 Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layout, bool vec) {
-  std::tie(layout, vec) = instance(c, layout, vec);
-  const std::string key = cache_key(c, layout, vec);
+  const KernelInstance in = resolve(c, layout, vec);
+  const std::string key = cache_key(in);
   const KeyLock lock(cache_dir_ / (key + ".lock"));
   Compiled cached;
-  if (load_cached(c, layout, vec, key, cached)) return cached;
-  Fresh fresh = compile_uncached(c, layout, vec);
+  if (load_cached(in, key, cached)) return cached;
+  Fresh fresh = compile_uncached(in);
   if (fresh.missing_report) {
     spdlog::warn("{}: {}; compiling once more", fresh.result.config_name, fresh.result.reason);
-    fresh = compile_uncached(c, layout, vec, 1);
+    fresh = compile_uncached(in, 1);
     // A second miss is recorded for this run but not cached: it is not the config's fault.
     if (fresh.missing_report) return std::move(fresh.result);
   }
-  store(c, layout, vec, key, fresh.result, fresh.cubin);
+  store(in, key, fresh.result, fresh.cubin);
   spdlog::debug("compiled {} in {:.2f} s: {}", fresh.result.config_name,
                 fresh.result.compile_seconds, to_string(fresh.result.status));
   return std::move(fresh.result);
@@ -537,9 +527,9 @@ std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConf
           if (!keep_going) throw;
           results[i] = Compiled{};
           results[i].config_name = to_name(cs[i]);
-          const auto [l, v] = instance(cs[i], layout, vec);
-          results[i].layout = std::string(l);
-          results[i].vec_loads = v;
+          const KernelInstance in = resolve(cs[i], layout, vec);
+          results[i].layout = in.layout;
+          results[i].vec_loads = in.vec;
           // Not ok, so that nothing takes it for a usable binary.
           results[i].status = TrialStatus::compile_failed;
           results[i].cache_error = e.what();

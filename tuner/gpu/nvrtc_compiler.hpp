@@ -14,9 +14,13 @@
 
 #include "config.hpp"
 #include "error.hpp"
+#include "instance.hpp"
+#include "compiled.hpp"
 #include "trial.hpp"
 
 namespace sgt::gpu {
+
+using eval::Compiled;
 
 struct CompileOptions {
   // A real architecture (sm_XY): only for those does NVRTC emit a CUBIN and run ptxas, whose
@@ -24,29 +28,6 @@ struct CompileOptions {
   std::string arch = "sm_90";
   // Appended after the compiler's own options; part of the cache key.
   std::vector<std::string> extra_options;
-};
-
-struct Compiled {
-  std::string config_name;
-  TrialStatus status = TrialStatus::ok;  // ok, compile_failed, spills or resources
-  std::string reason;                    // why, when not ok
-  std::string log;                       // NVRTC program log, ptxas -v report included
-  std::string layout = "NN";             // the operand layout the kernel was instantiated for
-  bool vec_loads = true;                 // VEC: float4 main-loop loads, else single floats
-  std::string lowered_name;              // mangled kernel name, for cuModuleGetFunction
-  std::string reduce_lowered_name;       // the split-K reduction kernel in the same cubin
-  std::string pack_lowered_name;         // PACK configs: the packing kernel in the same cubin
-  std::filesystem::path cubin_path;      // in the cache dir; empty when not ok
-  std::string cubin_sha256;              // empty when not ok
-  int registers = 0, spill_store_bytes = 0, spill_load_bytes = 0, stack_bytes = 0, shared_bytes = 0;
-  bool from_cache = false;
-  double compile_seconds = 0;  // of the NVRTC compilation that produced it, cached or not
-  // compile_all(keep_going): the CacheError that left this entry without an outcome; status and
-  // binary are then meaningless. Empty otherwise.
-  std::string cache_error;
-  // A replay: the kernel hash the recorded trial was measured with, which its replayed trial keeps
-  // (a measurement of older kernel sources must stay stale). Empty for a real build.
-  std::string recorded_kernel_hash;
 };
 
 // One cache entry could not be written (a read-only directory, a directory where the entry's
@@ -80,8 +61,8 @@ class KernelCompiler {
   // `layout` ("NN", "NT", "TN", "TT") picks the TRANS_A/TRANS_B instance, `vec` the main loop's
   // loads (VEC: float4s; false: single floats, for operands that refuse float4s; a problem's is
   // kernel_vec_loads(problem)). SPLIT_K is a launch parameter: configs differing only in it share
-  // one compilation (and cache entry). A PACK config always gets its TN float4 instance (see
-  // instance()), whatever layout and loads are asked for.
+  // one compilation (and cache entry). The binary is the instance resolve() makes (instance.hpp):
+  // a PACK config always gets its TN float4 instance, whatever layout and loads are asked for.
   Compiled compile(const WarpTileConfig& c, std::string_view layout = "NN", bool vec = true);
 
   // Compiles all on `threads` std::threads (0 = hardware_concurrency), calling on_done (never
@@ -97,25 +78,10 @@ class KernelCompiler {
   // missing, empty or different.
   static std::string load_verified_cubin(const std::filesystem::path& p, const std::string& sha256);
 
-  // SHA-256 over the kernel source hash, the instantiated expression (config, layout, loads),
-  // arch, NVRTC version and NVRTC options.
+  // SHA-256 over the kernel source hash, the instantiated expression (config, layout, loads, of
+  // the instance resolve() makes), arch, NVRTC version and NVRTC options.
   std::string cache_key(const WarpTileConfig& c, std::string_view layout = "NN",
                         bool vec = true) const;
-
-  // The template-id NVRTC instantiates and lowers, e.g.
-  // sgemm_warptile<128,64,16,64,32,2,4,4,128,1,1,0,1,0,0,0,false,false,true>: every config field
-  // but SPLIT_K (a launch parameter), then TRANS_A and TRANS_B from the layout, then VEC. Throws
-  // InputError for a layout other than NN, NT, TN, TT.
-  static std::string name_expression(const WarpTileConfig& c, std::string_view layout = "NN",
-                                     bool vec = true);
-  // The instance (layout, float4 loads) a config runs as for a problem of `layout` whose operands
-  // allow float4s or not (`vec`): that one, except for PACK configs, which run their TN float4
-  // instance on the packed panels, and TMA configs, whose one instance per layout reads by copies.
-  static std::pair<std::string_view, bool> instance(const WarpTileConfig& c,
-                                                    std::string_view layout, bool vec);
-  static constexpr std::string_view kPackedLayout = "TN";
-  // The config a kernel binary stands for: SPLIT_K reset to its default.
-  static WarpTileConfig kernel_config(const WarpTileConfig& c);
 
   int nvrtc_major() const { return nvrtc_major_; }
   int nvrtc_minor() const { return nvrtc_minor_; }
@@ -127,12 +93,11 @@ class KernelCompiler {
 
  private:
   struct Fresh;
-  Fresh compile_uncached(const WarpTileConfig& c, std::string_view layout, bool vec,
-                         int attempt = 0);
-  bool load_cached(const WarpTileConfig& c, std::string_view layout, bool vec,
-                   const std::string& key, Compiled& out) const;
-  void store(const WarpTileConfig& c, std::string_view layout, bool vec, const std::string& key,
-             Compiled& r, const std::string& cubin) const;
+  std::string cache_key(const KernelInstance& in) const;
+  Fresh compile_uncached(const KernelInstance& in, int attempt = 0);
+  bool load_cached(const KernelInstance& in, const std::string& key, Compiled& out) const;
+  void store(const KernelInstance& in, const std::string& key, Compiled& r,
+             const std::string& cubin) const;
   // The NVRTC options of one config's compilation: ws_tma takes the architecture-specific target.
   std::vector<std::string> options_for(const WarpTileConfig& c) const;
 

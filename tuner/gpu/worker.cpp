@@ -38,6 +38,8 @@
 
 namespace sgt::gpu {
 
+using namespace sgt::eval;
+
 namespace {
 
 using nlohmann::json;

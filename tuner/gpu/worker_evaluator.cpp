@@ -1,5 +1,5 @@
 // The evaluator of a real tune: NVRTC through the kernel cache, and the isolated GPU worker.
-#include "evaluator.hpp"
+#include "worker_evaluator.hpp"
 
 namespace sgt::gpu {
 

@@ -15,7 +15,7 @@
 #include "test_support.hpp"
 #include "tune.hpp"
 #include "worker_client.hpp"
-#include "evaluator.hpp"
+#include "worker_evaluator.hpp"
 
 namespace sgt {
 namespace {
@@ -37,11 +37,11 @@ TEST(KernelFamiliesGpu, ANewFamilyIsTunedAndVerifiedByAWorkerThatDoesNotKnowIt) 
   register_family(test::make_naive_family());
   const KernelFamily& naive = *find_family("naive");
   test::TempDir tmp;
-  gpu::WorkerClient worker(test::cli_path(), -1);
+  eval::WorkerClient worker(test::cli_path(), -1);
   gpu::WorkerEvaluator ev(worker, tmp.path() / "cache");
   for (const char* layout : {"NN", "TN", "NT", "TT"}) {
     SCOPED_TRACE(layout);
-    gpu::TuneOptions o;
+    tune::TuneOptions o;
     // Odd sizes: partial tiles in M and N, and a K that is no multiple of anything.
     o.problem = parse_shape("301x259x67");
     o.problem.layout = layout;
@@ -52,7 +52,7 @@ TEST(KernelFamiliesGpu, ANewFamilyIsTunedAndVerifiedByAWorkerThatDoesNotKnowIt) 
     o.seed = 5;
     o.compile_threads = 2;
     Trials store;
-    const auto r = gpu::run_tune(o, ev, store);
+    const auto r = tune::run_tune(o, ev, store);
     std::set<std::string> screened;
     for (const auto& t : store.trials) {
       EXPECT_EQ(t.status, TrialStatus::ok) << t.config_name << ": " << t.reason;
@@ -80,9 +80,9 @@ TEST(KernelFamiliesGpu, AKernelLessAccurateThanCuBlasIsRecordedInaccurate) {
   SKIP_WITHOUT_GPU();
   if (!find_family("naive_tf32")) register_family(test::make_naive_tf32_family());
   test::TempDir tmp;
-  gpu::WorkerClient worker(test::cli_path(), -1);
+  eval::WorkerClient worker(test::cli_path(), -1);
   gpu::WorkerEvaluator ev(worker, tmp.path() / "cache");
-  gpu::TuneOptions o;
+  tune::TuneOptions o;
   o.problem = parse_shape("256x192x512");
   o.problem.layout = "NT";
   o.candidates = {test::naive_tf32_config(32, 32, 2, 4), test::naive_tf32_config(16, 32, 1, 4)};
@@ -93,7 +93,7 @@ TEST(KernelFamiliesGpu, AKernelLessAccurateThanCuBlasIsRecordedInaccurate) {
   o.seed = 7;
   o.compile_threads = 2;
   Trials store;
-  const auto r = gpu::run_tune(o, ev, store);
+  const auto r = tune::run_tune(o, ev, store);
   ASSERT_EQ(store.trials.size(), o.candidates.size());
   for (const auto& t : store.trials) {
     SCOPED_TRACE(t.config_name);

@@ -1,5 +1,5 @@
-// The GPUs of a tune as --gpu names them: one worker process and evaluator per device, or, in a
-// replay, one replay evaluator per device listed, answering from the same recording.
+// The GPUs of a tune as --gpu names them: one worker process and evaluator per device
+// (replay_fleet.hpp stands in for them in a replay).
 #pragma once
 
 #include <filesystem>
@@ -7,15 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "evaluator.hpp"
+#include "fleet.hpp"
 #include "gpu_select.hpp"
-#include "replay_evaluator.hpp"
-#include "tune.hpp"
 #include "worker_client.hpp"
+#include "worker_evaluator.hpp"
 
 namespace sgt::gpu {
 
-class WorkerFleet {
+using eval::Devices;
+
+class WorkerFleet final : public eval::Fleet {
  public:
   // Starts a worker on each GPU `gpus` names ('all': every device of this host). Throws Error when
   // a device cannot be used, and when the devices are not one GPU model (model_difference).
@@ -28,32 +29,25 @@ class WorkerFleet {
   const WorkerInfo& first() const { return workers_.front()->info(); }
   // Every GPU as a lane of one tune.
   Devices devices();
-  size_t size() const { return workers_.size(); }
   // The i-th GPU in --gpu order, alone: its worker, and a tune on it only (shapes spread whole).
   WorkerClient& worker(size_t i) { return *workers_.at(i); }
   const WorkerInfo& info(size_t i) const { return workers_.at(i)->info(); }
   Devices devices(size_t i);
 
+  // eval::Fleet: the same GPUs for a suite.
+  size_t size() const override { return workers_.size(); }
+  int device(size_t d) const override { return info(d).device; }
+  const GpuFingerprint& fingerprint(size_t d) const override { return info(d).fingerprint; }
+  const GpuFingerprint& gpu_of(const Problem&) const override { return first().fingerprint; }
+  std::unique_ptr<eval::LaneSet> lanes(const Problem& p, std::optional<size_t> d,
+                                       unsigned compile_threads) override;
+  bool recorded_clock() const override { return false; }
+  // A new worker on device d (WorkerClient::reset).
+  bool renew(size_t d, std::string& why) override;
+
  private:
   std::vector<std::unique_ptr<WorkerClient>> workers_;
   std::vector<std::unique_ptr<WorkerEvaluator>> evaluators_;
-};
-
-// A replay standing for the devices `gpus` lists: each its own clock, one more for compiling.
-// InputError for 'all' (a replay has no devices to count).
-class ReplayFleet {
- public:
-  ReplayFleet(const Recording& rec, const GpuSet& gpus, unsigned compile_threads);
-  // One device standing for device `index` (a shape of a suite spread over the devices listed),
-  // compiling and measuring on one clock as a tune on one GPU does.
-  ReplayFleet(const Recording& rec, int index, unsigned compile_threads);
-  // How many devices `gpus` stands for in a replay; InputError for 'all'.
-  static size_t count(const GpuSet& gpus);
-  Devices devices();
-
- private:
-  std::unique_ptr<ReplayEvaluator> builder_;
-  std::vector<std::unique_ptr<ReplayEvaluator>> lanes_;
 };
 
 }  // namespace sgt::gpu

@@ -18,7 +18,7 @@
 
 extern char** environ;
 
-namespace sgt::gpu {
+namespace sgt::eval {
 
 namespace {
 using nlohmann::json;
@@ -380,4 +380,4 @@ TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::millis
   return out;
 }
 
-}  // namespace sgt::gpu
+}  // namespace sgt::eval

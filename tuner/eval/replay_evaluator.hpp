@@ -12,7 +12,7 @@
 
 #include "evaluator.hpp"
 
-namespace sgt::gpu {
+namespace sgt::eval {
 
 // What a replay answers from: every trial of one problem on one GPU.
 struct Recording {
@@ -48,7 +48,7 @@ class ReplayEvaluator final : public Evaluator {
   int restarts() const override { return 0; }
   double elapsed_s() const override;
   std::string recorded_kernel_hash(const std::string& config_name) const override;
-  std::string kind() const override { return "replay"; }
+  EvaluatorTraits traits() const override { return {"replay", true, true}; }
 
   const Recording& recording() const { return rec_; }
   // The device index it stands for in a replay on several (reports and messages).
@@ -71,4 +71,4 @@ class ReplayEvaluator final : public Evaluator {
   int evaluations_ = 0;
 };
 
-}  // namespace sgt::gpu
+}  // namespace sgt::eval

@@ -18,13 +18,13 @@
 #include "arch.hpp"
 #include "error.hpp"
 #include "family.hpp"
+#include "instance.hpp"
 #include "kernel_source.hpp"
-#include "nvrtc_compiler.hpp"
 #include "edge_cases.hpp"
 #include "sha256.hpp"
 #include "strategy.hpp"
 
-namespace sgt::gpu {
+namespace sgt::tune {
 
 namespace {
 
@@ -92,7 +92,7 @@ std::chrono::milliseconds trial_timeout(double cublas_ms, int reps) {
 Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& comp, Evaluator& ev,
               TrialStore* store, double best_ms, int cut_after, double cublas_ms) {
   Trial t = base_trial(o, cfg);
-  if (ev.kind() == "replay") t.strategy = "replay/" + t.strategy;
+  if (ev.traits().replayed) t.strategy = "replay/" + t.strategy;
   apply_compiled(t, comp);
   if (t.status == TrialStatus::ok) {
     auto req = make_trial_request(comp, cfg);
@@ -201,27 +201,26 @@ bool local_look_on(const TuneOptions& o) {
 }
 
 TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
-  const auto& family = family_of(c);
+  // The binary was built for this instance: its launch is read from it, never re-derived.
+  const KernelInstance in = resolve(c, comp.layout, comp.vec_loads);
+  const LaunchDescriptor& l = in.launch;
   TrialRequest r;
   r.name = comp.config_name;
-  r.family = std::string(family.id());
-  r.launch = std::string(to_string(family.launch_abi()));
+  r.family = std::string(in.family->id());
+  r.launch = std::string(to_string(l.abi));
   r.cubin_path = comp.cubin_path.string();
   r.cubin_sha256 = comp.cubin_sha256;
   r.kernel = comp.lowered_name;
   r.reduce_kernel = comp.reduce_lowered_name;
   r.pack_kernel = comp.pack_lowered_name;
-  r.tile = LaunchTile{c.BM, c.BN, c.BK, c.SPLIT_K};
+  r.tile = LaunchTile{l.tile_m, l.tile_n, l.tile_k, l.split_k};
   // A kernel of a non-strict precision class has its error against FP64 measured.
-  r.accuracy = family.precision() != Precision::fp32;
-  const bool ta = comp.layout[0] == 'T', tb = comp.layout[1] == 'T';
-  r.block = static_cast<unsigned>(family.block_threads(c));
-  r.tile.smem_bytes = family.dynamic_shared_bytes(c, ta, tb);
-  if (family.launch_abi() == LaunchAbi::tensor_maps) {
-    // The boxes of the operands' tensor maps span the padded rows.
-    r.tile.pad_a = c.PAD_A;
-    r.tile.pad_b = c.PAD_B;
-  }
+  r.accuracy = in.precision != Precision::fp32;
+  r.block = static_cast<unsigned>(l.block_threads);
+  r.tile.smem_bytes = l.dynamic_smem_bytes;
+  // The boxes of the operands' tensor maps span the padded rows (0 for the pointers ABI).
+  r.tile.pad_a = l.pad_a;
+  r.tile.pad_b = l.pad_b;
   return r;
 }
 
@@ -297,7 +296,7 @@ class Session {
 
   TuneReport run() {
     rep_.worker = lanes_[0].ev->info();
-    rep_.evaluator = lanes_[0].ev->kind();
+    rep_.evaluator = lanes_[0].ev->traits().name;
     const auto& fp = rep_.worker.fingerprint;
     for (auto& l : lanes_) {
       const auto& f = l.rep.info.fingerprint;
@@ -522,9 +521,9 @@ class Session {
 
   // Until claim() has nothing more: one GPU, or replays, in turn; real GPUs at once.
   void measure_claimed() {
-    const bool replays = std::all_of(lanes_.begin(), lanes_.end(),
-                                     [](const Lane& l) { return l.ev->kind() == "replay"; });
-    if (replays || lanes_.size() == 1) {
+    const bool recorded = std::all_of(lanes_.begin(), lanes_.end(),
+                                      [](const Lane& l) { return l.ev->traits().recorded_clock; });
+    if (recorded || lanes_.size() == 1) {
       screen_in_turn();
     } else {
       screen_at_once();
@@ -896,4 +895,4 @@ TuneReport run_tune(const TuneOptions& opts, const Devices& devices, TrialStore&
   return Session(opts, devices, store, progress).run();
 }
 
-}  // namespace sgt::gpu
+}  // namespace sgt::tune

@@ -9,12 +9,24 @@
 #include <string>
 #include <vector>
 
-#include "nvrtc_compiler.hpp"
+#include "compiled.hpp"
 #include "trial.hpp"
 #include "worker_client.hpp"
 #include "worker_protocol.hpp"
 
-namespace sgt::gpu {
+namespace sgt::eval {
+
+// What the session asks of an evaluator instead of its name.
+struct EvaluatorTraits {
+  std::string name;  // "worker", "replay": for reports only
+  // Its answers are recorded trials replayed, not measurements made now: the session stores its
+  // trials as replayed (strategy "replay/<strategy>").
+  bool replayed = false;
+  // Its elapsed_s() is a clock of recorded seconds, not the wall clock: lanes that all have one
+  // take turns in the order of their clocks (a deterministic replay on several devices); lanes on
+  // the wall clock measure at once, a thread each.
+  bool recorded_clock = false;
+};
 
 class Evaluator {
  public:
@@ -44,8 +56,8 @@ class Evaluator {
   // Seconds this evaluator has spent (a replay: the recorded compile and measure seconds of what
   // it answered, compiling counted once per binary and spread over `compile_threads`).
   virtual double elapsed_s() const = 0;
-  // "worker" or "replay", for reports.
-  virtual std::string kind() const = 0;
+  // What the session must know of it (traits, never its name).
+  virtual EvaluatorTraits traits() const = 0;
   // The kernel hash the trials of this config are stored under when this evaluator measures it:
   // empty for the sources compiled now; a replay's, the hash it was recorded with (a replayed
   // measurement of older sources stays stale, and a resumed replay finds it under that hash).
@@ -55,32 +67,14 @@ class Evaluator {
   }
 };
 
-// NVRTC with the on-disk kernel cache, and the GPU worker process.
-class WorkerEvaluator final : public Evaluator {
- public:
-  WorkerEvaluator(WorkerClient& worker, const std::filesystem::path& cache_dir,
-                  std::vector<std::string> nvrtc_options = {});
-
-  const WorkerInfo& info() const override { return worker_.info(); }
-  Compiled build(const WarpTileConfig& c, const Problem& problem) override;
-  TimeStats set_problem(const ProblemSetup& setup) override { return worker_.set_problem(setup); }
-  TimeStats baseline(int repetitions) override { return worker_.time_cublas(repetitions); }
-  TrialResponse run_trial(const TrialRequest& req, std::chrono::milliseconds timeout) override {
-    return worker_.run_trial(req, timeout);
-  }
-  std::vector<EdgeCheck> verify_cases(const TrialRequest& req, const std::vector<EdgeCheck>& cases,
-                                      std::uint64_t seed,
-                                      std::chrono::milliseconds timeout) override {
-    return worker_.verify_cases(req, cases, seed, timeout);
-  }
-  int restarts() const override { return worker_.restarts(); }
-  double elapsed_s() const override;
-  std::string kind() const override { return "worker"; }
-
- private:
-  WorkerClient& worker_;
-  KernelCompiler compiler_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+// The GPUs one tune measures on. Each lane is one GPU's evaluator (its own worker process, cuBLAS
+// baseline and cut threshold); the first that is still there at the end re-times the finalists
+// beside its cuBLAS and verifies them, so the winner's figure is a same-GPU comparison. `builder`
+// compiles for all of them (NVRTC needs no GPU and the binaries are files every worker loads);
+// nullptr: the first lane. The lanes must be one GPU model (model_difference), or the tune refuses.
+struct Devices {
+  std::vector<Evaluator*> lanes;
+  Evaluator* builder = nullptr;
 };
 
-}  // namespace sgt::gpu
+}  // namespace sgt::eval

@@ -14,13 +14,23 @@
 #include <string_view>
 #include <vector>
 
-#include "nvrtc_compiler.hpp"
+#include "compiled.hpp"
 #include "strategy.hpp"
 #include "trial.hpp"
 #include "evaluator.hpp"
 #include "worker_client.hpp"
 
-namespace sgt::gpu {
+namespace sgt::tune {
+
+using eval::Compiled;
+using eval::Devices;
+using eval::Evaluator;
+using eval::LaunchTile;
+using eval::ProblemSetup;
+using eval::TrialRequest;
+using eval::TrialResponse;
+using eval::WorkerClient;
+using eval::WorkerInfo;
 
 // The default tune's limits are the strategy's traits (strategy.hpp).
 using sgt::kDefaultBudgetS;
@@ -122,16 +132,6 @@ struct TuneReport {
   std::vector<DeviceReport> devices;  // every GPU that screened, in --gpu order
 };
 
-// The GPUs one tune measures on. Each lane is one GPU's evaluator (its own worker process, cuBLAS
-// baseline and cut threshold); the first that is still there at the end re-times the finalists
-// beside its cuBLAS and verifies them, so the winner's figure is a same-GPU comparison. `builder`
-// compiles for all of them (NVRTC needs no GPU and the binaries are files every worker loads);
-// nullptr: the first lane. The lanes must be one GPU model (model_difference), or the tune refuses.
-struct Devices {
-  std::vector<Evaluator*> lanes;
-  Evaluator* builder = nullptr;
-};
-
 // The worker request that runs a compiled config (the worker derives the grid from its tile and
 // the problem it holds). accuracy is set for a family of a non-strict precision class; its stress
 // cases (accuracy_stress_cases() in the problem's layout) are the caller's to add.
@@ -157,4 +157,4 @@ TuneReport run_tune(const TuneOptions& opts, Evaluator& ev, TrialStore& store,
 TuneReport run_tune(const TuneOptions& opts, const Devices& devices, TrialStore& store,
                     const std::function<void(const TuneProgress&)>& progress = {});
 
-}  // namespace sgt::gpu
+}  // namespace sgt::tune

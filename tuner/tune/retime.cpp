@@ -16,7 +16,7 @@
 #include "tune.hpp"
 #include "worker_protocol.hpp"
 
-namespace sgt::gpu {
+namespace sgt::tune {
 
 namespace {
 
@@ -424,4 +424,4 @@ Retimed retime(WorkerClient& worker, const Compiled& compiled, const WarpTileCon
   return finish();
 }
 
-}  // namespace sgt::gpu
+}  // namespace sgt::tune

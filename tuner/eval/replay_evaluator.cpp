@@ -7,8 +7,9 @@
 #include <fmt/format.h>
 
 #include "error.hpp"
+#include "instance.hpp"
 
-namespace sgt::gpu {
+namespace sgt::eval {
 
 namespace {
 
@@ -88,9 +89,7 @@ Compiled ReplayEvaluator::build(const WarpTileConfig& c, const Problem& problem)
   } else {
     out.lowered_name = "replay";
   }
-  const auto [layout, vec] = KernelCompiler::instance(c, problem.layout, out.vec_loads);
-  const auto binary =
-      KernelCompiler::name_expression(KernelCompiler::kernel_config(c), layout, vec);
+  const auto binary = resolve(c, problem.layout, out.vec_loads).name_expression;
   std::lock_guard lock(mu_);
   out.from_cache = !built_.insert(binary).second;
   if (!out.from_cache) compile_s_ += t.compile_s;
@@ -167,4 +166,4 @@ int ReplayEvaluator::evaluations() const {
   return evaluations_;
 }
 
-}  // namespace sgt::gpu
+}  // namespace sgt::eval

@@ -14,7 +14,7 @@
 #include "trial.hpp"
 #include "worker_protocol.hpp"
 
-namespace sgt::gpu {
+namespace sgt::eval {
 
 struct ProblemSetup {
   Problem problem;
@@ -98,4 +98,4 @@ class WorkerClient {
   int restarts_ = 0;
 };
 
-}  // namespace sgt::gpu
+}  // namespace sgt::eval

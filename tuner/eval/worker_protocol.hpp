@@ -16,7 +16,7 @@
 //             stress?}
 //                                          -> {status, reason, verify_error, time, cut, checksum?,
 //                                              error_ratio, stress_ratio, stress_case}
-//            l2: how each repetition finds the L2 (L2Mode, bench.hpp): "flush" (the default) or
+//            l2: how each repetition finds the L2 (L2Mode, timing.hpp): "flush" (the default) or
 //            "rotate" (the rotation's copies; the result is verified on one of them as well).
 //            accuracy (default false): once the result passed its verification, its relative L2
 //            error against an FP64 reference (cublasDgemm on double copies of A, B and C) over
@@ -76,10 +76,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "bench.hpp"
+#include "timing.hpp"
 #include "trial.hpp"
 
-namespace sgt::gpu {
+namespace sgt::eval {
 
 // 3: TMA tiles; 4: the family id picks the tile step; 5: the family's launch ABI does; 6: l2
 // (rotated operands), rotation, cublaslt_search and cublaslt; 7: a trial's accuracy against FP64
@@ -196,4 +196,4 @@ struct LtSearch {
   }
 };
 
-}  // namespace sgt::gpu
+}  // namespace sgt::eval

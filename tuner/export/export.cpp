@@ -16,6 +16,7 @@
 #include "arch.hpp"
 #include "error.hpp"
 #include "family.hpp"
+#include "instance.hpp"
 #include "trial.hpp"
 
 namespace sgt {
@@ -171,9 +172,7 @@ constexpr const char* kTableLayouts[] = {"NN", "NT", "TN", "TT"};
 // A config's kernel instance for a call in `layout` with float4 loads or not, as its family names
 // it: the very name expression NVRTC compiles when the tuner measures it.
 std::string instance_expression(const WarpTileConfig& c, const char* layout, bool vec) {
-  const auto& family = family_of(c);
-  const auto [runs, runs_vec] = family.instance(c, layout, vec);
-  return family.name_expression(c, runs, runs_vec);
+  return resolve(c, layout, vec).name_expression;
 }
 
 // The one compute capability (e.g. 90) a family has a kernel body for, or 0 when it has one for
@@ -440,14 +439,14 @@ std::string render_cpp(const Table& t) {
     for (const auto& c : configs) {
       const auto& f = family_of(c);
       std::string smem, bytes;
+      LaunchDescriptor launch;
       for (const char* layout : kTableLayouts) {
-        const auto runs = f.instance(c, layout, true).first;
-        const bool ta = runs[0] == 'T', tb = runs[1] == 'T';
-        smem += fmt::format("{}{}", smem.empty() ? "" : ", ", f.dynamic_shared_bytes(c, ta, tb));
-        bytes += fmt::format("{}{}", bytes.empty() ? "" : ", ", f.block_shared_bytes(c, ta, tb));
+        launch = resolve(c, layout, true).launch;
+        smem += fmt::format("{}{}", smem.empty() ? "" : ", ", launch.dynamic_smem_bytes);
+        bytes += fmt::format("{}{}", bytes.empty() ? "" : ", ", launch.block_smem_bytes);
       }
       line(fmt::format("    {{{}, {}, {{{}}}, {{{}}}, {}, {}}},  // {}",
-                       f.launch_abi() == LaunchAbi::tensor_maps ? 1 : 0, f.block_threads(c), smem,
+                       launch.abi == LaunchAbi::tensor_maps ? 1 : 0, launch.block_threads, smem,
                        bytes, only_architecture(f),
                        f.target_arch("sm_90") != "sm_90" ? "true" : "false", to_name(c)));
     }

@@ -1,5 +1,5 @@
-// Starting the GPUs of a tune (see fleet.hpp).
-#include "fleet.hpp"
+// Starting the GPUs of a tune (see worker_fleet.hpp).
+#include "worker_fleet.hpp"
 
 #include <fmt/format.h>
 
@@ -58,39 +58,33 @@ Devices WorkerFleet::devices(size_t i) {
   return Devices{{ev}, ev};
 }
 
-ReplayFleet::ReplayFleet(const Recording& rec, int index, unsigned compile_threads) {
-  lanes_.push_back(std::make_unique<ReplayEvaluator>(rec, compile_threads));
-  lanes_.back()->set_device(index);
+namespace {
+
+// The lanes of a fleet's workers: they live as long as the fleet.
+class WorkerLanes final : public eval::LaneSet {
+ public:
+  explicit WorkerLanes(Devices d) : d_(std::move(d)) {}
+  Devices devices() override { return d_; }
+
+ private:
+  Devices d_;
+};
+
+}  // namespace
+
+std::unique_ptr<eval::LaneSet> WorkerFleet::lanes(const Problem&, std::optional<size_t> d,
+                                                  unsigned) {
+  return std::make_unique<WorkerLanes>(d ? devices(*d) : devices());
 }
 
-size_t ReplayFleet::count(const GpuSet& gpus) {
-  if (gpus.kind == GpuSet::Kind::all) {
-    throw InputError(
-        "--gpu all with --replay: a replay has no devices to count; list the devices it stands "
-        "for, e.g. --gpu 0,1,2,3");
+bool WorkerFleet::renew(size_t d, std::string& why) {
+  try {
+    worker(d).reset();
+    return true;
+  } catch (const Error& e) {
+    why = e.what();
+    return false;
   }
-  return gpus.kind == GpuSet::Kind::list ? gpus.indices.size() : 1;
-}
-
-ReplayFleet::ReplayFleet(const Recording& rec, const GpuSet& gpus, unsigned compile_threads) {
-  const size_t n = count(gpus);
-  if (n == 1) {
-    // One device compiles and measures on one clock, as a tune on one GPU does.
-    lanes_.push_back(std::make_unique<ReplayEvaluator>(rec, compile_threads));
-    return;
-  }
-  builder_ = std::make_unique<ReplayEvaluator>(rec, compile_threads);
-  for (size_t i = 0; i < n; ++i) {
-    lanes_.push_back(std::make_unique<ReplayEvaluator>(rec, compile_threads));
-    lanes_.back()->set_device(gpus.indices[i]);
-  }
-}
-
-Devices ReplayFleet::devices() {
-  Devices d;
-  for (auto& e : lanes_) d.lanes.push_back(e.get());
-  d.builder = builder_ ? builder_.get() : d.lanes.front();
-  return d;
 }
 
 }  // namespace sgt::gpu

@@ -11,11 +11,22 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "nvrtc_compiler.hpp"
+#include "compiled.hpp"
 #include "trial.hpp"
 #include "worker_client.hpp"
 
-namespace sgt::gpu {
+namespace sgt::tune {
+
+using eval::Compiled;
+using eval::kRotationL2Factor;
+using eval::L2Mode;
+using eval::LtAlgo;
+using eval::LtSearch;
+using eval::LtSearchOptions;
+using eval::RotationInfo;
+using eval::TrialRequest;
+using eval::WorkerClient;
+using eval::WorkerInfo;
 
 // The statuses of a benchmark row besides the trial statuses (ok, incorrect, crashed, timeout,
 // compile_failed, ...) of the re-timed winner.
@@ -164,4 +175,4 @@ std::string lt_search_reason(const LtSearch& s);
 Retimed retime(WorkerClient& worker, const Compiled& compiled, const WarpTileConfig& config,
                const Problem& problem, const RetimeOptions& opts);
 
-}  // namespace sgt::gpu
+}  // namespace sgt::tune

@@ -9,7 +9,7 @@
 #include "error.hpp"
 #include "family.hpp"
 
-namespace sgt::gpu {
+namespace sgt::eval {
 
 using nlohmann::json;
 
@@ -147,4 +147,4 @@ TrialResponse trial_response_from_json(const json& j) {
   return r;
 }
 
-}  // namespace sgt::gpu
+}  // namespace sgt::eval
