@@ -18,6 +18,7 @@ void to_json(nlohmann::json& j, const DatasetHeader& h) {
        {"version", kDatasetVersion},
        {"problem", h.problem},
        {"space", h.space},
+       {"precision", std::string(to_string(h.precision))},
        {"candidates", h.candidates},
        {"measured", h.measured},
        {"complete", h.complete},
@@ -42,6 +43,14 @@ void from_json(const nlohmann::json& j, DatasetHeader& h) {
   }
   j.at("problem").get_to(h.problem);
   j.at("space").get_to(h.space);
+  h.precision = Precision::fp32;
+  if (j.contains("precision")) {
+    const auto text = j.at("precision").get<std::string>();
+    const auto p = parse_precision(text);
+    if (!p)
+      throw InputError(fmt::format("\"dataset.precision\" '{}' is not a precision class", text));
+    h.precision = *p;
+  }
   j.at("candidates").get_to(h.candidates);
   j.at("measured").get_to(h.measured);
   j.at("complete").get_to(h.complete);
@@ -74,6 +83,7 @@ DatasetHeader write_dataset(const SqliteStore& store, const DatasetSpec& spec,
   DatasetHeader h;
   h.problem = spec.problem;
   h.space = spec.space;
+  h.precision = spec.precision;
   h.candidates = static_cast<long long>(spec.candidates.size());
   h.command = spec.command;
   h.notes = spec.notes;

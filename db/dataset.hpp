@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "precision.hpp"
 #include "problem.hpp"
 #include "store.hpp"
 
@@ -24,7 +25,10 @@ inline constexpr int kDatasetVersion = 2;
 
 struct DatasetHeader {
   Problem problem;
-  std::string space;         // the candidate set, as `--space` names it
+  std::string space;  // the candidate set, as `--space` names it
+  // The precision class the candidates were enumerated under (`--precision`): a replay of the
+  // dataset takes it unless told otherwise. Absent from files written before it: fp32.
+  Precision precision = Precision::fp32;
   long long candidates = 0;  // survivors of `space` for the problem when the dataset was written
   long long measured = 0;    // of those, with a screening trial in the dataset
   bool complete = false;     // measured == candidates
@@ -53,6 +57,7 @@ struct DatasetSpec {
   GpuIdentity gpu;
   Problem problem;
   std::string space;
+  Precision precision = Precision::fp32;
   std::vector<std::string> candidates;
   std::string command, notes;
 };

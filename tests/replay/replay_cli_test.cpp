@@ -390,6 +390,52 @@ TEST(DatasetCli, WriteAndInfoRoundTrip) {
   EXPECT_NE(none.out.find("holds no trial of 8192x128x8192 TT"), std::string::npos) << none.out;
 }
 
+// A recording of the split-TF32 family is counted under the class it was tuned in: written with
+// --precision fp32-accurate it is complete and says so; written under fp32 no candidate of it
+// counts. A replay of it takes the recorded class, and --precision fp32 refuses its space.
+TEST(DatasetCli, APrecisionClassIsCountedRecordedAndReplayed) {
+  test::TempDir dir;
+  const auto db = test::sh_quote(dir.path() / "d.db");
+  ASSERT_EQ(test::run_cli("db import " + shipped("2048x2048x2048-NN") + " --db " + db).exit_code,
+            0);
+  const auto shipped_header = db::read_dataset(shipped_path("2048x2048x2048-NN")).header;
+  ASSERT_EQ(shipped_header.precision, Precision::fp32_accurate);
+  ASSERT_EQ(shipped_header.space, "tf32x3");
+  const auto write = [&](const std::string& name, const std::string& extra) {
+    return test::run_cli("dataset write --db " + db + " --shape 2048x2048x2048 --space tf32x3 -o " +
+                             test::sh_quote(dir.path() / name) + extra + " --json",
+                         false);
+  };
+  const auto accurate = write("a.json.gz", " --precision fp32-accurate");
+  ASSERT_EQ(accurate.exit_code, 0) << accurate.out;
+  const auto a = nlohmann::json::parse(accurate.out);
+  EXPECT_EQ(a.at("precision"), "fp32-accurate");
+  EXPECT_EQ(a.at("candidates"), shipped_header.candidates);
+  EXPECT_TRUE(a.at("complete").get<bool>());
+  const auto strict = write("s.json.gz", "");
+  ASSERT_EQ(strict.exit_code, 0) << strict.out;
+  const auto st = nlohmann::json::parse(strict.out);
+  EXPECT_EQ(st.at("precision"), "fp32");
+  EXPECT_EQ(st.at("candidates"), 0);
+  EXPECT_FALSE(st.at("complete").get<bool>());
+  EXPECT_EQ(db::read_dataset(dir.path() / "a.json.gz").header.precision, Precision::fp32_accurate);
+  // Files written before the field exist: they read as fp32.
+  EXPECT_EQ(db::read_dataset(shipped_path("1000x1000x1000-NN")).header.precision, Precision::fp32);
+
+  const std::string replay = "tune --replay " + test::sh_quote(dir.path() / "a.json.gz") +
+                             " --shape 2048x2048x2048 --strategy random --max-evals 8 --top 1 "
+                             "--seed 3 --json --db ";
+  const auto r = test::run_cli(replay + test::sh_quote(dir.path() / "r.db"), false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("precision"), "fp32-accurate");
+  EXPECT_EQ(j.at("measured"), 8);
+  const auto refused =
+      test::run_cli(replay + test::sh_quote(dir.path() / "f.db") + " --precision fp32");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out;
+  EXPECT_NE(refused.out.find("no valid config"), std::string::npos) << refused.out;
+}
+
 }  // namespace
 }  // namespace sgt
 
@@ -397,11 +443,12 @@ namespace sgt {
 namespace {
 
 // The model strategy as a user runs it on a replay: it learns from the shipped datasets of the
-// other shapes (never the replayed one) and stops at the budget.
+// other shapes (never the replayed one) and stops at the budget. No --space: a replay tunes the
+// space its dataset recorded (`auto` today holds spaces added after this recording).
 TEST(ReplayCli, ModelStrategyReplaysWithTheShippedHistory) {
   test::TempDir dir;
   const auto r = test::run_cli("tune --replay " + shipped("1000x1000x1000-NN") +
-                                   " --shape 1000x1000x1000 --space auto --strategy model "
+                                   " --shape 1000x1000x1000 --strategy model "
                                    "--max-evals 64 --top 2 --seed 4 --json --db " +
                                    test::sh_quote(dir.path() / "m.db"),
                                false);

@@ -4,8 +4,15 @@
 # earlier run of the same command stopped (a finished shape is skipped, a half-done one continues
 # from its stored trials; the kernel cache makes a binary compile once for every shape).
 #
-#   tools/datasets/record.sh [--bin PATH] [--seed N] OUTDIR SHAPE:LAYOUT...
+#   tools/datasets/record.sh [--bin PATH] [--seed N] [--precision P] OUTDIR SHAPE:LAYOUT...
 #   e.g. tools/datasets/record.sh out/h200 4096x4096x4096:NN 4096x4096x1024:NT
+#   SGT_DATASET_SPACE=tf32x3 tools/datasets/record.sh --precision fp32-accurate out/tc3 2048x2048x2048:NN
+#
+# --precision P (default fp32; also $SGT_DATASET_PRECISION) is passed to `tune --precision`: the
+# split-TF32 family (space tf32x3) is enumerated only under fp32-accurate, where each candidate's
+# error against FP64 is measured too. Under fp32-accurate `auto` joins every built-in space, the
+# FFMA ones as well; set SGT_DATASET_SPACE=tf32x3 to record that family alone. Write the dataset
+# with the same --precision (`sgemm-tune dataset write ... --precision fp32-accurate`).
 #
 # OUTDIR gets <shape>-<layout>.db (the tuning database: every trial with its status, registers,
 # spills, compile and measure seconds, the repetitions' median and spread, cuBLAS in the same run),
@@ -16,16 +23,18 @@ set -euo pipefail
 
 bin=build/bin/sgemm-tune
 seed=2612
+precision="${SGT_DATASET_PRECISION:-fp32}"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --bin) bin="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --precision) precision="$2"; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) break ;;
   esac
 done
 if [[ $# -lt 2 ]]; then
-  echo "usage: $0 [--bin PATH] [--seed N] OUTDIR SHAPE:LAYOUT..." >&2
+  echo "usage: $0 [--bin PATH] [--seed N] [--precision P] OUTDIR SHAPE:LAYOUT..." >&2
   exit 2
 fi
 out="$1"; shift
@@ -47,7 +56,7 @@ for item in "$@"; do
   echo "$name: tuning ($(date -u +%FT%TZ))"
   start=$(date +%s)
   if "$bin" tune --gpu auto --shape "$shape" --layout "$layout" --space "$spaces" --strategy exhaustive \
-      --db "$out/$name.db" --top 3 --seed "$seed" --json >"$out/$name.json" 2>>"$out/$name.log"; then
+      --precision "$precision" --db "$out/$name.db" --top 3 --seed "$seed" --json >"$out/$name.json" 2>>"$out/$name.log"; then
     echo "$(( $(date +%s) - start ))" >"$out/$name.done"
     echo "$name: finished in $(( $(date +%s) - start )) s"
   else

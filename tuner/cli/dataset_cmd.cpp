@@ -109,8 +109,10 @@ void print_info(const db::Dataset& ds) {
              terminal_safe(ds.gpu.fingerprint.name), ds.gpu.fingerprint.sm_count,
              ds.gpu.fingerprint.driver_version, ds.gpu.fingerprint.nvrtc_major,
              ds.gpu.fingerprint.nvrtc_minor);
-  fmt::print("  measured   {} of {} candidates of '{}'{}\n", s.measured, h.candidates,
-             terminal_safe(h.space), counted_complete(ds, s) ? " (complete)" : " (INCOMPLETE)");
+  fmt::print("  measured   {} of {} candidates of '{}'{}{}\n", s.measured, h.candidates,
+             terminal_safe(h.space),
+             h.precision == Precision::fp32 ? "" : fmt::format(" ({})", to_string(h.precision)),
+             counted_complete(ds, s) ? " (complete)" : " (INCOMPLETE)");
   if (!header_agrees(ds, s)) {
     fmt::print(
         "  WARNING    the header says {} of {}{}, but the file holds screening trials of "
@@ -144,7 +146,7 @@ void register_dataset(CLI::App& app) {
   {
     struct Opts {
       std::string db, gpu, shape, layout = "NN", space = std::string(kAutoSpace), out, command,
-                                  notes;
+                                  notes, precision = "fp32";
       bool json = false;
     };
     auto o = std::make_shared<Opts>();
@@ -162,6 +164,8 @@ void register_dataset(CLI::App& app) {
     sub->add_option("--space", o->space,
                     "The candidate set the recording covers (auto: every built-in space)")
         ->capture_default_str();
+    add_precision_option(*sub, o->precision,
+                         "whose candidates the recording covers (a replay of it takes the class)");
     sub->add_option("-o,--output", o->out, "Dataset file (.json, or .json.gz compressed)")
         ->required();
     sub->add_option("--command", o->command, "The command that measured it (stored)");
@@ -170,10 +174,12 @@ void register_dataset(CLI::App& app) {
     sub->callback([o] {
       Problem p = parse_shape(o->shape);
       p.layout = parse_layout(o->layout);
-      const auto plan = plan_suite({SuiteEntry{p, ""}}, o->space);
+      const Precision precision = parse_precision_option(o->precision);
+      const auto plan = plan_suite({SuiteEntry{p, ""}}, o->space, "", precision);
       db::DatasetSpec spec;
       spec.problem = p;
       spec.space = o->space;
+      spec.precision = precision;
       for (const auto& c : plan.front().enumeration.survivors)
         spec.candidates.push_back(to_name(c));
       spec.command = o->command;

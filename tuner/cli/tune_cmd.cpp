@@ -667,9 +667,10 @@ void register_tune(CLI::App& app) {
                        "fp32-accurate tunes those families too, measuring each candidate's error "
                        "against FP64 (a candidate above the bound is recorded inaccurate)");
   sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
-  sub->callback([o, space_opt] {
+  auto* precision_opt = sub->get_option("--precision");
+  sub->callback([o, space_opt, precision_opt] {
     const std::string layout = parse_layout(o->layout);
-    const Precision precision = parse_precision_option(o->precision);
+    Precision precision = parse_precision_option(o->precision);
     const auto shard = resolve_shard(o->shard);
     if (shard && o->shapes.empty()) throw InputError("--shard splits a suite: it needs --shapes");
     const GpuSet gpu_set = parse_gpu_set(o->gpu);
@@ -700,6 +701,14 @@ void register_tune(CLI::App& app) {
         if (!rec.space.empty()) e.space = rec.space;
       }
     }
+    // ... under the precision class it recorded, unless --precision says otherwise: a recording
+    // of fp32-accurate candidates makes the replay fp32-accurate (which admits the FFMA ones too).
+    if (!recordings.empty() && precision_opt->count() == 0) {
+      for (const auto& e : entries) {
+        if (eval::recording_for(recordings, e.problem).precision == Precision::fp32_accurate)
+          precision = Precision::fp32_accurate;
+      }
+    }
     // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
     auto plan = plan_suite(entries, o->space, o->shapes, precision);
     // Every shard plans the whole suite and deals it the same way, then keeps its own shapes.
@@ -714,7 +723,7 @@ void register_tune(CLI::App& app) {
           "space '{}' has no valid config for shape {} (see `sgemm-tune space --space {} "
           "--shape {} --explain{}`)",
           plan[0].space_name, plan[0].problem.shape(), plan[0].space_arg, plan[0].problem.shape(),
-          precision == Precision::fp32 ? "" : " --precision " + o->precision));
+          precision == Precision::fp32 ? "" : " --precision " + std::string(to_string(precision))));
     }
     if (o->dry_run) {
       const std::string arch = o->arch.empty() ? "sm_90" : o->arch;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "evaluator.hpp"
+#include "precision.hpp"
 
 namespace sgt::eval {
 
@@ -24,6 +25,8 @@ struct Recording {
   // database. A replay without --space tunes this set, so a built-in space added later does not
   // ask a recording for candidates it never had.
   std::string space = {};
+  // The precision class it was enumerated under (a dataset's header; fp32 for a database).
+  Precision precision = Precision::fp32;
 };
 
 class ReplayEvaluator final : public Evaluator {

@@ -25,7 +25,8 @@ std::vector<Recording> load_recordings(const std::vector<std::string>& files) {
     }
     if (db::is_json_recording(f)) {
       auto ds = db::read_dataset(f);
-      Recording r{f, ds.gpu.fingerprint, ds.header.problem, {}, ds.header.space};
+      Recording r{f,  ds.gpu.fingerprint, ds.header.problem,
+                  {}, ds.header.space,    ds.header.precision};
       for (auto& st : ds.trials) r.trials.push_back(std::move(st.trial));
       out.push_back(std::move(r));
       continue;
