@@ -133,340 +133,423 @@ void check_output_path(const std::string& opt, const std::string& path) {
   }
 }
 
-void run_bench(const BenchOpts& o) {
-  // Input first, then the GPU, then the store: bad input or no GPU writes nothing.
-  const Timings timings = parse_timings(o.baseline, o.l2);
-  const GpuSet gpu_set = parse_gpu_set(o.gpu);
-  const auto shard = resolve_shard(o.shard);
-  auto entries = load_suite(o.suite);
-  check_output_path("--csv", o.csv);
-  fs::path plot_script;
-  if (!o.plot.empty()) {
-    const auto ext = lower(fs::path(o.plot).extension().string());
+// One `bench` run: the suite (this shard's share of it) on the GPUs of --gpu, each shape's stored
+// winner (tuned first when none is stored and --no-tune is not given) re-timed beside the
+// baselines on the GPU that takes it, through the suite runner (tune/suite.hpp); a CSV rewritten
+// after every shape, then the table or JSON and the plot.
+class BenchRun {
+ public:
+  // Checks the input, then starts the GPUs, then opens the store: bad input or no GPU writes
+  // nothing.
+  explicit BenchRun(const BenchOpts& o);
+  void run();
+  // The JSON or the table, then the plot; throws when a shape failed or the plot did.
+  void report();
+
+ private:
+  void plan();
+  void start_gpus();
+  void open_store();
+  void bench_shape(size_t i, size_t d);
+  std::optional<db::Winner> tune_shape(size_t i, size_t d, tune::BenchRow& row);
+  void retime_winner(const db::Winner& w, size_t d, tune::BenchRow& row);
+  void ended(size_t i, const std::string& failed);
+  nlohmann::json json(double wall_s) const;
+  std::string plot_failure() const;
+
+  const BenchOpts& o_;
+  Timings timings_;
+  std::optional<ShardShare> share_;
+  Precision precision_ = Precision::fp32;
+  std::vector<SuiteEntry> entries_;
+  std::vector<PlannedShape> plan_;
+  std::vector<Problem> problems_;
+  fs::path cache_dir_;
+  fs::path plot_script_;
+  std::uint64_t seed_ = 0;
+  std::unique_ptr<gpu::WorkerFleet> fleet_;
+  const GpuFingerprint* fp_ = nullptr;
+  std::optional<db::SqliteStore> store_;
+  // One connection, one GPU's shape at a time on it.
+  std::optional<SharedStore> shared_;
+  db::GpuIdentity gpu_id_;
+  db::QueryOptions query_;
+  std::unique_ptr<gpu::KernelCompiler> compiler_;
+  unsigned jobs_ = 0;
+  std::vector<tune::BenchRow> rows_;
+  std::vector<bool> finished_;
+  std::unique_ptr<tune::History> history_;  // read once, when a shape must be tuned
+  std::chrono::steady_clock::time_point t0_;
+  tune::SuiteRun suite_;
+};
+
+BenchRun::BenchRun(const BenchOpts& o) : o_(o) {
+  plan();
+  start_gpus();
+  open_store();
+  rows_.resize(problems_.size());
+  finished_.assign(problems_.size(), false);
+  history_ = std::make_unique<tune::History>(shipped_datasets());
+}
+
+void BenchRun::plan() {
+  timings_ = parse_timings(o_.baseline, o_.l2);
+  parse_gpu_set(o_.gpu);  // checked here, started in start_gpus()
+  const auto shard = resolve_shard(o_.shard);
+  entries_ = load_suite(o_.suite);
+  check_output_path("--csv", o_.csv);
+  if (!o_.plot.empty()) {
+    const auto ext = lower(fs::path(o_.plot).extension().string());
     if (ext != ".png" && ext != ".svg") {
-      throw InputError(fmt::format("--plot '{}': expected a .png or .svg file name", o.plot));
+      throw InputError(fmt::format("--plot '{}': expected a .png or .svg file name", o_.plot));
     }
-    check_output_path("--plot", o.plot);
-    plot_script = find_plot_script(o.plot_script, "plot_bench.py");
+    check_output_path("--plot", o_.plot);
+    plot_script_ = find_plot_script(o_.plot_script, "plot_bench.py");
   }
-  std::vector<PlannedShape> plan;
-  const Precision precision = parse_precision_option(o.precision);
-  if (!o.no_tune) plan = plan_suite(entries, o.space, o.suite, precision);
-  std::optional<ShardShare> share;
+  precision_ = parse_precision_option(o_.precision);
+  if (!o_.no_tune) plan_ = plan_suite(entries_, o_.space, o_.suite, precision_);
   if (shard) {
     // A shape costs its re-timing (about one candidate's measurement), and its tune unless
     // --no-tune; whether the database already has its winner is not known alike on every shard.
     const TuneCostModel model;
     std::vector<double> costs;
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const double flops = entries[i].problem.flops();
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      const double flops = entries_[i].problem.flops();
       costs.push_back(estimate_tune_s(1, flops, model) +
-                      (o.no_tune ? 0
-                                 : estimate_tune_s(plan[i].enumeration.survivors.size(), flops,
-                                                   model, tune::kDefaultBudgetS)));
+                      (o_.no_tune ? 0
+                                  : estimate_tune_s(plan_[i].enumeration.survivors.size(), flops,
+                                                    model, tune::kDefaultBudgetS)));
     }
-    share = share_of(*shard, costs);
-    log_share(*share, "shapes", "s");
-    entries = pick(entries, *share);
-    if (!o.no_tune) plan = pick(plan, *share);
+    share_ = share_of(*shard, costs);
+    log_share(*share_, "shapes", "s");
+    entries_ = pick(entries_, *share_);
+    if (!o_.no_tune) plan_ = pick(plan_, *share_);
   }
-  std::vector<Problem> problems;
-  for (const auto& e : entries) problems.push_back(e.problem);
-  const auto cache_dir = o.cache_dir.empty() ? gpu::default_cache_dir() : fs::path(o.cache_dir);
-  const std::uint64_t seed = o.seed ? o.seed : std::random_device{}();
+  for (const auto& e : entries_) problems_.push_back(e.problem);
+  cache_dir_ = o_.cache_dir.empty() ? gpu::default_cache_dir() : fs::path(o_.cache_dir);
+  seed_ = o_.seed ? o_.seed : std::random_device{}();
+}
 
-  // A GPU set: a worker on each (one model, or it refuses), the shapes spread whole over them.
-  gpu::WorkerFleet fleet(self_exe(), gpu_set, cache_dir, {});
-  const size_t gpus = fleet.size();
-  const auto& fp = fleet.first().fingerprint;
-  for (size_t d = 0; d < gpus; ++d) {
-    const auto& info = fleet.info(d);
+// A GPU set: a worker on each (one model, or it refuses), the shapes spread whole over them.
+void BenchRun::start_gpus() {
+  fleet_ = std::make_unique<gpu::WorkerFleet>(self_exe(), parse_gpu_set(o_.gpu), cache_dir_,
+                                              std::vector<std::string>{});
+  fp_ = &fleet_->first().fingerprint;
+  for (size_t d = 0; d < fleet_->size(); ++d) {
+    const auto& info = fleet_->info(d);
     const auto& f = info.fingerprint;
     spdlog::info("GPU {}: {} (sm_{}{}, {} SMs), chosen as {}", info.device, f.name, f.cc_major,
                  f.cc_minor, f.sm_count, info.why);
   }
-  if (!o.plot.empty()) {
+  if (!o_.plot.empty()) {
     std::string why;
     if (!find_python(why)) spdlog::warn("the plot will fail: {}; the CSV will be written", why);
   }
+  compiler_ =
+      std::make_unique<gpu::KernelCompiler>(cache_dir_, gpu::CompileOptions{fp_->arch(), {}});
+  // Each GPU tunes its own shape at once: the compile threads are shared among them.
+  jobs_ = threads_per_device(static_cast<unsigned>(o_.jobs), fleet_->size());
+}
 
-  const fs::path db_path = o.db.empty() ? db::default_db_path() : fs::path(o.db);
-  std::optional<db::SqliteStore> store;
+void BenchRun::open_store() {
+  const fs::path db_path = o_.db.empty() ? db::default_db_path() : fs::path(o_.db);
   std::error_code ec;
-  if (!o.no_tune) {
-    store.emplace(db::SqliteStore::open(db_path, db::OpenMode::read_write));
+  if (!o_.no_tune) {
+    store_.emplace(db::SqliteStore::open(db_path, db::OpenMode::read_write));
   } else if (fs::exists(db_path, ec)) {
-    store.emplace(db::SqliteStore::open(db_path, db::OpenMode::read_only));
+    store_.emplace(db::SqliteStore::open(db_path, db::OpenMode::read_only));
   } else {
     spdlog::warn("no tuning database at '{}': every shape is untuned", db_path.string());
   }
-  // One connection, one GPU's shape at a time on it (SharedStore).
-  std::optional<SharedStore> shared;
-  if (store) shared.emplace(*store);
-  const auto gpu_id = db::GpuIdentity::of(fp);
-  db::QueryOptions query;
-  query.precision = precision;
+  if (store_) shared_.emplace(*store_);
+  gpu_id_ = db::GpuIdentity::of(*fp_);
+  query_.precision = precision_;
   // Served winners must come from this kernel source, driver major and NVRTC major.
-  query.reference.driver_major = fp.driver_version / 1000;
-  query.reference.nvrtc_major = fp.nvrtc_major;
-  gpu::KernelCompiler compiler(cache_dir, gpu::CompileOptions{fp.arch(), {}});
-  // Each GPU tunes its own shape at once: the compile threads are shared among them.
-  const unsigned jobs = threads_per_device(static_cast<unsigned>(o.jobs), gpus);
+  query_.reference.driver_major = fp_->driver_version / 1000;
+  query_.reference.nvrtc_major = fp_->nvrtc_major;
+}
 
-  spdlog::info("bench {}: {} shapes, {} repetitions per side and round, input seed {}", o.suite,
-               problems.size(), o.reps, seed);
-  spdlog::info("baselines {}; L2 {}", fmt::join(timings.baselines(), ", "),
-               timings.flush && timings.rotate ? "flushed, and cold by rotation"
-               : timings.flush                 ? "flushed"
-                                               : "cold by rotation");
+// No winner stored: tunes shape i on GPU d alone (its finalists re-timed there, as the winner is
+// after), as `tune --shapes` does with its defaults: model, patience, 5 minutes.
+std::optional<db::Winner> BenchRun::tune_shape(size_t i, size_t d, tune::BenchRow& row) {
+  const auto& problem = problems_[i];
+  const auto& e = plan_[i].enumeration;
+  row.space = plan_[i].space_name;
+  if (e.survivors.empty()) {
+    row.status = tune::kBenchNoConfig;
+    row.reason = fmt::format("space '{}' has no valid config for it", plan_[i].space_name);
+    return std::nullopt;
+  }
+  spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,
+               problems_.size(), tune::bench_label(problem), e.survivors.size(),
+               plan_[i].space_name);
+  tune::TuneOptions t;
+  t.problem = problem;
+  t.candidates = e.survivors;
+  t.seed = seed_;
+  t.compile_threads = jobs_;
+  t.strategy = "model";
+  t.budget_s = tune::kDefaultBudgetS;
+  t.patience = tune::default_patience(t.strategy);
+  t.history = shared_->locked([&] { return history_->trials_for(*fp_, &*store_, t.problem); });
+  auto last = std::chrono::steady_clock::now();
+  const auto r = tune::tune_on(t, *fleet_, d, *shared_, [&](const tune::TuneProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    if (p.done == p.total || now - last > std::chrono::seconds(10)) {
+      spdlog::info("{}/{} candidates, {}, elapsed {}, ETA {}", p.done, p.total, best_note(p, true),
+                   duration(p.elapsed_s), duration(p.eta_s));
+      last = now;
+    }
+  });
+  row.source = "tuned";
+  auto w = shared_->locked([&] { return store_->winner(gpu_id_, problem, query_); });
+  if (!w) {
+    row.status = tune::kBenchNoWinner;
+    std::string statuses;
+    for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
+    row.reason = "no candidate passed:" + statuses;
+  }
+  return w;
+}
+
+// The winner re-timed on GPU d beside the baselines, in rounds (tune/retime.hpp).
+void BenchRun::retime_winner(const db::Winner& w, size_t d, tune::BenchRow& row) {
+  const auto& problem = row.problem;
+  const auto& best = w.best.trial;
+  row.config = best.config_name.empty() ? to_name(best.config) : best.config_name;
+  const auto comp = compiler_->compile(best.config, problem.layout, kernel_vec_loads(problem));
+  row.loads = best.config.PACK ? "packed" : comp.vec_loads ? "float4" : "scalar";
+  if (comp.status != TrialStatus::ok) {
+    row.status = std::string(to_string(comp.status));
+    row.reason = comp.reason;
+  } else {
+    tune::RetimeOptions ro;
+    ro.repetitions = o_.reps;
+    ro.rounds = kRounds;
+    ro.seed = seed_;
+    ro.cublaslt = timings_.cublaslt;
+    ro.flush = timings_.flush;
+    ro.rotate = timings_.rotate;
+    ro.lt.max_algos = o_.lt_algos;
+    const auto m = tune::retime(fleet_->worker(d), comp, best.config, problem, ro);
+    row.repetitions = o_.reps;
+    row.cublas_ms = m.cublas.median_ms;
+    row.cublas_spread = m.cublas.spread;
+    row.lt_searched = m.lt_searched;
+    row.lt_algos = m.lt_algos;
+    row.lt_failed = m.lt_failed;
+    row.lt_algo = m.lt_algo;
+    row.lt_reason = m.lt_reason;
+    row.cublaslt_ms = m.cublaslt.median_ms;
+    row.cublaslt_spread = m.cublaslt.spread;
+    row.cublas_cold_ms = m.cublas_cold.median_ms;
+    row.cublaslt_cold_ms = m.cublaslt_cold.median_ms;
+    row.rotate_copies = m.rotate_copies;
+    if (m.status == TrialStatus::ok) {
+      row.status = "ok";
+      row.tuned_ms = m.tuned.median_ms;
+      row.tuned_spread = m.tuned.spread;
+      row.tuned_cold_ms = m.tuned_cold.median_ms;
+    } else {
+      row.status = std::string(to_string(m.status));
+      row.reason = m.reason;
+    }
+  }
+}
+
+// One shape on one GPU: its winner (tuned there first when none is stored), re-timed there beside
+// cuBLAS (log lines tagged with the GPU by the suite runner). A failure throws; the suite runner
+// makes it the row's.
+void BenchRun::bench_shape(size_t i, size_t d) {
+  const auto& problem = problems_[i];
+  auto& row = rows_[i];
+  row = tune::BenchRow{};  // a GPU lost on this shape may have begun it
+  row.problem = problem;
+  row.gpu = fp_->name;
+  row.seed = seed_;
+  row.source = "db";
+  row.device = fleet_->info(d).device;
+  std::optional<db::Winner> w;
+  if (store_) w = shared_->locked([&] { return store_->winner(gpu_id_, problem, query_); });
+  if (!w && o_.no_tune) {
+    row.status = tune::kBenchUntuned;
+    row.reason = "no winner in the database";
+    if (store_) {
+      const auto stale =
+          shared_->locked([&] { return store_->stale_trials(gpu_id_, problem, query_); });
+      if (stale.total > 0) {
+        row.reason +=
+            fmt::format(" ({} stale trials: other kernel source, driver or NVRTC)", stale.total);
+      }
+    }
+  } else if (!w) {
+    w = tune_shape(i, d, row);
+  }
+  if (w) retime_winner(*w, d, row);
+}
+
+// Shape i ended: its row logged, and the whole CSV written again.
+void BenchRun::ended(size_t i, const std::string& failed) {
+  auto& row = rows_[i];
+  if (!failed.empty()) {
+    row.status = tune::kBenchError;
+    row.reason = failed;
+  }
+  row.date = utc_timestamp();
+  if (row.measured_any()) {
+    std::string what;
+    if (row.measured()) {
+      what = fmt::format("{:.4f} ms, cuBLAS {:.4f} ms, ratio {:.3f}", row.tuned_ms, row.cublas_ms,
+                         row.ratio());
+      if (row.ratio_lt() > 0)
+        what +=
+            fmt::format(", cuBLASLt {:.4f} ms, ratio_lt {:.3f}", row.cublaslt_ms, row.ratio_lt());
+    }
+    if (row.ratio_cold() > 0) {
+      what += fmt::format("{}cold L2: {:.4f} ms, cuBLAS {:.4f} ms, ratio_cold {:.3f}",
+                          what.empty() ? "" : "; ", row.tuned_cold_ms, row.cublas_cold_ms,
+                          row.ratio_cold());
+      if (row.ratio_lt_cold() > 0)
+        what += fmt::format(", ratio_lt_cold {:.3f}", row.ratio_lt_cold());
+    }
+    spdlog::info("[{}/{}] {}: {} {}", i + 1, problems_.size(), tune::bench_label(row.problem),
+                 row.config, what);
+    if (row.lt_searched && !row.lt_reason.empty()) {
+      spdlog::warn("[{}/{}] {}: no cuBLASLt time: {}", i + 1, problems_.size(),
+                   tune::bench_label(row.problem), row.lt_reason);
+    }
+  } else {
+    spdlog::warn("[{}/{}] {}: {}{}", i + 1, problems_.size(), tune::bench_label(row.problem),
+                 row.status, row.reason.empty() ? "" : ": " + row.reason);
+  }
+  finished_[i] = true;
+  // The whole CSV again after every shape (those finished so far, in suite order), through a
+  // rename: a reader (or a crash) never sees half a file, and nothing finished is lost.
+  std::vector<tune::BenchRow> done;
+  for (size_t k = 0; k < rows_.size(); ++k) {
+    if (finished_[k]) done.push_back(rows_[k]);
+  }
+  write_file_atomically(o_.csv, tune::bench_csv(done));
+}
+
+void BenchRun::run() {
+  spdlog::info("bench {}: {} shapes, {} repetitions per side and round, input seed {}", o_.suite,
+               problems_.size(), o_.reps, seed_);
+  spdlog::info("baselines {}; L2 {}", fmt::join(timings_.baselines(), ", "),
+               timings_.flush && timings_.rotate ? "flushed, and cold by rotation"
+               : timings_.flush                  ? "flushed"
+                                                 : "cold by rotation");
+  const size_t gpus = fleet_->size();
   if (gpus > 1) {
     spdlog::info(
         "the shapes are spread over {} GPUs, each tuned (when needed) and re-timed beside "
         "cuBLAS on the GPU that takes it; {} compile thread{} each",
-        gpus, jobs, jobs == 1 ? "" : "s");
+        gpus, jobs_, jobs_ == 1 ? "" : "s");
   }
-  std::vector<tune::BenchRow> rows(problems.size());
-  std::vector<bool> finished(problems.size(), false);
-  tune::History history(shipped_datasets());  // read once, when a shape must be tuned
-  const auto t0 = std::chrono::steady_clock::now();
-
-  // One shape on one GPU: its winner (tuned there first when none is stored), re-timed there
-  // beside cuBLAS (log lines tagged with the GPU by the suite runner). A failure throws; the
-  // suite runner makes it the row's.
-  auto bench_shape = [&](size_t i, size_t d) {
-    const auto& problem = problems[i];
-    auto& row = rows[i];
-    row = tune::BenchRow{};  // a GPU lost on this shape may have begun it
-    row.problem = problem;
-    row.gpu = fp.name;
-    row.seed = seed;
-    row.source = "db";
-    row.device = fleet.info(d).device;
-    std::optional<db::Winner> w;
-    if (store) w = shared->locked([&] { return store->winner(gpu_id, problem, query); });
-    if (!w && o.no_tune) {
-      row.status = tune::kBenchUntuned;
-      row.reason = "no winner in the database";
-      if (store) {
-        const auto stale =
-            shared->locked([&] { return store->stale_trials(gpu_id, problem, query); });
-        if (stale.total > 0) {
-          row.reason +=
-              fmt::format(" ({} stale trials: other kernel source, driver or NVRTC)", stale.total);
-        }
-      }
-    } else if (!w) {
-      const auto& e = plan[i].enumeration;
-      if (e.survivors.empty()) {
-        row.status = tune::kBenchNoConfig;
-        row.space = plan[i].space_name;
-        row.reason = fmt::format("space '{}' has no valid config for it", plan[i].space_name);
-      } else {
-        spdlog::info("[{}/{}] {}: no winner stored; tuning {} configs of space {}", i + 1,
-                     problems.size(), tune::bench_label(problem), e.survivors.size(),
-                     plan[i].space_name);
-        tune::TuneOptions t;  // as `tune --shapes` with its defaults: model, patience, 5 minutes
-        t.problem = problem;
-        t.candidates = e.survivors;
-        t.seed = seed;
-        t.compile_threads = jobs;
-        t.strategy = "model";
-        t.budget_s = tune::kDefaultBudgetS;
-        t.patience = tune::default_patience(t.strategy);
-        t.history = shared->locked([&] { return history.trials_for(fp, &*store, t.problem); });
-        auto last = std::chrono::steady_clock::now();
-        // This GPU alone: the tune's finalists are re-timed on it, as the winner is below.
-        const auto r = tune::tune_on(t, fleet, d, *shared, [&](const tune::TuneProgress& p) {
-          const auto now = std::chrono::steady_clock::now();
-          if (p.done == p.total || now - last > std::chrono::seconds(10)) {
-            spdlog::info("{}/{} candidates, {}, elapsed {}, ETA {}", p.done, p.total,
-                         best_note(p, true), duration(p.elapsed_s), duration(p.eta_s));
-            last = now;
-          }
-        });
-        row.source = "tuned";
-        row.space = plan[i].space_name;
-        w = shared->locked([&] { return store->winner(gpu_id, problem, query); });
-        if (!w) {
-          row.status = tune::kBenchNoWinner;
-          std::string statuses;
-          for (const auto& [k, v] : r.status_counts) statuses += fmt::format(" {}={}", k, v);
-          row.reason = "no candidate passed:" + statuses;
-        }
-      }
-    }
-    if (w) {
-      const auto& best = w->best.trial;
-      row.config = best.config_name.empty() ? to_name(best.config) : best.config_name;
-      const auto comp = compiler.compile(best.config, problem.layout, kernel_vec_loads(problem));
-      row.loads = best.config.PACK ? "packed" : comp.vec_loads ? "float4" : "scalar";
-      if (comp.status != TrialStatus::ok) {
-        row.status = std::string(to_string(comp.status));
-        row.reason = comp.reason;
-      } else {
-        tune::RetimeOptions ro;
-        ro.repetitions = o.reps;
-        ro.rounds = kRounds;
-        ro.seed = seed;
-        ro.cublaslt = timings.cublaslt;
-        ro.flush = timings.flush;
-        ro.rotate = timings.rotate;
-        ro.lt.max_algos = o.lt_algos;
-        const auto m = tune::retime(fleet.worker(d), comp, best.config, problem, ro);
-        row.repetitions = o.reps;
-        row.cublas_ms = m.cublas.median_ms;
-        row.cublas_spread = m.cublas.spread;
-        row.lt_searched = m.lt_searched;
-        row.lt_algos = m.lt_algos;
-        row.lt_failed = m.lt_failed;
-        row.lt_algo = m.lt_algo;
-        row.lt_reason = m.lt_reason;
-        row.cublaslt_ms = m.cublaslt.median_ms;
-        row.cublaslt_spread = m.cublaslt.spread;
-        row.cublas_cold_ms = m.cublas_cold.median_ms;
-        row.cublaslt_cold_ms = m.cublaslt_cold.median_ms;
-        row.rotate_copies = m.rotate_copies;
-        if (m.status == TrialStatus::ok) {
-          row.status = "ok";
-          row.tuned_ms = m.tuned.median_ms;
-          row.tuned_spread = m.tuned.spread;
-          row.tuned_cold_ms = m.tuned_cold.median_ms;
-        } else {
-          row.status = std::string(to_string(m.status));
-          row.reason = m.reason;
-        }
-      }
-    }
-  };
-
+  t0_ = std::chrono::steady_clock::now();
   tune::SuiteHooks hooks;
   hooks.what = "bench";
   hooks.run = [&](size_t i, std::optional<size_t> d) { bench_shape(i, d.value_or(0)); };
-  hooks.ended = [&](size_t i, const std::string& failed, int) {
-    auto& row = rows[i];
-    if (!failed.empty()) {
-      row.status = tune::kBenchError;
-      row.reason = failed;
-    }
-    row.date = utc_timestamp();
-    if (row.measured_any()) {
-      std::string what;
-      if (row.measured()) {
-        what = fmt::format("{:.4f} ms, cuBLAS {:.4f} ms, ratio {:.3f}", row.tuned_ms, row.cublas_ms,
-                           row.ratio());
-        if (row.ratio_lt() > 0)
-          what +=
-              fmt::format(", cuBLASLt {:.4f} ms, ratio_lt {:.3f}", row.cublaslt_ms, row.ratio_lt());
-      }
-      if (row.ratio_cold() > 0) {
-        what += fmt::format("{}cold L2: {:.4f} ms, cuBLAS {:.4f} ms, ratio_cold {:.3f}",
-                            what.empty() ? "" : "; ", row.tuned_cold_ms, row.cublas_cold_ms,
-                            row.ratio_cold());
-        if (row.ratio_lt_cold() > 0)
-          what += fmt::format(", ratio_lt_cold {:.3f}", row.ratio_lt_cold());
-      }
-      spdlog::info("[{}/{}] {}: {} {}", i + 1, problems.size(), tune::bench_label(row.problem),
-                   row.config, what);
-      if (row.lt_searched && !row.lt_reason.empty()) {
-        spdlog::warn("[{}/{}] {}: no cuBLASLt time: {}", i + 1, problems.size(),
-                     tune::bench_label(row.problem), row.lt_reason);
-      }
-    } else {
-      spdlog::warn("[{}/{}] {}: {}{}", i + 1, problems.size(), tune::bench_label(row.problem),
-                   row.status, row.reason.empty() ? "" : ": " + row.reason);
-    }
-    finished[i] = true;
-    // The whole CSV again after every shape (those finished so far, in suite order), through a
-    // rename: a reader (or a crash) never sees half a file, and nothing finished is lost.
-    std::vector<tune::BenchRow> done;
-    for (size_t k = 0; k < rows.size(); ++k) {
-      if (finished[k]) done.push_back(rows[k]);
-    }
-    write_file_atomically(o.csv, tune::bench_csv(done));
-  };
+  hooks.ended = [&](size_t i, const std::string& failed, int) { ended(i, failed); };
   // Spread even on one GPU: a failed shape is its row's, and the next shape is measured.
-  const auto suite = tune::run_suite(problems.size(), fleet, true, hooks);
-  const auto& report = *suite.report;
-  if (report.not_run() > 0) {
-    // Every GPU was lost: the shapes none could take are error rows, so the CSV has every shape.
-    for (const size_t i : suite.not_run()) {
-      rows[i] = tune::BenchRow{};
-      rows[i].problem = problems[i];
-      rows[i].gpu = fp.name;
-      rows[i].seed = seed;
-      rows[i].status = tune::kBenchError;
-      rows[i].reason = "not measured: every GPU was lost";
-      rows[i].date = utc_timestamp();
-    }
-    write_file_atomically(o.csv, tune::bench_csv(rows));
+  suite_ = tune::run_suite(problems_.size(), *fleet_, true, hooks);
+  const auto not_run = suite_.not_run();
+  if (not_run.empty()) return;
+  // Every GPU was lost: the shapes none could take are error rows, so the CSV has every shape.
+  for (const size_t i : not_run) {
+    rows_[i] = tune::BenchRow{};
+    rows_[i].problem = problems_[i];
+    rows_[i].gpu = fp_->name;
+    rows_[i].seed = seed_;
+    rows_[i].status = tune::kBenchError;
+    rows_[i].reason = "not measured: every GPU was lost";
+    rows_[i].date = utc_timestamp();
   }
-  const double wall_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  write_file_atomically(o_.csv, tune::bench_csv(rows_));
+}
 
-  const auto summary = tune::summarize_bench(rows, kThreshold);
-  if (o.json) {
-    const nlohmann::json devices = tune::suite_devices_json(suite, fleet);
-    nlohmann::json j = {{"gpu", fp},          {"device", fleet.first().device},
-                        {"devices", devices}, {"suite", o.suite},
-                        {"reps", o.reps},     {"rounds", kRounds},
-                        {"seed", seed},       {"csv", o.csv},
-                        {"wall_s", wall_s},   {"rows", rows},
-                        {"summary", summary}};
-    j["baselines"] = timings.baselines();
-    j["precision"] = o.precision;
-    j["l2"] = timings.l2();
-    if (timings.cublaslt) {
-      const eval::LtSearchOptions lt;
-      j["cublaslt"] = {{"max_algos", o.lt_algos},
-                       {"workspace_bytes", lt.workspace_bytes},
-                       {"compute", "CUBLAS_COMPUTE_32F"}};
-    }
-    if (!o.plot.empty()) j["plot"] = o.plot;
-    if (share) j["shard"] = share_json(*share);
-    print_json(std::move(j));
+nlohmann::json BenchRun::json(double wall_s) const {
+  const auto summary = tune::summarize_bench(rows_, kThreshold);
+  nlohmann::json j = {{"gpu", *fp_},
+                      {"device", fleet_->first().device},
+                      {"devices", tune::suite_devices_json(suite_, *fleet_)},
+                      {"suite", o_.suite},
+                      {"reps", o_.reps},
+                      {"rounds", kRounds},
+                      {"seed", seed_},
+                      {"csv", o_.csv},
+                      {"wall_s", wall_s},
+                      {"rows", rows_},
+                      {"summary", summary}};
+  j["baselines"] = timings_.baselines();
+  j["precision"] = o_.precision;
+  j["l2"] = timings_.l2();
+  if (timings_.cublaslt) {
+    const eval::LtSearchOptions lt;
+    j["cublaslt"] = {{"max_algos", o_.lt_algos},
+                     {"workspace_bytes", lt.workspace_bytes},
+                     {"compute", "CUBLAS_COMPUTE_32F"}};
+  }
+  if (!o_.plot.empty()) j["plot"] = o_.plot;
+  if (share_) j["shard"] = share_json(*share_);
+  return j;
+}
+
+// --plot: draws the CSV; why it could not, or "".
+std::string BenchRun::plot_failure() const {
+  if (o_.plot.empty()) return {};
+  std::string why;
+  const auto py = find_python(why);
+  if (!py) return fmt::format("cannot draw the plot: {}; the CSV '{}' is written", why, o_.csv);
+  const int rc = run_program({*py, plot_script_.string(), o_.csv, o_.plot}, false);
+  if (rc != 0) {
+    return fmt::format("the plot script '{}' failed (exit code {}); the CSV '{}' is written",
+                       plot_script_.string(), rc, o_.csv);
+  }
+  spdlog::info("plot: {}", o_.plot);
+  return {};
+}
+
+void BenchRun::report() {
+  const double wall_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  if (o_.json) {
+    print_json(json(wall_s));
   } else {
     tune::BenchTableOptions table;
-    table.gpu_name = fp.name;
-    table.reps = o.reps;
+    table.gpu_name = fp_->name;
+    table.reps = o_.reps;
     table.rounds = kRounds;
-    table.gpus = gpus;
-    table.cublaslt = timings.cublaslt;
-    table.flush = timings.flush;
-    table.rotate = timings.rotate;
-    fmt::print("{}", tune::bench_table(rows, summary, table));
-    for (size_t d = 0; d < gpus; ++d) {
-      if (!report.lost[d].empty()) {
-        fmt::print("GPU {} was lost after {} shapes: {}\n", fleet.info(d).device, report.taken[d],
-                   terminal_safe(report.lost[d]));
+    table.gpus = fleet_->size();
+    table.cublaslt = timings_.cublaslt;
+    table.flush = timings_.flush;
+    table.rotate = timings_.rotate;
+    fmt::print("{}", tune::bench_table(rows_, tune::summarize_bench(rows_, kThreshold), table));
+    for (size_t d = 0; d < fleet_->size(); ++d) {
+      if (!suite_.report->lost[d].empty()) {
+        fmt::print("GPU {} was lost after {} shapes: {}\n", fleet_->info(d).device,
+                   suite_.report->taken[d], terminal_safe(suite_.report->lost[d]));
       }
     }
-    fmt::print("CSV: {} ({} rows); wall {}\n", o.csv, rows.size(), duration(wall_s));
+    fmt::print("CSV: {} ({} rows); wall {}\n", o_.csv, rows_.size(), duration(wall_s));
   }
   std::fflush(stdout);
 
   const auto errors =
-      std::count_if(rows.begin(), rows.end(), [](const auto& r) { return r.status == "error"; });
-  std::string failure;
-  if (!o.plot.empty()) {
-    std::string why;
-    if (const auto py = find_python(why)) {
-      const int rc = run_program({*py, plot_script.string(), o.csv, o.plot}, false);
-      if (rc != 0) {
-        failure = fmt::format("the plot script '{}' failed (exit code {}); the CSV '{}' is written",
-                              plot_script.string(), rc, o.csv);
-      } else {
-        spdlog::info("plot: {}", o.plot);
-      }
-    } else {
-      failure = fmt::format("cannot draw the plot: {}; the CSV '{}' is written", why, o.csv);
-    }
-  }
+      std::count_if(rows_.begin(), rows_.end(), [](const auto& r) { return r.status == "error"; });
+  std::string failure = plot_failure();
   if (errors > 0) {
     const auto msg = fmt::format("{} of {} shapes failed with an error (see the CSV's reason)",
-                                 errors, rows.size());
+                                 errors, rows_.size());
     failure = failure.empty() ? msg : msg + "; " + failure;
   }
   if (!failure.empty()) throw Error(failure);
+}
+
+void run_bench(const BenchOpts& o) {
+  BenchRun bench(o);
+  bench.run();
+  bench.report();
 }
 
 }  // namespace
