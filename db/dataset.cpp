@@ -95,7 +95,7 @@ DatasetHeader write_dataset(const SqliteStore& store, const DatasetSpec& spec,
     const auto& t = st.trial;
     h.created = std::min(h.created, t.timestamp);
     hashes[t.kernel_template].insert(t.kernel_hash);
-    if (t.strategy.find("/final") == std::string::npos) {
+    if (t.phase != TrialPhase::final) {
       screened.insert(t.config_name);
       if (h.cublas_median_ms == 0 && t.cublas_median_ms > 0)
         h.cublas_median_ms = t.cublas_median_ms;

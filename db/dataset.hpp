@@ -20,8 +20,9 @@ namespace sgt::db {
 
 inline constexpr std::string_view kDatasetFormat = "sgemm-tune-dataset";
 // 2: trials may carry their accuracy against FP64 (error_ratio, stress_ratio, stress_case) and the
-// status inaccurate; a version-1 file reads as it is.
-inline constexpr int kDatasetVersion = 2;
+// status inaccurate. 3: its trials are export format 2's (phase and source keys, the strategy's
+// name alone). A file of version 1 or 2 reads as it is.
+inline constexpr int kDatasetVersion = 3;
 
 struct DatasetHeader {
   Problem problem;

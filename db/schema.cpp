@@ -195,6 +195,45 @@ JOIN kernel_templates k ON k.id = t.template_id;
 
 PRAGMA user_version = 6;
 )sql"},
+    // A trial's phase (screen, look, final) and source (measured, replayed) are columns of their
+    // own (Trial::phase, Trial::source); releases before wrote them into the strategy:
+    // "replay/<strategy>" for a replayed trial, "<strategy>/final" for a finalist's re-timing,
+    // "<strategy>/look" for the last look's, "replay/<strategy>/final" for both. The rows written
+    // so get their phase and source from it and keep the strategy's name alone, so the identity
+    // (strategy, phase, source) of every row is the one its old strategy text was, and the unique
+    // index names them instead of relying on the text. The view shows them.
+    {7, R"sql(
+ALTER TABLE trials ADD COLUMN phase TEXT NOT NULL DEFAULT 'screen';
+ALTER TABLE trials ADD COLUMN source TEXT NOT NULL DEFAULT 'measured';
+
+DROP INDEX trials_identity;
+
+UPDATE trials SET source = 'replayed', strategy = substr(strategy, 8)
+  WHERE substr(strategy, 1, 7) = 'replay/';
+UPDATE trials SET phase = 'final', strategy = substr(strategy, 1, length(strategy) - 6)
+  WHERE substr(strategy, -6) = '/final';
+UPDATE trials SET phase = 'look', strategy = substr(strategy, 1, length(strategy) - 5)
+  WHERE phase = 'screen' AND substr(strategy, -5) = '/look';
+
+CREATE UNIQUE INDEX trials_identity
+  ON trials (gpu_id, problem_id, config_id, template_id, timestamp, seed, strategy, phase, source);
+
+DROP VIEW trial_details;
+CREATE VIEW trial_details AS
+SELECT t.id, g.name AS gpu, 'sm_' || g.cc_major || g.cc_minor AS arch, g.sm_count,
+       p.M || 'x' || p.N || 'x' || p.K AS shape, p.layout, p.dtype, c.name AS config,
+       k.name AS kernel_template, k.source_hash AS kernel_hash, t.status, t.reason,
+       t.median_ms, t.gflops, t.cublas_median_ms, t.error_ratio, t.stress_ratio, t.stress_case,
+       t.driver_version, t.nvrtc_major, t.tuner_version, t.strategy, t.phase, t.source, t.seed,
+       t.timestamp
+FROM trials t
+JOIN gpus g ON g.id = t.gpu_id
+JOIN problems p ON p.id = t.problem_id
+JOIN configs c ON c.id = t.config_id
+JOIN kernel_templates k ON k.id = t.template_id;
+
+PRAGMA user_version = 7;
+)sql"},
 };
 
 bool is_identifier(std::string_view s) {

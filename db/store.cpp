@@ -41,6 +41,25 @@ TrialStatus read_status(const Stmt& s, int col) {
   return *st;
 }
 
+TrialPhase read_phase(const Stmt& s, int col) {
+  const auto text = s.text(col);
+  auto p = phase_from_string(text);
+  if (!p) {
+    throw Error(fmt::format("trial has unknown phase '{}' (written by a newer sgemm-tune?)", text));
+  }
+  return *p;
+}
+
+TrialSource read_source(const Stmt& s, int col) {
+  const auto text = s.text(col);
+  auto o = source_from_string(text);
+  if (!o) {
+    throw Error(
+        fmt::format("trial has unknown source '{}' (written by a newer sgemm-tune?)", text));
+  }
+  return *o;
+}
+
 const TrialColumn kTrialColumns[] = {
     {"status", [](Stmt& s, int i, const Trial& t) { s.bind(i, to_string(t.status)); },
      [](const Stmt& s, int c, Trial& t) { t.status = read_status(s, c); }},
@@ -113,6 +132,16 @@ const TrialColumn kTrialColumns[] = {
      [](const Stmt& s, int c, Trial& t) { t.tuner_version = s.text(c); }},
     {"strategy", [](Stmt& s, int i, const Trial& t) { s.bind(i, t.strategy); },
      [](const Stmt& s, int c, Trial& t) { t.strategy = s.text(c); }},
+    // Schema 7: absent from older files (selected as NULL there; read_trial takes both from the
+    // strategy as those releases wrote it).
+    {"phase", [](Stmt& s, int i, const Trial& t) { s.bind(i, to_string(t.phase)); },
+     [](const Stmt& s, int c, Trial& t) {
+       if (!s.is_null(c)) t.phase = read_phase(s, c);
+     }},
+    {"source", [](Stmt& s, int i, const Trial& t) { s.bind(i, to_string(t.source)); },
+     [](const Stmt& s, int c, Trial& t) {
+       if (!s.is_null(c)) t.source = read_source(s, c);
+     }},
     // SQLite integers are signed 64-bit: the seed is stored as its two's-complement bit pattern.
     {"seed", [](Stmt& s, int i, const Trial& t) { s.bind(i, static_cast<long long>(t.seed)); },
      [](const Stmt& s, int c, Trial& t) { t.seed = static_cast<std::uint64_t>(s.int64(c)); }},
@@ -204,6 +233,7 @@ void StoreImpl::prepare_sql() {
       "p.M, p.N, p.K, p.layout, p.dtype, c.name, k.name, k.source_hash";
   // A file from an older binary may lack a later migration's trial column: select NULL.
   const auto trial_cols = column_names(conn, "trials");
+  roles_present = trial_cols.contains("phase") && trial_cols.contains("source");
   for (const auto& col : kTrialColumns) {
     cols += trial_cols.contains(col.name) ? fmt::format(", t.{}", col.name) : ", NULL";
   }
@@ -411,7 +441,8 @@ StoreImpl::Inserted StoreImpl::insert_trial(long long gpu, const StoredTrial& st
   }
   // The same measurement arriving twice (merge, import, a retried record) is not a new trial.
   Stmt s(conn, fmt::format("INSERT INTO trials ({}) VALUES ({}) ON CONFLICT (gpu_id, problem_id,"
-                           " config_id, template_id, timestamp, seed, strategy) DO NOTHING",
+                           " config_id, template_id, timestamp, seed, strategy, phase, source)"
+                           " DO NOTHING",
                            cols, params));
   s.bind(1, gpu).bind(2, problem).bind(3, config).bind(4, tmpl);
   s.bind(5, st.driver_version).bind(6, st.nvrtc_major);
@@ -431,10 +462,12 @@ StoreImpl::Inserted StoreImpl::insert_trial(long long gpu, const StoredTrial& st
               "SELECT t.id, (SELECT count(*) FROM edge_checks e WHERE e.trial_id = t.id)"
               " FROM trials t WHERE t.gpu_id = :gpu AND t.problem_id = :problem"
               " AND t.config_id = :config AND t.template_id = :tmpl AND t.timestamp = :ts"
-              " AND t.seed = :seed AND t.strategy = :strategy");
+              " AND t.seed = :seed AND t.strategy = :strategy AND t.phase = :phase"
+              " AND t.source = :source");
     find.bind(":gpu", gpu).bind(":problem", problem).bind(":config", config);
     find.bind(":tmpl", tmpl).bind(":ts", t.timestamp);
     find.bind(":seed", static_cast<long long>(t.seed)).bind(":strategy", t.strategy);
+    find.bind(":phase", to_string(t.phase)).bind(":source", to_string(t.source));
     if (!find.step() || find.int64(1) > 0) return r;
     trial_id = find.int64(0);
   }
@@ -460,6 +493,8 @@ StoredTrial StoreImpl::read_trial(const Stmt& s) const {
   t.kernel_template = s.text(kTemplateName);
   t.kernel_hash = s.text(kTemplateHash);
   for (int i = 0; i < kTrialColumnCount; ++i) kTrialColumns[i].read(s, kFixedCount + i, t);
+  // A file of schema 6 or older, read as it is: its strategy still carries both.
+  if (!roles_present) split_legacy_strategy(t);
   const auto parsed = from_name(t.config_name);
   for (size_t i = 0; i < kConfigFields.size(); ++i) {
     const int col = kFixedCount + kTrialColumnCount + static_cast<int>(i);
@@ -594,8 +629,9 @@ std::vector<Trial> SqliteStore::screening_order() {
   Stmt s(impl_->conn, impl_->trial_select +
                           " WHERE t.gpu_id = :gpu AND p.M = :M AND p.N = :N AND p.K = :K"
                           " AND p.layout = :layout AND p.dtype = :dtype"
-                          " AND t.strategy NOT LIKE '%/final' AND t.driver_version / 1000 = :drv"
+                          " AND t.phase <> :final AND t.driver_version / 1000 = :drv"
                           " AND t.nvrtc_major = :nvrtc ORDER BY t.id");
+  s.bind(":final", to_string(TrialPhase::final));
   s.bind(":gpu", impl_->run_gpu_id).bind(":M", p.M).bind(":N", p.N).bind(":K", p.K);
   s.bind(":layout", p.layout).bind(":dtype", p.dtype);
   s.bind(":drv", impl_->run_gpu->driver_version / 1000);

@@ -35,6 +35,9 @@ struct StoreImpl {
   bool family_present = false;
   // False only for a file of schema 1 opened read-only: it has no edge checks.
   bool edge_table = false;
+  // trials.phase and trials.source (schema 7). False only for an older file opened read-only:
+  // read_trial then takes them from the strategy, as those releases wrote them.
+  bool roles_present = false;
 
   // State of the current tune, set by begin().
   std::optional<GpuFingerprint> run_gpu;

@@ -22,7 +22,11 @@ namespace sgt::db {
 namespace {
 
 constexpr std::string_view kFormat = "sgemm-tune-trials";
-constexpr int kFormatVersion = 1;
+// 2: each trial has its phase and source as keys of their own, and its strategy is the strategy's
+// name alone; in a version-1 file both are in the strategy ("replay/<strategy>/final"), which an
+// older reader would take for a strategy's name, so it must refuse version 2 rather than read
+// every finalist as a screening trial. A version-1 file reads as it is.
+constexpr int kFormatVersion = 2;
 
 nlohmann::json to_json(const GpuIdentity& g) {
   return {{"name", g.name},
@@ -248,7 +252,7 @@ StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
     throw bad(fmt::format("bad \"gpus\" entry: {}", e.what()));
   }
   const auto& trials = j["trials"];
-  // A trial's identity in the store (the unique index of schema 5): two entries with the same one
+  // A trial's identity in the store (the unique index of schema 7): two entries with the same one
   // but other results would be answered one way by a replay and another by an import.
   std::map<std::string, size_t> identities;
   for (size_t i = 0; i < trials.size(); ++i) {
@@ -285,18 +289,19 @@ StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
                               e.label, e.problem.shape()));
       }
     }
-    const auto identity = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", st.gpu.key(), t.problem.shape(),
-                                      t.problem.layout, t.problem.dtype, t.config_name,
-                                      t.kernel_template, t.kernel_hash, t.timestamp, t.seed) +
-                          "|" + t.strategy;
+    const auto identity =
+        fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", st.gpu.key(), t.problem.shape(), t.problem.layout,
+                    t.problem.dtype, t.config_name, t.kernel_template, t.kernel_hash, t.timestamp,
+                    t.seed) +
+        fmt::format("|{}|{}|{}", t.strategy, to_string(t.phase), to_string(t.source));
     const auto [first, fresh] = identities.emplace(identity, i);
     if (!fresh && trials[first->second] != trials[i]) {
       throw bad(fmt::format(
-          "trials {} and {} are the same measurement of {} ({} {}, {}, seed {}, strategy '{}') "
-          "with different results; remove the wrong one (trials count from 0, one per line after "
-          "the header in a file sgemm-tune wrote)",
+          "trials {} and {} are the same measurement of {} ({} {}, {}, seed {}, strategy '{}', "
+          "phase {}, source {}) with different results; remove the wrong one (trials count from 0, "
+          "one per line after the header in a file sgemm-tune wrote)",
           first->second, i, t.config_name, t.problem.shape(), t.problem.layout, t.timestamp, t.seed,
-          t.strategy));
+          t.strategy, to_string(t.phase), to_string(t.source)));
     }
     d.trials.push_back(std::move(st));
   }

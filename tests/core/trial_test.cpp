@@ -1,5 +1,6 @@
-// Trials and their edge checks as JSON: round trips, files written before edge checks existed, the
-// summaries the CLI prints, and the JSON-lines store that carries them.
+// Trials and their edge checks as JSON: round trips, files written before edge checks (or the phase
+// and source keys) existed, the summaries the CLI prints, and the JSON-lines store that carries
+// them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -51,7 +52,8 @@ Trial trial_with(std::vector<EdgeCheck> checks) {
   t.kernel_template = "sgemm_warptile";
   t.kernel_hash = "abc";
   t.tuner_version = "0.1.0-test";
-  t.strategy = "exhaustive/final";
+  t.strategy = "exhaustive";
+  t.phase = TrialPhase::final;
   t.seed = 42;
   t.timestamp = "2025-06-01T12:00:00Z";
   t.edge_checks = std::move(checks);
@@ -187,6 +189,92 @@ TEST(TrialJson, ErrorRatiosAreWrittenOnlyWhereMeasured) {
   EXPECT_THROW(j.get<Trial>(), InputError);
 }
 
+// Phases and sources are stored as text, as statuses are: each name reads back as itself, and an
+// unknown one is refused rather than guessed.
+TEST(TrialRoleNames, EveryPhaseAndSourceRoundTripsThroughItsName) {
+  for (const auto p : {TrialPhase::screen, TrialPhase::look, TrialPhase::final}) {
+    EXPECT_NE(to_string(p), "unknown");
+    EXPECT_EQ(phase_from_string(to_string(p)), p) << to_string(p);
+  }
+  EXPECT_EQ(to_string(TrialPhase::screen), "screen");
+  EXPECT_EQ(to_string(TrialPhase::look), "look");
+  EXPECT_EQ(to_string(TrialPhase::final), "final");
+  EXPECT_FALSE(phase_from_string("edge").has_value());
+  EXPECT_FALSE(phase_from_string("Final").has_value());
+  for (const auto s : {TrialSource::measured, TrialSource::replayed}) {
+    EXPECT_NE(to_string(s), "unknown");
+    EXPECT_EQ(source_from_string(to_string(s)), s) << to_string(s);
+  }
+  EXPECT_EQ(to_string(TrialSource::measured), "measured");
+  EXPECT_EQ(to_string(TrialSource::replayed), "replayed");
+  EXPECT_FALSE(source_from_string("replay").has_value());
+}
+
+// A trial's phase and source are keys of their own, and the strategy is its name alone. A trial
+// written before (no such keys: export format 1, datasets 1 and 2, older --results lines) had
+// both in its strategy, and reads with the same meaning.
+TEST(TrialJson, PhaseAndSourceAreKeysAndOlderTrialsTakeThemFromTheStrategy) {
+  auto t = trial_with({});
+  t.source = TrialSource::replayed;
+  auto j = nlohmann::json(t);
+  EXPECT_EQ(j.at("strategy"), "exhaustive");
+  EXPECT_EQ(j.at("phase"), "final");
+  EXPECT_EQ(j.at("source"), "replayed");
+  auto back = nlohmann::json::parse(j.dump()).get<Trial>();
+  EXPECT_EQ(back.strategy, "exhaustive");
+  EXPECT_EQ(back.phase, TrialPhase::final);
+  EXPECT_EQ(back.source, TrialSource::replayed);
+  EXPECT_EQ(nlohmann::json(back), j);
+
+  struct Old {
+    const char* strategy;
+    const char* name;
+    TrialPhase phase;
+    TrialSource source;
+  };
+  const Old old[] = {
+      {"model", "model", TrialPhase::screen, TrialSource::measured},
+      {"model/final", "model", TrialPhase::final, TrialSource::measured},
+      {"anneal/look", "anneal", TrialPhase::look, TrialSource::measured},
+      {"replay/exhaustive", "exhaustive", TrialPhase::screen, TrialSource::replayed},
+      {"replay/exhaustive/final", "exhaustive", TrialPhase::final, TrialSource::replayed},
+      {"replay/random/look", "random", TrialPhase::look, TrialSource::replayed},
+      {"fixture-test", "fixture-test", TrialPhase::screen, TrialSource::measured},
+  };
+  for (const auto& o : old) {
+    j.erase("phase");
+    j.erase("source");
+    j["strategy"] = o.strategy;
+    back = j.get<Trial>();
+    EXPECT_EQ(back.strategy, o.name) << o.strategy;
+    EXPECT_EQ(back.phase, o.phase) << o.strategy;
+    EXPECT_EQ(back.source, o.source) << o.strategy;
+    // Written again, it is today's form.
+    const auto again = nlohmann::json(back);
+    EXPECT_EQ(again.at("strategy"), o.name);
+    EXPECT_EQ(again.at("phase"), to_string(o.phase));
+    EXPECT_EQ(again.at("source"), to_string(o.source));
+  }
+
+  // With the keys, the strategy is taken as written: no suffix is read into it.
+  j["strategy"] = "exhaustive/final";
+  j["phase"] = "screen";
+  j["source"] = "measured";
+  back = j.get<Trial>();
+  EXPECT_EQ(back.strategy, "exhaustive/final");
+  EXPECT_EQ(back.phase, TrialPhase::screen);
+
+  auto one = j;
+  one.erase("source");
+  EXPECT_THROW(one.get<Trial>(), InputError);
+  auto unknown = j;
+  unknown["phase"] = "edge";
+  EXPECT_THROW(unknown.get<Trial>(), InputError);
+  unknown = j;
+  unknown["source"] = "simulated";
+  EXPECT_THROW(unknown.get<Trial>(), InputError);
+}
+
 TEST(EdgeCheckSummary, SaysAllPassedOrNamesTheFailures) {
   EXPECT_EQ(edge_check_summary({}), "not verified on edge cases");
 
@@ -221,14 +309,17 @@ TEST(EdgeCheckSummary, SaysAllPassedOrNamesTheFailures) {
 TEST(JsonLinesStore, KeepsEdgeChecksAndReadsOldLines) {
   test::TempDir dir;
   const auto path = dir.path() / "results.jsonl";
-  // A line as written before edge checks existed, with no "edge_checks" key.
+  // A line as written before edge checks existed, with no "edge_checks" key (nor "phase" and
+  // "source", which came later still): a screening trial.
   auto old = nlohmann::json(trial_with({}));
   old.erase("edge_checks");
+  old.erase("phase");
+  old.erase("source");
   old["strategy"] = "exhaustive";
   std::ofstream(path) << old.dump() << "\n";
 
   Trial fresh = trial_with({edge("offset", 130, 66, 18, "TN", true)});
-  fresh.strategy = "exhaustive";
+  fresh.phase = TrialPhase::screen;
   fresh.config = test::config("wt_128x64x16_w64x32_wn2_t4x4_n128_mb2");
   fresh.config_name = "wt_128x64x16_w64x32_wn2_t4x4_n128_mb2";
   {
@@ -246,6 +337,31 @@ TEST(JsonLinesStore, KeepsEdgeChecksAndReadsOldLines) {
   ASSERT_EQ(back->edge_checks.size(), 1u);
   EXPECT_EQ(back->edge_checks[0].label, "offset");
   EXPECT_EQ(back->edge_checks[0].problem.layout, "TN");
+}
+
+// A --results file of an earlier release marks a finalist's re-timing by its strategy only
+// ("<strategy>/final"): resumed, that line is still a finalist, never the config's screening trial.
+TEST(JsonLinesStore, AnOlderFinalistLineIsNotAScreeningTrial) {
+  test::TempDir dir;
+  const auto path = dir.path() / "results.jsonl";
+  auto line = nlohmann::json(trial_with({}));
+  line.erase("phase");
+  line.erase("source");
+  line["strategy"] = "replay/exhaustive/final";
+  std::ofstream(path) << line.dump() << "\n";
+  JsonLinesStore store(path);
+  store.begin(GpuFingerprint{}, trial_with({}).problem);
+  EXPECT_FALSE(store.finished(test::kSeed, "abc").has_value());
+
+  line["strategy"] = "replay/exhaustive";
+  std::ofstream(path, std::ios::app) << line.dump() << "\n";
+  JsonLinesStore again(path);
+  again.begin(GpuFingerprint{}, trial_with({}).problem);
+  const auto found = again.finished(test::kSeed, "abc");
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->strategy, "exhaustive");
+  EXPECT_EQ(found->phase, TrialPhase::screen);
+  EXPECT_EQ(found->source, TrialSource::replayed);
 }
 
 TEST(Trial, GpusShareATuneOnlyWhenTheirModelClocksAndDriverAgree) {

@@ -2,6 +2,8 @@
 // foreign files refused with the reason.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "dataset.hpp"
 #include "db_test_util.hpp"
 #include "error.hpp"
@@ -161,6 +163,35 @@ TEST(Dataset, CarriesTheAccuracyOfEveryTrialAndReadsVersion1) {
   const auto back = read_dataset(v1);
   ASSERT_EQ(back.trials.size(), 3u);
   for (const auto& st : back.trials) EXPECT_FALSE(st.trial.error_ratio.has_value());
+}
+
+// Every shipped dataset (versions 1 and 2, export format 1) marks a finalist's re-timing by its
+// strategy only ("exhaustive/final"): read today, the same trials are finalists by their phase,
+// every strategy is the strategy's name alone, and the screened configs are what the header counts.
+TEST(Dataset, EveryShippedDatasetReadsWithTheSameFinalists) {
+  const auto dir = std::filesystem::path(SGT_TEST_SOURCE_DIR) / "datasets" / "h200";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (!entry.path().string().ends_with(".json.gz")) continue;
+    ++files;
+    const auto raw = nlohmann::json::parse(*read_file_maybe_gzip(entry.path()));
+    const auto ds = read_dataset(entry.path());
+    const auto& trials = raw.at("trials");
+    ASSERT_EQ(ds.trials.size(), trials.size()) << entry.path();
+    std::set<std::string> screened;
+    for (size_t i = 0; i < trials.size(); ++i) {
+      const auto& rt = trials[i].at("trial");
+      const std::string strategy = rt.at("strategy");
+      const auto& t = ds.trials[i].trial;
+      EXPECT_EQ(t.phase == TrialPhase::final, strategy.ends_with("/final")) << strategy;
+      EXPECT_EQ(t.source == TrialSource::replayed, strategy.starts_with("replay/")) << strategy;
+      EXPECT_EQ(t.strategy.find('/'), std::string::npos) << strategy;
+      EXPECT_FALSE(rt.contains("phase"));
+      if (t.phase != TrialPhase::final) screened.insert(t.config_name);
+    }
+    EXPECT_EQ(static_cast<long long>(screened.size()), ds.header.measured) << entry.path();
+  }
+  EXPECT_EQ(files, 12);
 }
 
 // A dataset is an export: `db import` takes it as it is, compressed or not.

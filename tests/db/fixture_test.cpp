@@ -268,6 +268,55 @@ TEST(ReleaseFixture, AWritersOpenAddsTheErrorRatioAndTheFileKeepsServing) {
   EXPECT_EQ(q.at("source"), "exact");
 }
 
+// Schema 7 moves each trial's phase and source out of its strategy text. The previous release's
+// file stores "model" and "model/final": read as it is, its five finalists are finalists; after a
+// writer's migration they are so by their column, every strategy is "model", and the file serves
+// its winners as before.
+TEST(ReleaseFixture, AWritersOpenMovesEachTrialsPhaseOutOfItsStrategy) {
+  test::TempDir dir;
+  const auto db = dir.path() / "tuning.db";
+  fs::copy_file(fixture(), db);
+  const auto expect_roles = [](const std::vector<StoredTrial>& all) {
+    ASSERT_EQ(all.size(), 224u);
+    int finals = 0;
+    for (const auto& st : all) {
+      EXPECT_EQ(st.trial.strategy, "model");
+      EXPECT_EQ(st.trial.source, TrialSource::measured);
+      finals += st.trial.phase == TrialPhase::final;
+    }
+    EXPECT_EQ(finals, 5);
+  };
+  expect_roles(SqliteStore::open(db, OpenMode::read_only).trials());
+  expect_roles(SqliteStore::open(db, OpenMode::read_write).trials());
+  const auto count = [&](const char* sql) {
+    Connection c(db, SQLITE_OPEN_READONLY, 1000);
+    Stmt s(c, sql);
+    s.step();
+    return s.int64(0);
+  };
+  EXPECT_EQ(count("SELECT count(*) FROM trials WHERE strategy = 'model'"), 224);
+  EXPECT_EQ(count("SELECT count(*) FROM trials WHERE phase = 'final'"), 5);
+  EXPECT_EQ(count("SELECT count(*) FROM trials WHERE phase = 'screen' AND source = 'measured'"),
+            219);
+  const auto query = [&](const std::string& extra) {
+    const auto q =
+        test::run_cli("query --gpu 'NVIDIA H200' --shape 1000x1000x1000 --layout NN --json --db " +
+                          test::sh_quote(db) + extra,
+                      false);
+    EXPECT_EQ(q.exit_code, 0) << q.out;
+    return nlohmann::json::parse(q.out);
+  };
+  // The current winner was screened only (the finalists were TMA configs, now stale); the stale
+  // one is the finalist that passed its edge checks.
+  auto j = query("");
+  EXPECT_EQ(j.at("config_name"), kCurrentWinner);
+  EXPECT_EQ(j.at("winner").at("trial").at("phase"), "screen");
+  j = query(" --allow-stale");
+  EXPECT_EQ(j.at("config_name"), kStaleWinner);
+  EXPECT_EQ(j.at("winner").at("trial").at("phase"), "final");
+  EXPECT_EQ(j.at("winner").at("trial").at("strategy"), "model");
+}
+
 bool wal_or_shm_beside(const fs::path& db) {
   return fs::exists(db.string() + "-wal") || fs::exists(db.string() + "-shm");
 }

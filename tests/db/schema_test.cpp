@@ -13,6 +13,7 @@
 #include <sqlite3.h>
 
 #include "db_test_util.hpp"
+#include "release_schemas.hpp"
 #include "error.hpp"
 #include "schema.hpp"
 #include "test_support.hpp"
@@ -131,63 +132,8 @@ TEST(Schema, AddsAMissingConfigColumnAndReadersFallBackToTheName) {
   EXPECT_EQ(s.int64(0), 1);
 }
 
-// A database as sgemm-tune 0.1 wrote it, schema version 1: migration 1 as released (frozen here,
-// since the test must not follow later edits) plus the config columns its binary added, the ten
-// parameters of the seed kernel. Two GPUs, three trials.
-constexpr const char* kSchemaV1 = R"sql(
-PRAGMA application_id = 1397183537;
-CREATE TABLE gpus (
-  id INTEGER PRIMARY KEY, name TEXT NOT NULL, cc_major INTEGER NOT NULL,
-  cc_minor INTEGER NOT NULL, sm_count INTEGER NOT NULL, uuid TEXT NOT NULL,
-  memory_bytes INTEGER NOT NULL, l2_bytes INTEGER NOT NULL, smem_optin_bytes INTEGER NOT NULL,
-  sm_clock_khz INTEGER NOT NULL, mem_clock_khz INTEGER NOT NULL, driver_version INTEGER NOT NULL,
-  runtime_version INTEGER NOT NULL, nvrtc_major INTEGER NOT NULL, nvrtc_minor INTEGER NOT NULL,
-  last_seen TEXT NOT NULL, UNIQUE (name, cc_major, cc_minor, sm_count));
-CREATE TABLE problems (
-  id INTEGER PRIMARY KEY, M INTEGER NOT NULL CHECK (M > 0), N INTEGER NOT NULL CHECK (N > 0),
-  K INTEGER NOT NULL CHECK (K > 0), layout TEXT NOT NULL, dtype TEXT NOT NULL,
-  UNIQUE (M, N, K, layout, dtype));
-CREATE TABLE kernel_templates (
-  id INTEGER PRIMARY KEY, name TEXT NOT NULL, source_hash TEXT NOT NULL,
-  UNIQUE (name, source_hash));
-CREATE TABLE configs (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-CREATE TABLE trials (
-  id INTEGER PRIMARY KEY, gpu_id INTEGER NOT NULL REFERENCES gpus (id),
-  problem_id INTEGER NOT NULL REFERENCES problems (id),
-  config_id INTEGER NOT NULL REFERENCES configs (id),
-  template_id INTEGER NOT NULL REFERENCES kernel_templates (id),
-  driver_version INTEGER NOT NULL, nvrtc_major INTEGER NOT NULL, status TEXT NOT NULL,
-  reason TEXT NOT NULL, median_ms REAL, min_ms REAL, max_ms REAL, spread REAL,
-  repetitions INTEGER NOT NULL, cut_early INTEGER NOT NULL, gflops REAL, verify_error REAL,
-  registers INTEGER NOT NULL, spill_bytes INTEGER NOT NULL, stack_bytes INTEGER NOT NULL,
-  shared_bytes INTEGER NOT NULL, cublas_median_ms REAL, tuner_version TEXT NOT NULL,
-  strategy TEXT NOT NULL, seed INTEGER NOT NULL, timestamp TEXT NOT NULL);
-CREATE UNIQUE INDEX trials_identity
-  ON trials (gpu_id, problem_id, config_id, template_id, timestamp, seed);
-CREATE INDEX trials_ranking ON trials (gpu_id, problem_id, status, median_ms);
-CREATE VIEW trial_details AS
-SELECT t.id, g.name AS gpu, 'sm_' || g.cc_major || g.cc_minor AS arch, g.sm_count,
-       p.M || 'x' || p.N || 'x' || p.K AS shape, p.layout, p.dtype, c.name AS config,
-       k.name AS kernel_template, k.source_hash AS kernel_hash, t.status, t.reason,
-       t.median_ms, t.gflops, t.cublas_median_ms, t.driver_version, t.nvrtc_major,
-       t.tuner_version, t.strategy, t.seed, t.timestamp
-FROM trials t
-JOIN gpus g ON g.id = t.gpu_id
-JOIN problems p ON p.id = t.problem_id
-JOIN configs c ON c.id = t.config_id
-JOIN kernel_templates k ON k.id = t.template_id;
-PRAGMA user_version = 1;
-ALTER TABLE configs ADD COLUMN "BM" INTEGER;
-ALTER TABLE configs ADD COLUMN "BN" INTEGER;
-ALTER TABLE configs ADD COLUMN "BK" INTEGER;
-ALTER TABLE configs ADD COLUMN "WM" INTEGER;
-ALTER TABLE configs ADD COLUMN "WN" INTEGER;
-ALTER TABLE configs ADD COLUMN "WNITER" INTEGER;
-ALTER TABLE configs ADD COLUMN "TM" INTEGER;
-ALTER TABLE configs ADD COLUMN "TN" INTEGER;
-ALTER TABLE configs ADD COLUMN "NUM_THREADS" INTEGER;
-ALTER TABLE configs ADD COLUMN "MIN_BLOCKS" INTEGER;
-)sql";
+// A database as sgemm-tune 0.1 wrote it, schema version 1: kSchemaV1 (release_schemas.hpp).
+using test::kSchemaV1;
 
 struct V1Trial {
   GpuFingerprint gpu;
@@ -373,7 +319,8 @@ TEST(Schema, NewerRollbackJournalDatabaseIsNotEvenConvertedToWal) {
   {
     Connection c(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, 1000);
     c.exec_script(
-        "PRAGMA application_id = 1397183537; CREATE TABLE future (x); PRAGMA user_version = 7");
+        "PRAGMA application_id = 1397183537; CREATE TABLE future (x); PRAGMA user_version = " +
+        std::to_string(latest_schema_version() + 1));
   }
   const auto bytes = test::read_bytes(path);
   ASSERT_EQ(bytes[18], 1);  // legacy (rollback journal) file format

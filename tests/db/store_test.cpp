@@ -116,7 +116,8 @@ TEST_F(StoreTest, RecordingTheSameTrialTwiceKeepsOneRow) {
 
 // A finalist's re-timing may carry its screening trial's timestamp (to the second) and seed: it
 // is still a measurement of its own, kept beside the screening one (before schema 5 it was
-// dropped as the screening trial stored twice, and its edge checks went to that trial).
+// dropped as the screening trial stored twice, and its edge checks went to that trial). Its phase
+// tells them apart (schema 7), and so does the source: a replay's trial beside a measured one.
 TEST_F(StoreTest, AFinalistsRetimingInTheSameSecondIsKept) {
   const auto p = shape(512, 512, 512);
   auto store = rw();
@@ -124,14 +125,25 @@ TEST_F(StoreTest, AFinalistsRetimingInTheSameSecondIsKept) {
   auto screened = make_trial(p, 0, 1.0);
   screened.strategy = "exhaustive";
   auto final = screened;
-  final.strategy = "exhaustive/final";
+  final.phase = TrialPhase::final;
   final.time.median_ms = 0.9;
+  auto replayed = screened;
+  replayed.source = TrialSource::replayed;
   store.record(screened);
   store.record(final);
   store.record(final);  // still one row per measurement
+  store.record(replayed);
   const auto all = store.trials();
-  ASSERT_EQ(all.size(), 2u);
-  EXPECT_NE(all[0].trial.strategy, all[1].trial.strategy);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].trial.phase, TrialPhase::screen);
+  EXPECT_EQ(all[1].trial.phase, TrialPhase::final);
+  EXPECT_EQ(all[1].trial.time.median_ms, 0.9);
+  EXPECT_EQ(all[2].trial.source, TrialSource::replayed);
+  for (const auto& st : all) EXPECT_EQ(st.trial.strategy, "exhaustive");
+  // The resumed search's screening leaves the finalist out.
+  const auto order = store.screening_order();
+  ASSERT_EQ(order.size(), 2u);
+  for (const auto& t : order) EXPECT_NE(t.phase, TrialPhase::final);
 }
 
 TEST_F(StoreTest, BeginKeepsOneGpuRowWithTheLatestFingerprint) {

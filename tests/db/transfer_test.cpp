@@ -79,6 +79,62 @@ TEST(Transfer, ExportImportRoundTrip) {
   EXPECT_EQ(content(b), content(a));
 }
 
+// Export format 2 writes each trial's phase and source as keys of their own; a file of format 1
+// (every export and dataset written before) has both in the strategy, and imports with the same
+// meaning: the same trials, a finalist and its screening trial in the same second both kept.
+TEST(Transfer, AFormat1ExportImportsWithThePhaseAndSourceItsStrategyCarried) {
+  TempDir dir;
+  const auto p = shape(1024, 1024, 1024);
+  auto a = SqliteStore::open(dir.path() / "a.db", OpenMode::read_write);
+  a.begin(test::h200(), p);
+  auto screened = make_trial(p, 0, 1.0);
+  screened.strategy = "model";
+  auto final = screened;
+  final.phase = TrialPhase::final;
+  final.time.median_ms = 0.95;
+  final.edge_checks = test::edge_checks(p, 2);
+  auto look = make_trial(p, 1, 1.1);
+  look.strategy = "model";
+  look.phase = TrialPhase::look;
+  auto replayed = make_trial(p, 2, 1.2);
+  replayed.strategy = "exhaustive";
+  replayed.source = TrialSource::replayed;
+  auto replayed_final = replayed;
+  replayed_final.phase = TrialPhase::final;
+  for (const auto& t : {screened, final, look, replayed, replayed_final}) a.record(t);
+
+  auto j = a.export_json();
+  EXPECT_EQ(j.at("format_version"), 2);
+  // As a release before wrote it.
+  j["format_version"] = 1;
+  // (strategy as written today, as written before)
+  const std::vector<std::pair<std::string, std::string>> legacy = {
+      {"model", "model"},
+      {"model", "model/final"},
+      {"model", "model/look"},
+      {"exhaustive", "replay/exhaustive"},
+      {"exhaustive", "replay/exhaustive/final"}};
+  ASSERT_EQ(j.at("trials").size(), legacy.size());
+  for (size_t i = 0; i < legacy.size(); ++i) {
+    auto& t = j["trials"][i]["trial"];
+    EXPECT_EQ(t.at("strategy"), legacy[i].first);
+    t["strategy"] = legacy[i].second;
+    t.erase("phase");
+    t.erase("source");
+  }
+  auto b = SqliteStore::open(dir.path() / "b.db", OpenMode::read_write);
+  const auto r = b.import_json(j, "format1.json");
+  EXPECT_EQ(r.trials_added, 5);
+  EXPECT_EQ(r.edge_checks_added, 2);
+  const auto ta = a.trials(), tb = b.trials();
+  ASSERT_EQ(ta.size(), tb.size());
+  for (size_t i = 0; i < ta.size(); ++i)
+    EXPECT_EQ(test::as_json(ta[i].trial), test::as_json(tb[i].trial)) << legacy[i].second;
+  EXPECT_EQ(content(b), content(a));
+  // The format-2 export of the same trials is the same measurements: nothing added.
+  EXPECT_EQ(b.import_json(a.export_json(), "format2.json").trials_added, 0);
+}
+
 TEST(Transfer, UntimedTrialsSurviveTheJsonFile) {
   // JSON text has no NaN: the export writes null and the import reads it back as NaN.
   TempDir dir;

@@ -668,7 +668,7 @@ TEST(SeveralGpus, AFaultOnOneLaneReplacesOnlyItsWorkerAndNothingIsMeasuredTwice)
   EXPECT_EQ(r.devices[0].measured + r.devices[1].measured, static_cast<int>(o.candidates.size()));
   std::set<std::string> seen;
   for (const auto& t : store.trials) {
-    if (t.strategy.ends_with("/final")) continue;
+    if (t.phase == TrialPhase::final) continue;
     EXPECT_TRUE(seen.insert(t.config_name).second) << t.config_name << " measured twice";
     if (t.config_name == lane1.faulted) {
       EXPECT_EQ(t.status, TrialStatus::crashed) << t.reason;

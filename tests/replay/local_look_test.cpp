@@ -134,12 +134,13 @@ TEST(LocalLook, AConvergedSearchMeasuresTheBestsUnmeasuredNeighbourAndItWins) {
   EXPECT_EQ(r.finalists.front().trial.config_name, s.optimum);
   int look_trials = 0;
   for (const auto& t : store.trials) {
-    if (t.strategy.ends_with("/look")) {
+    if (t.phase == TrialPhase::look) {
       ++look_trials;
-      EXPECT_EQ(t.strategy, "replay/exhaustive/look");
+      EXPECT_EQ(t.strategy, "exhaustive");
+      EXPECT_EQ(t.source, TrialSource::replayed);
     }
-    if (t.config_name == s.optimum && !t.strategy.ends_with("/final"))
-      EXPECT_TRUE(t.strategy.ends_with("/look")) << t.strategy;
+    if (t.config_name == s.optimum && t.phase != TrialPhase::final)
+      EXPECT_EQ(t.phase, TrialPhase::look) << to_string(t.phase);
   }
   EXPECT_EQ(look_trials, r.look_measured);
   // Each candidate once.

@@ -32,7 +32,7 @@ HeldOut held_out(const std::string& name, const std::vector<std::string>& others
   h.problem = ds.header.problem;
   for (const auto& st : ds.trials) {
     const auto& t = st.trial;
-    if (t.strategy.ends_with("/final")) continue;
+    if (t.phase == TrialPhase::final) continue;
     h.candidates.push_back(t.config);
     h.speed.push_back(t.status == TrialStatus::ok && !t.cut_early && t.time.median_ms > 0
                           ? t.cublas_median_ms / t.time.median_ms

@@ -11,6 +11,7 @@
 
 #include "dataset.hpp"
 #include "space.hpp"
+#include "store.hpp"
 #include "test_support.hpp"
 
 namespace sgt {
@@ -76,6 +77,67 @@ TEST(ReplayCli, TuneReplaysADatasetAndStoresItsTrials) {
   EXPECT_EQ(wq.exit_code, 0) << wq.out;
   EXPECT_NE(wq.out.find("exact winner for 512x2048x512 NT f32 on NVIDIA H200"), std::string::npos)
       << wq.out;
+}
+
+// A replayed tune stores every trial with the source replayed and the strategy's name alone, the
+// finalists' re-timings with the phase final; `db export` writes both as keys of their own and
+// `db import` into another database gives back the very same trials.
+TEST(ReplayCli, AReplayStoresItsRolesAndExportThenImportKeepsThem) {
+  test::TempDir dir;
+  const auto a = dir.path() / "a.db", b = dir.path() / "b.db";
+  const auto exported = dir.path() / "a.json";
+  const auto r = test::run_cli("tune --replay " + shipped("512x2048x512-NT") +
+                                   " --shape 512x2048x512 --layout NT --space tma-small --top 3 "
+                                   "--strategy random --max-evals 40 --seed 5 --json --db " +
+                                   test::sh_quote(a),
+                               false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto finalists = nlohmann::json::parse(r.out).at("finalists");
+  ASSERT_FALSE(finalists.empty());
+  for (const auto& f : finalists) {
+    EXPECT_EQ(f.at("trial").at("phase"), "final");
+    EXPECT_EQ(f.at("trial").at("source"), "replayed");
+    EXPECT_EQ(f.at("trial").at("strategy"), "random");
+  }
+
+  const auto roles = [](const std::filesystem::path& db) {
+    std::map<std::string, int> out;
+    for (const auto& st : db::SqliteStore::open(db, db::OpenMode::read_only).trials()) {
+      ++out[fmt::format("{} {} {}", st.trial.strategy, to_string(st.trial.phase),
+                        to_string(st.trial.source))];
+    }
+    return out;
+  };
+  const std::map<std::string, int> expected = {
+      {"random screen replayed", 40},
+      {"random final replayed", static_cast<int>(finalists.size())}};
+  EXPECT_EQ(roles(a), expected);
+
+  ASSERT_EQ(
+      test::run_cli("db export --json " + test::sh_quote(exported) + " --db " + test::sh_quote(a))
+          .exit_code,
+      0);
+  std::ifstream in(exported);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("format_version"), 2);
+  for (const auto& e : j.at("trials")) {
+    EXPECT_EQ(e.at("trial").at("source"), "replayed");
+    EXPECT_EQ(e.at("trial").at("strategy"), "random");
+  }
+  const auto imp =
+      test::run_cli("db import " + test::sh_quote(exported) + " --db " + test::sh_quote(b));
+  ASSERT_EQ(imp.exit_code, 0) << imp.out;
+  EXPECT_EQ(roles(b), expected);
+  const auto ta = db::SqliteStore::open(a, db::OpenMode::read_only).trials();
+  const auto tb = db::SqliteStore::open(b, db::OpenMode::read_only).trials();
+  ASSERT_EQ(ta.size(), tb.size());
+  for (size_t i = 0; i < ta.size(); ++i)
+    EXPECT_EQ(nlohmann::json(ta[i].trial), nlohmann::json(tb[i].trial)) << i;
+  // Imported again: the same measurements, nothing added.
+  const auto again = test::run_cli(
+      "db import --json " + test::sh_quote(exported) + " --db " + test::sh_quote(b), false);
+  ASSERT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(nlohmann::json::parse(again.out).at("trials_added"), 0);
 }
 
 TEST(ReplayCli, AShapeWithoutARecordingIsBadInputBeforeAnythingIsStored) {
@@ -170,7 +232,7 @@ std::map<std::pair<std::string, std::string>, int> screened(const std::filesyste
   std::string line;
   while (std::getline(in, line)) {
     const auto t = nlohmann::json::parse(line);
-    if (t.at("strategy").get<std::string>().ends_with("/final")) continue;
+    if (t.at("phase") == "final") continue;
     const auto& p = t.at("problem");
     ++out[{fmt::format("{}x{}x{} {}", p.at("M").get<int>(), p.at("N").get<int>(),
                        p.at("K").get<int>(), p.at("layout").get<std::string>()),

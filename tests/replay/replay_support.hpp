@@ -49,7 +49,7 @@ class MemoryStore final : public TrialStore {
   std::vector<std::string> screened() const {
     std::vector<std::string> out;
     for (const auto& t : trials) {
-      if (!t.strategy.ends_with("/final")) out.push_back(t.config_name);
+      if (t.phase != TrialPhase::final) out.push_back(t.config_name);
     }
     return out;
   }

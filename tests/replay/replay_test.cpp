@@ -41,7 +41,7 @@ tune::TuneOptions options(const Recording& r, std::vector<WarpTileConfig> candid
 const Trial* recorded_screening_best(const Recording& r) {
   const Trial* best = nullptr;
   for (const auto& t : r.trials) {
-    if (t.strategy.ends_with("/final") || t.status != TrialStatus::ok || t.cut_early) continue;
+    if (t.phase == TrialPhase::final || t.status != TrialStatus::ok || t.cut_early) continue;
     if (!best || t.time.median_ms < best->time.median_ms) best = &t;
   }
   return best;
@@ -62,7 +62,7 @@ TEST(ReplayTune, ExhaustiveReplayOfAShippedDatasetReproducesItsRecording) {
   std::map<std::string, int> recorded_status;
   int recorded_cut = 0;
   for (const auto& t : rec.trials) {
-    if (t.strategy.ends_with("/final")) continue;
+    if (t.phase == TrialPhase::final) continue;
     ++recorded_status[std::string(to_string(t.status))];
     recorded_cut += t.cut_early;
   }
@@ -70,8 +70,9 @@ TEST(ReplayTune, ExhaustiveReplayOfAShippedDatasetReproducesItsRecording) {
   EXPECT_EQ(r.cut_early, recorded_cut);
   std::set<std::string> names;
   for (const auto& t : store.trials) {
-    if (!t.strategy.ends_with("/final")) EXPECT_TRUE(names.insert(t.config_name).second);
-    EXPECT_TRUE(t.strategy.starts_with("replay/exhaustive")) << t.strategy;
+    if (t.phase != TrialPhase::final) EXPECT_TRUE(names.insert(t.config_name).second);
+    EXPECT_EQ(t.strategy, "exhaustive");
+    EXPECT_EQ(t.source, TrialSource::replayed);
   }
   EXPECT_EQ(names.size(), candidates.size());
   ASSERT_FALSE(r.finalists.empty());
@@ -117,7 +118,7 @@ TEST(ReplayTune, ResumedReplayMeasuresNothingTwice) {
   // Screening trials: one per candidate across both runs.
   std::map<std::string, int> screened;
   for (const auto& st : store.trials()) {
-    if (!st.trial.strategy.ends_with("/final")) ++screened[st.trial.config_name];
+    if (st.trial.phase != TrialPhase::final) ++screened[st.trial.config_name];
   }
   EXPECT_EQ(screened.size(), candidates.size());
   for (const auto& [name, n] : screened) EXPECT_EQ(n, 1) << name;
@@ -282,7 +283,7 @@ TEST(ReplayTune, MaxEvalsIsHonouredExactly) {
     EXPECT_EQ(r.measured, static_cast<int>(n));
     EXPECT_TRUE(r.budget_hit);
     size_t screened = 0;
-    for (const auto& t : store.trials) screened += !t.strategy.ends_with("/final");
+    for (const auto& t : store.trials) screened += t.phase != TrialPhase::final;
     EXPECT_EQ(screened, n);
   }
 }
@@ -308,7 +309,7 @@ TEST(ReplayTune, PatienceStopsASearchThatNoLongerGains) {
     double ref = 0;
     size_t since = 0, stop = 0, n = 0;
     for (const auto& t : store.trials) {
-      if (t.strategy.ends_with("/final")) continue;
+      if (t.phase == TrialPhase::final) continue;
       ++n;
       const bool ok = t.status == TrialStatus::ok && !t.cut_early;
       if (ok && (ref == 0 || t.time.median_ms < ref * (1 - o.min_gain))) {

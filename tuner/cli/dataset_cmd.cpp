@@ -50,7 +50,7 @@ Summary summarize(const db::Dataset& ds) {
   std::set<std::string> configs;
   for (const auto& st : ds.trials) {
     const auto& t = st.trial;
-    if (t.strategy.find("/final") != std::string::npos) continue;
+    if (t.phase == TrialPhase::final) continue;
     ++s.screened;
     configs.insert(t.config_name);
     ++s.statuses[std::string(to_string(t.status))];

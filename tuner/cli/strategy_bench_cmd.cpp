@@ -66,7 +66,7 @@ struct Run {
 double optimum(const eval::Recording& r) {
   double best = 0;
   for (const auto& t : r.trials) {
-    if (t.strategy.ends_with("/final") || t.status != TrialStatus::ok || t.cut_early) continue;
+    if (t.phase == TrialPhase::final || t.status != TrialStatus::ok || t.cut_early) continue;
     if (best == 0 || t.time.median_ms < best) best = t.time.median_ms;
   }
   return best;
@@ -377,7 +377,7 @@ void register_strategy_bench(CLI::App& app) {
       std::vector<WarpTileConfig> candidates;
       for (const auto& st : all[d].trials) {
         rec.trials.push_back(st.trial);
-        if (!st.trial.strategy.ends_with("/final")) candidates.push_back(st.trial.config);
+        if (st.trial.phase != TrialPhase::final) candidates.push_back(st.trial.config);
       }
       std::vector<Trial> history;
       for (size_t h = 0; h < all.size(); ++h) {

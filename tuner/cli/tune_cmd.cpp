@@ -669,7 +669,7 @@ void add_tune_search_options(CLI::App& sub, TuneCli& o) {
                  "Run the whole tune without a GPU, answering every candidate from recorded "
                  "trials: a dataset file (datasets/, `sgemm-tune dataset write`) or a tuning "
                  "database with one GPU. Repeatable (one recording per shape); a candidate "
-                 "the recording lacks is an error. Trials are stored with strategy replay/...");
+                 "the recording lacks is an error. Trials are stored with source replayed");
   add_shard_option(sub, o.shard, "The shapes of --shapes",
                    "Give each shard its own --db; `db merge` gathers them (docs/cluster.md)");
   add_precision_option(sub, o.precision,

@@ -25,6 +25,36 @@ constexpr std::pair<TrialStatus, std::string_view> kStatusNames[] = {
     {TrialStatus::timeout, "timeout"},
     {TrialStatus::inaccurate, "inaccurate"},
 };
+constexpr std::pair<TrialPhase, std::string_view> kPhaseNames[] = {
+    {TrialPhase::screen, "screen"},
+    {TrialPhase::look, "look"},
+    {TrialPhase::final, "final"},
+};
+constexpr std::pair<TrialSource, std::string_view> kSourceNames[] = {
+    {TrialSource::measured, "measured"},
+    {TrialSource::replayed, "replayed"},
+};
+
+template <typename E, size_t N>
+std::string_view name_of(const std::pair<E, std::string_view> (&names)[N], E v) {
+  for (const auto& [e, n] : names) {
+    if (e == v) return n;
+  }
+  return "unknown";
+}
+
+template <typename E, size_t N>
+std::optional<E> value_of(const std::pair<E, std::string_view> (&names)[N], std::string_view s) {
+  for (const auto& [e, n] : names) {
+    if (n == s) return e;
+  }
+  return std::nullopt;
+}
+
+// How releases before the phase and source were fields wrote them into the strategy.
+constexpr std::string_view kLegacyReplayPrefix = "replay/";
+constexpr std::string_view kLegacyFinalSuffix = "/final";
+constexpr std::string_view kLegacyLookSuffix = "/look";
 }  // namespace
 
 std::string_view to_string(TrialStatus s) {
@@ -39,6 +69,40 @@ std::optional<TrialStatus> status_from_string(std::string_view s) {
     if (n == s) return v;
   }
   return std::nullopt;
+}
+
+std::string_view to_string(TrialPhase p) {
+  return name_of(kPhaseNames, p);
+}
+
+std::optional<TrialPhase> phase_from_string(std::string_view s) {
+  return value_of(kPhaseNames, s);
+}
+
+std::string_view to_string(TrialSource s) {
+  return name_of(kSourceNames, s);
+}
+
+std::optional<TrialSource> source_from_string(std::string_view s) {
+  return value_of(kSourceNames, s);
+}
+
+void split_legacy_strategy(Trial& t) {
+  std::string_view s = t.strategy;
+  t.source = TrialSource::measured;
+  if (s.starts_with(kLegacyReplayPrefix)) {
+    t.source = TrialSource::replayed;
+    s.remove_prefix(kLegacyReplayPrefix.size());
+  }
+  t.phase = TrialPhase::screen;
+  if (s.ends_with(kLegacyFinalSuffix)) {
+    t.phase = TrialPhase::final;
+    s.remove_suffix(kLegacyFinalSuffix.size());
+  } else if (s.ends_with(kLegacyLookSuffix)) {
+    t.phase = TrialPhase::look;
+    s.remove_suffix(kLegacyLookSuffix.size());
+  }
+  t.strategy = std::string(s);
 }
 
 std::string GpuFingerprint::arch() const {
@@ -218,6 +282,8 @@ void to_json(nlohmann::json& j, const Trial& t) {
        {"kernel_hash", t.kernel_hash},
        {"tuner_version", t.tuner_version},
        {"strategy", t.strategy},
+       {"phase", to_string(t.phase)},
+       {"source", to_string(t.source)},
        {"seed", t.seed},
        {"timestamp", t.timestamp},
        {"edge_checks", t.edge_checks}};
@@ -254,6 +320,22 @@ void from_json(const nlohmann::json& j, Trial& t) {
   j.at("kernel_hash").get_to(t.kernel_hash);
   j.at("tuner_version").get_to(t.tuner_version);
   j.at("strategy").get_to(t.strategy);
+  // Optional: a trial written before they were keys of their own (export format 1, dataset
+  // versions 1 and 2, older --results lines) has both in its strategy, as that release wrote them.
+  const auto phase = j.find("phase");
+  const auto source = j.find("source");
+  if (phase == j.end() && source == j.end()) {
+    split_legacy_strategy(t);
+  } else {
+    if (phase == j.end() || source == j.end())
+      throw InputError("a trial with one of 'phase' and 'source' must have both");
+    const auto p = phase_from_string(phase->get<std::string>());
+    if (!p) throw InputError("unknown trial phase '" + phase->get<std::string>() + "'");
+    const auto o = source_from_string(source->get<std::string>());
+    if (!o) throw InputError("unknown trial source '" + source->get<std::string>() + "'");
+    t.phase = *p;
+    t.source = *o;
+  }
   j.at("seed").get_to(t.seed);
   j.at("timestamp").get_to(t.timestamp);
   // Optional: written where the accuracy was measured (a null reads as not measured).

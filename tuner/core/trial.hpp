@@ -33,6 +33,22 @@ enum class TrialStatus {
 std::string_view to_string(TrialStatus s);
 std::optional<TrialStatus> status_from_string(std::string_view s);
 
+// Which step of a tune measured a trial. Stored as text, like the status; never renumber or rename
+// a value once released. screen: the search's measurement of a candidate; look: a screening
+// measurement of the last look around the best once the search converged (it neither counts
+// towards patience nor resets it); final: a finalist's re-timing beside cuBLAS, with more
+// repetitions and no cut. A finalist's edge-case verification is no trial of its own: its checks
+// are stored with the final trial.
+enum class TrialPhase { screen, look, final };
+// Where a trial's outcome came from: measured on a GPU now, or replayed from a recording (a
+// replay evaluator answered it). Stored as text.
+enum class TrialSource { measured, replayed };
+
+std::string_view to_string(TrialPhase p);
+std::optional<TrialPhase> phase_from_string(std::string_view s);
+std::string_view to_string(TrialSource s);
+std::optional<TrialSource> source_from_string(std::string_view s);
+
 // Identifies the GPU and the software stack a trial was measured with.
 struct GpuFingerprint {
   std::string name;
@@ -103,11 +119,21 @@ struct Trial {
   std::string kernel_template;  // template name
   std::string kernel_hash;      // hash of the kernel sources the config was compiled from
   std::string tuner_version;
-  std::string strategy;
+  std::string strategy;  // the search strategy's name alone ("model", "exhaustive", ...)
+  TrialPhase phase = TrialPhase::screen;
+  TrialSource source = TrialSource::measured;
   std::uint64_t seed = 0;
   std::string timestamp;               // ISO 8601 UTC
   std::vector<EdgeCheck> edge_checks;  // the winner's edge-shape verification; empty otherwise
 };
+
+// Releases before the phase and source were fields wrote both into the strategy:
+// "replay/<strategy>" for a replayed trial, "<strategy>/final" for a finalist's re-timing,
+// "<strategy>/look" for the last look's (combined: "replay/<strategy>/final"). Sets t.phase and
+// t.source from t.strategy written so, and leaves t.strategy the strategy's name. Only readers of
+// files written before (database schema 6 and older, trial JSON without "phase" and "source") call
+// it.
+void split_legacy_strategy(Trial& t);
 
 // How many of `checks` passed.
 int edge_checks_passed(const std::vector<EdgeCheck>& checks);
@@ -143,11 +169,11 @@ class TrialStore {
                                         const std::string& kernel_hash) = 0;
   // Stores one finished trial durably before returning, with its edge_checks (in the same
   // transaction). Recording a trial that is already stored (same GPU, problem, config, kernel,
-  // timestamp, seed, strategy) adds nothing, except that edge checks it carries are attached to the
-  // stored trial if that has none yet: a trial recorded before its edge checks ran may be recorded
-  // again with them.
+  // timestamp, seed, strategy, phase, source) adds nothing, except that edge checks it carries are
+  // attached to the stored trial if that has none yet: a trial recorded before its edge checks ran
+  // may be recorded again with them.
   virtual void record(const Trial& trial) = 0;
-  // The screening trials of the begun GPU and problem (finalists' re-timings left out) that
+  // The screening trials of the begun GPU and problem (phase screen or look, never final) that
   // finished() could serve, in the order they were recorded: a resumed search tells from them
   // whether it had already converged. Empty where a store cannot tell the order.
   virtual std::vector<Trial> screening_order() { return {}; }

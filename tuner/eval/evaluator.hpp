@@ -20,7 +20,7 @@ namespace sgt::eval {
 struct EvaluatorTraits {
   std::string name;  // "worker", "replay": for reports only
   // Its answers are recorded trials replayed, not measurements made now: the session stores its
-  // trials as replayed (strategy "replay/<strategy>").
+  // trials as replayed (source replayed).
   bool replayed = false;
   // Its elapsed_s() is a clock of recorded seconds, not the wall clock: lanes that all have one
   // take turns in the order of their clocks (a deterministic replay on several devices); lanes on

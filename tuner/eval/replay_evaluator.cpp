@@ -14,7 +14,7 @@ namespace sgt::eval {
 namespace {
 
 bool is_final(const Trial& t) {
-  return t.strategy.ends_with("/final");
+  return t.phase == TrialPhase::final;
 }
 
 TimeStats stats_of(double median_ms, int repetitions) {

@@ -20,7 +20,7 @@ struct Recording {
   std::string origin;  // the file, for messages
   GpuFingerprint gpu;
   Problem problem;
-  std::vector<Trial> trials;  // screening trials and finalists' re-timings ("<strategy>/final")
+  std::vector<Trial> trials;  // screening trials and finalists' re-timings (phase final)
   // The candidate set it recorded, as `--space` named it (a dataset's header); empty for a
   // database. A replay without --space tunes this set, so a built-in space added later does not
   // ask a recording for candidates it never had.

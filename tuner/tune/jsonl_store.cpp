@@ -30,7 +30,7 @@ std::optional<Trial> JsonLinesStore::finished(const std::string& config_name,
                                               const std::string& kernel_hash) {
   for (const auto& t : existing_) {
     if (t.config_name == config_name && t.kernel_hash == kernel_hash && t.problem == problem_ &&
-        t.strategy.find("/final") == std::string::npos) {
+        t.phase != TrialPhase::final) {
       return t;
     }
   }

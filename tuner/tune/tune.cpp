@@ -42,7 +42,7 @@ std::string trial_kernel_hash(const TuneOptions& o, const WarpTileConfig& c) {
                     fmt::format("{}", fmt::join(o.nvrtc_options, " ")));
 }
 
-Trial base_trial(const TuneOptions& o, const WarpTileConfig& c) {
+Trial base_trial(const TuneOptions& o, const WarpTileConfig& c, TrialPhase phase) {
   Trial t;
   t.config = c;
   t.config_name = to_name(c);
@@ -51,6 +51,7 @@ Trial base_trial(const TuneOptions& o, const WarpTileConfig& c) {
   t.kernel_hash = trial_kernel_hash(o, c);
   t.tuner_version = SGT_VERSION;
   t.strategy = o.strategy;
+  t.phase = phase;
   t.seed = o.seed;
   return t;
 }
@@ -89,10 +90,11 @@ std::chrono::milliseconds trial_timeout(double cublas_ms, int reps) {
 
 // Compiled -> verified and timed -> recorded: the one path every candidate takes, screened or
 // final.
-Trial measure(const TuneOptions& o, const WarpTileConfig& cfg, const Compiled& comp, Evaluator& ev,
-              TrialStore* store, double best_ms, int cut_after, double cublas_ms) {
-  Trial t = base_trial(o, cfg);
-  if (ev.traits().replayed) t.strategy = "replay/" + t.strategy;
+Trial measure(const TuneOptions& o, TrialPhase phase, const WarpTileConfig& cfg,
+              const Compiled& comp, Evaluator& ev, TrialStore* store, double best_ms, int cut_after,
+              double cublas_ms) {
+  Trial t = base_trial(o, cfg, phase);
+  if (ev.traits().replayed) t.source = TrialSource::replayed;
   apply_compiled(t, comp);
   if (t.status == TrialStatus::ok) {
     auto req = make_trial_request(comp, cfg);
@@ -256,12 +258,10 @@ bool faster(const Trial& t, double best_ms) {
          (best_ms == 0 || t.time.median_ms < best_ms);
 }
 
-// A screening trial of the last look is stored with its strategy's name and this suffix, as a
-// finalist's re-timing is with "/final": the store then tells a converged search that looked from
-// one that gained.
-constexpr std::string_view kLookSuffix = "/look";
+// A screening trial of the last look is stored with the phase look, as a finalist's re-timing is
+// with final: the store then tells a converged search that looked from one that gained.
 bool is_look(const Trial& t) {
-  return t.strategy.ends_with(kLookSuffix);
+  return t.phase == TrialPhase::look;
 }
 
 // One GPU of the session: its evaluator, its own baseline and best (its cut threshold), and its
@@ -423,7 +423,7 @@ class Session {
   // earlier run stored no finalist (it was stopped while re-timing them).
   bool reuse_finalists() {
     for (auto& t : trials_) {
-      if (!t || !t->strategy.ends_with("/final")) continue;
+      if (!t || t->phase != TrialPhase::final) continue;
       Finalist f{*t, 0};
       if (t->status == TrialStatus::ok && t->time.median_ms > 0 && t->cublas_median_ms > 0)
         f.ratio = t->cublas_median_ms / t->time.median_ms;
@@ -702,11 +702,13 @@ class Session {
     Trial t;
     try {
       double best;
+      TrialPhase phase;
       {
         std::lock_guard lock(mu_);
         best = lane.best_ms;
+        phase = looked_[i] ? TrialPhase::look : TrialPhase::screen;
       }
-      t = measure(o_, o_.candidates[i], comp, *lane.ev, nullptr, best, o_.cut_after,
+      t = measure(o_, phase, o_.candidates[i], comp, *lane.ev, nullptr, best, o_.cut_after,
                   lane.cublas_ms());
     } catch (const InputError&) {
       throw;
@@ -724,7 +726,6 @@ class Session {
     }
     std::lock_guard lock(mu_);
     const bool looked = looked_[i];
-    if (looked) t.strategy += kLookSuffix;
     store_.record(t);
     ++(comp.from_cache ? rep_.cache_hits : rep_.compiled);
     ++lane.rep.measured;
@@ -802,12 +803,11 @@ class Session {
     rep_.cublas_final = ev.baseline(o_.final_repetitions);
     TuneOptions fo = o_;
     fo.repetitions = o_.final_repetitions;
-    fo.strategy = o_.strategy + "/final";
     std::vector<Compiled> comps;
     for (const Trial* screened : ranked) {
       comps.push_back(builder_.build(screened->config, o_.problem));  // a cache hit
       // Finalists run every repetition: no cut. Recorded once their verification is known.
-      Trial t = measure(fo, screened->config, comps.back(), ev, nullptr, 0, 0,
+      Trial t = measure(fo, TrialPhase::final, screened->config, comps.back(), ev, nullptr, 0, 0,
                         rep_.cublas_final.median_ms);
       Finalist f{t, 0};
       if (t.status == TrialStatus::ok && t.time.median_ms > 0) {
