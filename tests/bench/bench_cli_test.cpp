@@ -397,7 +397,7 @@ TEST(WinnersSuite, EveryProblemsSpaceIsItsRecordedWinnerAlone) {
                                    false);
   ASSERT_EQ(suite.exit_code, 0) << suite.out;
   const auto j = nlohmann::json::parse(suite.out);
-  EXPECT_EQ(j.at("format_version"), 1);
+  EXPECT_EQ(j.at("format_version"), 2);
   ASSERT_EQ(j.at("runs").size(), 16u);
   for (const auto& p : j.at("runs")) EXPECT_EQ(p.at("candidates"), 1) << p.dump();
   // A name that is not a config is refused, and nothing is written for it.

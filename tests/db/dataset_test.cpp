@@ -191,7 +191,7 @@ TEST(Dataset, EveryShippedDatasetReadsWithTheSameFinalists) {
     }
     EXPECT_EQ(static_cast<long long>(screened.size()), ds.header.measured) << entry.path();
   }
-  EXPECT_EQ(files, 12);
+  EXPECT_GE(files, 16);  // every file datasets/README.md lists (12 FFMA, 4 tf32x3)
 }
 
 // A dataset is an export: `db import` takes it as it is, compressed or not.

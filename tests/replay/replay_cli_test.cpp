@@ -440,7 +440,7 @@ TEST(DatasetCli, WriteAndInfoRoundTrip) {
   const auto info = test::run_cli("dataset info --json " + test::sh_quote(out), false);
   ASSERT_EQ(info.exit_code, 0) << info.out;
   const auto all = nlohmann::json::parse(info.out);
-  EXPECT_EQ(all.at("format_version"), 1);
+  EXPECT_EQ(all.at("format_version"), 2);
   const auto i = all.at("datasets").at(0);
   EXPECT_EQ(i.at("statuses").at("ok"), 7240);
   EXPECT_EQ(i.at("dataset").at("command"), "test");
@@ -707,7 +707,7 @@ TEST(StrategyBenchCli, ReplaysEveryShippedDatasetForEachStrategy) {
       false);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto doc = nlohmann::json::parse(r.out);
-  EXPECT_EQ(doc.at("format_version"), 1);
+  EXPECT_EQ(doc.at("format_version"), 2);
   const auto& j = doc.at("strategies");
   for (const char* s : {"random", "model"}) {
     ASSERT_TRUE(j.contains(s)) << r.out;

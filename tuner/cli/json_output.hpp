@@ -10,7 +10,7 @@ namespace sgt::cli {
 
 // The version of every --json document on stdout. Bump it when a field is renamed, removed or
 // changes meaning (adding one does not need it), and update docs/schemas in the same change.
-inline constexpr int kJsonFormatVersion = 1;
+inline constexpr int kJsonFormatVersion = 2;
 
 // Prints `doc` (an object) with its "format_version" as one indented document. Invalid UTF-8
 // (GPU names and paths are raw bytes) is replaced, not thrown.
