@@ -1,4 +1,4 @@
-// The table model and its renderings (tuner/core/export.cpp): default choice, config
+// The table model and its renderings (tuner/export/export.cpp): default choice, config
 // deduplication, C++ string escaping, what the header says about itself, atomic writes.
 #include <gtest/gtest.h>
 
