@@ -3,8 +3,9 @@
 // (cuBLAS DGEMM on the same inputs) beside cuBLAS FP32 (pedantic) and cuBLAS 1xTF32, and times
 // all three (cudaEvents, median of --reps, L2 flushed before every rep). One CSV line per run.
 //
-// Build (CUDA 13; sm_90 for the H200, sm_80 runs the same code):
-//   nvcc -std=c++17 -O2 -arch=sm_90 -I kernel_templates tools/tf32x3/tf32x3_probe.cu -lcublas
+// Build (CUDA 13; sm_90a for the H200, whose wgmma kernel needs it; on sm_80 the mma.sync kernels
+// run and --wgmma must stay off):
+//   nvcc -std=c++17 -O3 -arch=sm_90a -I kernel_templates tools/tf32x3/tf32x3_probe.cu -lcublas
 //        -o tf32x3_probe
 // or the CMakeLists.txt beside this file.
 //
@@ -28,7 +29,9 @@
 #include <vector>
 
 #include "sgemm_tf32x3.cuh"
+#include "sgemm_tf32x3_wgmma.cuh"
 #include "sgemm_warptile.cuh"  // sgemm_splitk_reduce
+#include "tma_maps.h"
 
 #define CHECK_CUDA(x)                                                                          \
   do {                                                                                         \
@@ -52,12 +55,20 @@ namespace {
 using KernelFn = void (*)(int, int, int, float, const float*, int, const float*, int, float, float*,
                           int, int, float*);
 
+using WgmmaFn = void (*)(int, int, int, float, sgt_kernel::TmaMap, sgt_kernel::TmaMap,
+                        sgt_kernel::TmaMap, sgt_kernel::TmaMap, float, float*, int);
+
 struct Instance {
   std::string config;  // e.g. 128x128x32_w64x64_s3
   int acc;
   bool trans_a, trans_b, vec;
   KernelFn fn;
   int bm, bn, bk, threads, smem;
+  // The wgmma kernel (sgemm_tf32x3_wgmma.cuh), any layout: the prepass splits op(A) and op(B)
+  // into a workspace, then wg runs. prepass_timed false: only the GEMM is timed (the prepass
+  // runs once, for the check).
+  WgmmaFn wg = nullptr;
+  bool prepass_timed = true;
 };
 
 std::vector<Instance>& registry() {
@@ -87,7 +98,22 @@ void add_config() {
   add_layouts<BM, BN, BK, WM, WN, S, 1, false>();
 }
 
+template <int ACC>
+void add_wgmma() {
+  using sgt_kernel::kWgSmemBytes;
+  using sgt_kernel::kWgThreads;
+  for (bool timed : {true, false}) {
+    const std::string name = std::string("wgmma_128x128x32_s3") + (timed ? "" : "_gemm");
+    registry().push_back({name, ACC, false, false, true, nullptr, 128, 128, 32, kWgThreads,
+                          kWgSmemBytes, &sgemm_tf32x3_wgmma<ACC>, timed});
+  }
+}
+
 void register_all() {
+  add_wgmma<0>();
+  add_wgmma<1>();
+  add_wgmma<2>();
+  add_wgmma<3>();
   add_config<128, 128, 32, 64, 64, 3>();
   add_config<128, 256, 32, 64, 64, 3>();
   add_config<64, 128, 32, 32, 64, 4>();
@@ -103,6 +129,7 @@ struct Options {
   std::vector<std::string> configs;  // empty: all
   std::vector<std::string> inputs = {"uniform"};
   bool acc0 = false;
+  bool wgmma = false;
   int reps = 20;
   int ld_pad = 0;
   int offset = 0;
@@ -127,7 +154,7 @@ std::vector<std::string> split_list(const std::string& s) {
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: tf32x3_probe --shapes MxNxK[,...] [--layouts NN,NT,TN,TT] [--configs "
-               "NAME,...] [--acc0]\n"
+               "NAME,...] [--acc0] [--wgmma]\n"
                "  [--inputs uniform,positive,wide,tiny,cancel] [--reps N (0: no timing)] "
                "[--ld-pad P] [--offset O]\n"
                "  [--scalar] [--split-k S] [--alpha A] [--beta B] [--seed S] [--list]\n");
@@ -156,6 +183,8 @@ Options parse(int argc, char** argv) {
       o.inputs = split_list(next());
     } else if (a == "--acc0") {
       o.acc0 = true;
+    } else if (a == "--wgmma") {
+      o.wgmma = true;
     } else if (a == "--reps") {
       o.reps = std::atoi(next().c_str());
     } else if (a == "--ld-pad") {
@@ -415,17 +444,72 @@ int main(int argc, char** argv) {
             !o.force_scalar && sgt_kernel::tf32x3_vec_ok(reinterpret_cast<uintptr_t>(pA), lda,
                                                          reinterpret_cast<uintptr_t>(pB), ldb);
         for (const auto& in : registry()) {
-          if (in.trans_a != ta || in.trans_b != tb || in.vec != vec) continue;
+          if (in.wg ? !o.wgmma : (in.trans_a != ta || in.trans_b != tb || in.vec != vec))
+            continue;
           if (in.acc == 0 && !o.acc0) continue;
           if (!o.configs.empty() &&
               std::find(o.configs.begin(), o.configs.end(), in.config) == o.configs.end())
             continue;
-          CHECK_CUDA(
-              cudaFuncSetAttribute(in.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, in.smem));
-          const auto d = sgt_kernel::launch_dims(M, N, K, in.bm, in.bn, in.bk, o.split_k);
+          if (in.wg)
+            CHECK_CUDA(cudaFuncSetAttribute(in.wg, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            in.smem));
+          else
+            CHECK_CUDA(
+                cudaFuncSetAttribute(in.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, in.smem));
+          auto d = sgt_kernel::launch_dims(M, N, K, in.bm, in.bn, in.bk, in.wg ? 1 : o.split_k);
+          // The wgmma kernel's workspace: op(A) and op(B)^T as big and small parts, Kp apart.
+          const int Kp = (K + 3) / 4 * 4;
+          if (in.wg) d.workspace_floats = 2ull * (static_cast<size_t>(M) + N) * std::max(Kp, 4);
           if (d.workspace_floats > 0) CHECK_CUDA(cudaMalloc(&dW, d.workspace_floats * 4));
+          sgt_kernel::TmaMap maps[4]{};
+          float* const a_big = dW;
+          float* const a_small = in.wg ? a_big + static_cast<size_t>(M) * Kp : nullptr;
+          float* const b_big = in.wg ? a_small + static_cast<size_t>(M) * Kp : nullptr;
+          float* const b_small = in.wg ? b_big + static_cast<size_t>(N) * Kp : nullptr;
+          if (in.wg && M > 0 && N > 0 && K > 0) {
+            const float* parts[4] = {a_big, a_small, b_big, b_small};
+            for (int i = 0; i < 4; ++i) {
+              const long long rows = i < 2 ? M : N;
+              const auto encode = sgt_kernel::tma_encoder();
+              if (!encode) {
+                std::fprintf(stderr, "no cuTensorMapEncodeTiled in this driver\n");
+                std::exit(2);
+              }
+              const cuuint64_t dims[2] = {static_cast<cuuint64_t>(Kp),
+                                          static_cast<cuuint64_t>(rows)};
+              const cuuint64_t strides[1] = {static_cast<cuuint64_t>(Kp) * sizeof(float)};
+              const cuuint32_t box[2] = {32, 128}, elem[2] = {1, 1};
+              const CUresult r = encode(
+                  reinterpret_cast<CUtensorMap*>(&maps[i]), CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+                  const_cast<float*>(parts[i]), dims, strides, box, elem,
+                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+              if (r != CUDA_SUCCESS) {
+                std::fprintf(stderr, "cuTensorMapEncodeTiled: error %d\n", static_cast<int>(r));
+                std::exit(2);
+              }
+            }
+          }
+          bool prepared = false;
           auto run = [&] {
             if (M == 0 || N == 0) return;
+            if (in.wg) {
+              if (K > 0 && (in.prepass_timed || !prepared)) {
+                const dim3 blk(32, 8);
+                tf32x3_split_operand<<<dim3((Kp + 31) / 32, (M + 31) / 32), blk>>>(
+                    M, K, Kp, pA, lda, ta ? 0 : 1, a_big, a_small);
+                CHECK_CUDA(cudaGetLastError());
+                tf32x3_split_operand<<<dim3((Kp + 31) / 32, (N + 31) / 32), blk>>>(
+                    N, K, Kp, pB, ldb, tb ? 1 : 0, b_big, b_small);
+                CHECK_CUDA(cudaGetLastError());
+                prepared = true;
+              }
+              const unsigned blocks = static_cast<unsigned>(((M + 127) / 128) * ((N + 127) / 128));
+              in.wg<<<blocks, in.threads, in.smem>>>(M, N, K, o.alpha, maps[0], maps[1], maps[2],
+                                                     maps[3], o.beta, pC, ldc);
+              CHECK_CUDA(cudaGetLastError());
+              return;
+            }
             in.fn<<<dim3(static_cast<unsigned>(d.grid_x), 1, d.grid_z), in.threads, in.smem>>>(
                 M, N, K, o.alpha, pA, lda, pB, ldb, o.beta, pC, ldc, d.k_chunk, dW);
             CHECK_CUDA(cudaGetLastError());
