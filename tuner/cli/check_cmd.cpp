@@ -34,99 +34,130 @@ WarpTileConfig parse_config(const std::string& text) {
       text));
 }
 
-}  // namespace
+struct CheckCli {
+  std::string config, shape, space = "default", arch, layout;
+  bool json = false;
+};
 
-void register_check(CLI::App& app) {
-  struct Opts {
-    std::string config, shape, space = "default", arch, layout;
-    bool json = false;
-  };
-  auto o = std::make_shared<Opts>();
+CLI::App& add_check_options(CLI::App& app, CheckCli& o) {
   auto* sub = app.add_subcommand(
       "check",
       "Check one config by hand: derived quantities, every violated rule with its reason, and\n"
       "the CPU simulation of the kernel's indexing (every layout, boundary blocks, block order\n"
       "and split-K). Exit 0 valid, 2 invalid.");
-  sub->add_option("config", o->config,
+  sub->add_option("config", o.config,
                   "Canonical name (wt_128x64x16_w64x32_wn2_t4x4_n128_mb1) or a JSON object")
       ->required();
   auto* shape_opt =
-      sub->add_option("--shape", o->shape, "Also apply the shape rules for problem MxNxK")
+      sub->add_option("--shape", o.shape, "Also apply the shape rules for problem MxNxK")
           ->check(shape_validator());
-  sub->add_option("--layout", o->layout,
+  sub->add_option("--layout", o.layout,
                   "With --shape: the problem's operand layout, NN (default), NT, TN or TT")
       ->needs(shape_opt);
-  sub->add_option("--space", o->space,
+  sub->add_option("--space", o.space,
                   "Space whose limits (shared memory, accumulator budget, ...) apply")
       ->capture_default_str();
-  sub->add_option("--arch", o->arch,
+  sub->add_option("--arch", o.arch,
                   "Check against this GPU architecture's limits, e.g. sm_86 or 8.9 (default: the "
                   "space's, Hopper's otherwise)");
-  sub->add_flag("--json", o->json, "Machine-readable output on stdout");
-  sub->callback([o] {
-    const auto c = parse_config(o->config);
-    const auto space = load_space(o->space);
-    const auto limits =
-        o->arch.empty() ? space.limits : limits_on(parse_arch(o->arch), space.limits);
-    auto violations = check(c, limits);
-    if (!o->shape.empty()) {
-      auto problem = parse_shape(o->shape);
-      if (!o->layout.empty()) problem.layout = parse_layout(o->layout);
-      const auto sv = check_shape(c, problem, limits);
-      violations.insert(violations.end(), sv.begin(), sv.end());
-    }
-    const auto sim = simulate_config(c);
-    const auto& family = family_of(c);
-    const bool in_range = violations.empty() || violations.front().rule != "positive_values";
+  sub->add_flag("--json", o.json, "Machine-readable output on stdout");
+  return *sub;
+}
 
-    if (o->json) {
-      nlohmann::json j = {{"name", to_name(c)},
-                          {"family", family.id()},
-                          {"params", c},
-                          {"valid", violations.empty()}};
-      if (in_range) {
-        j["derived"] = family.derived(c);
-        // The knobs past the seed's ten (STAGES, PAD_A, GROUP_M, SPLIT_K, ...).
-        for (const auto& f : kConfigFields) {
-          if (f.default_value != kRequired) j["derived"][std::string(f.name)] = c.*f.member;
-        }
-      }
-      auto& vj = j["violations"] = nlohmann::json::array();
-      for (const auto& v : violations) vj.push_back({{"rule", v.rule}, {"reason", v.reason}});
-      j["simulation_scope"] = family.simulation_scope();
-      auto& sj = j["simulation"] = nlohmann::json::array();
-      for (const auto& d : sim.defects) sj.push_back({{"kind", d.kind}, {"detail", d.detail}});
-      print_json(std::move(j));
-    } else {
-      fmt::print("{}\n", to_name(c));
-      if (in_range) {
-        if (const auto line = family.derived_line(c); !line.empty()) fmt::print("  {}\n", line);
-        std::string knobs;
-        for (const auto& f : kConfigFields) {
-          if (f.default_value != kRequired) knobs += fmt::format("  {} {}", f.name, c.*f.member);
-        }
-        fmt::print("{}  family {}\n", knobs, c.family);
-      }
-      if (violations.empty()) {
-        fmt::print("  valid: passes every rule{}\n",
-                   o->shape.empty()
-                       ? ""
-                       : " and fits " + o->shape + (o->layout.empty() ? "" : " " + o->layout));
-      }
-      for (const auto& v : violations) fmt::print("  rule {}: {}\n", v.rule, v.reason);
-      if (sim.ok()) {
-        fmt::print(
-            "  simulation: clean in {}: every C element inside the matrix written once and none "
-            "outside, every As/Bs element loaded once (reads inside the matrix; zero beyond it in "
-            "k), operands matched, "
-            "float4 accesses aligned, every tile and every k taken once\n",
-            family.simulation_scope());
-      } else {
-        fmt::print("  simulation of {} finds:\n", family.simulation_scope());
-      }
-      for (const auto& d : sim.defects) fmt::print("  simulation {}: {}\n", d.kind, d.detail);
+// The config and everything found about it.
+struct CheckResult {
+  WarpTileConfig c;
+  std::vector<RuleViolation> violations;
+  SimReport sim;
+  const KernelFamily* family = nullptr;
+  bool in_range = false;  // no value out of range: the derived quantities mean something
+};
+
+CheckResult check_config(const CheckCli& o) {
+  CheckResult res;
+  res.c = parse_config(o.config);
+  const auto& c = res.c;
+  const auto space = load_space(o.space);
+  const auto limits = o.arch.empty() ? space.limits : limits_on(parse_arch(o.arch), space.limits);
+  auto& violations = res.violations = check(c, limits);
+  if (!o.shape.empty()) {
+    auto problem = parse_shape(o.shape);
+    if (!o.layout.empty()) problem.layout = parse_layout(o.layout);
+    const auto sv = check_shape(c, problem, limits);
+    violations.insert(violations.end(), sv.begin(), sv.end());
+  }
+  res.sim = simulate_config(c);
+  res.family = &family_of(c);
+  res.in_range = violations.empty() || violations.front().rule != "positive_values";
+  return res;
+}
+
+nlohmann::json check_json(const CheckResult& res) {
+  const auto& c = res.c;
+  const auto& family = *res.family;
+  nlohmann::json j = {{"name", to_name(c)},
+                      {"family", family.id()},
+                      {"params", c},
+                      {"valid", res.violations.empty()}};
+  if (res.in_range) {
+    j["derived"] = family.derived(c);
+    // The knobs past the seed's ten (STAGES, PAD_A, GROUP_M, SPLIT_K, ...).
+    for (const auto& f : kConfigFields) {
+      if (f.default_value != kRequired) j["derived"][std::string(f.name)] = c.*f.member;
     }
-    if (!violations.empty()) throw CLI::RuntimeError(2);
+  }
+  auto& vj = j["violations"] = nlohmann::json::array();
+  for (const auto& v : res.violations) vj.push_back({{"rule", v.rule}, {"reason", v.reason}});
+  j["simulation_scope"] = family.simulation_scope();
+  auto& sj = j["simulation"] = nlohmann::json::array();
+  for (const auto& d : res.sim.defects) sj.push_back({{"kind", d.kind}, {"detail", d.detail}});
+  return j;
+}
+
+void print_check(const CheckCli& o, const CheckResult& res) {
+  const auto& c = res.c;
+  const auto& family = *res.family;
+  fmt::print("{}\n", to_name(c));
+  if (res.in_range) {
+    if (const auto line = family.derived_line(c); !line.empty()) fmt::print("  {}\n", line);
+    std::string knobs;
+    for (const auto& f : kConfigFields) {
+      if (f.default_value != kRequired) knobs += fmt::format("  {} {}", f.name, c.*f.member);
+    }
+    fmt::print("{}  family {}\n", knobs, c.family);
+  }
+  if (res.violations.empty()) {
+    fmt::print(
+        "  valid: passes every rule{}\n",
+        o.shape.empty() ? "" : " and fits " + o.shape + (o.layout.empty() ? "" : " " + o.layout));
+  }
+  for (const auto& v : res.violations) fmt::print("  rule {}: {}\n", v.rule, v.reason);
+  if (res.sim.ok()) {
+    fmt::print(
+        "  simulation: clean in {}: every C element inside the matrix written once and none "
+        "outside, every As/Bs element loaded once (reads inside the matrix; zero beyond it in "
+        "k), operands matched, "
+        "float4 accesses aligned, every tile and every k taken once\n",
+        family.simulation_scope());
+  } else {
+    fmt::print("  simulation of {} finds:\n", family.simulation_scope());
+  }
+  for (const auto& d : res.sim.defects) fmt::print("  simulation {}: {}\n", d.kind, d.detail);
+}
+
+}  // namespace
+
+void register_check(CLI::App& app) {
+  auto o = std::make_shared<CheckCli>();
+  CLI::App& sub = add_check_options(app, *o);
+  sub.callback([o] {
+    const auto res = check_config(*o);
+    if (o->json) {
+      print_json(check_json(res));
+    } else {
+      print_check(*o, res);
+    }
+    if (!res.violations.empty()) throw CLI::RuntimeError(2);
   });
 }
 

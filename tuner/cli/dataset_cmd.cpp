@@ -135,6 +135,86 @@ void print_info(const db::Dataset& ds) {
   if (!h.notes.empty()) fmt::print("  notes      {}\n", terminal_safe(h.notes));
 }
 
+// One function per `dataset` subcommand: its options and what it runs.
+
+void add_dataset_write(CLI::App& dsc) {
+  struct Opts {
+    std::string db, gpu, shape, layout = "NN", space = std::string(kAutoSpace), out, command, notes,
+                                precision = "fp32";
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = dsc.add_subcommand(
+      "write",
+      "Write the trials of one GPU and problem from a tuning database as a dataset file, and\n"
+      "count how many of the space's survivors they cover");
+  add_db_option(*sub, o->db);
+  sub->add_option(
+      "--gpu", o->gpu,
+      "GPU: a name or key as `sgemm-tune list` shows it, a part of a name that names one, 'auto' "
+      "or a device index (this machine's GPU); default: the database's only GPU");
+  sub->add_option("--shape", o->shape, "Problem MxNxK")->required();
+  sub->add_option("--layout", o->layout, "NN, NT, TN or TT")->capture_default_str();
+  sub->add_option("--space", o->space,
+                  "The candidate set the recording covers (auto: every built-in space)")
+      ->capture_default_str();
+  add_precision_option(*sub, o->precision,
+                       "whose candidates the recording covers (a replay of it takes the class)");
+  sub->add_option("-o,--output", o->out, "Dataset file (.json, or .json.gz compressed)")
+      ->required();
+  sub->add_option("--command", o->command, "The command that measured it (stored)");
+  sub->add_option("--notes", o->notes, "Free text stored in the header");
+  sub->add_flag("--json", o->json, "Print the header as JSON");
+  sub->callback([o] {
+    Problem p = parse_shape(o->shape);
+    p.layout = parse_layout(o->layout);
+    const Precision precision = parse_precision_option(o->precision);
+    const auto plan = plan_suite({SuiteEntry{p, ""}}, o->space, "", precision);
+    db::DatasetSpec spec;
+    spec.problem = p;
+    spec.space = o->space;
+    spec.precision = precision;
+    for (const auto& c : plan.front().enumeration.survivors) spec.candidates.push_back(to_name(c));
+    spec.command = o->command;
+    spec.notes = o->notes;
+    const auto path = o->db.empty() ? db::default_db_path() : std::filesystem::path(o->db);
+    auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
+    spec.gpu = pick_gpu(store, o->gpu);
+    const auto h = db::write_dataset(store, spec, o->out);
+    if (o->json) {
+      print_json(nlohmann::json(h));
+    } else {
+      fmt::print("wrote {}: {} {} on {}, {} of {} candidates measured{}\n", terminal_safe(o->out),
+                 p.shape(), p.layout, terminal_safe(spec.gpu.label()), h.measured, h.candidates,
+                 h.complete ? "" : " (incomplete)");
+    }
+  });
+}
+
+void add_dataset_info(CLI::App& dsc) {
+  struct Opts {
+    std::vector<std::string> files;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = dsc.add_subcommand(
+      "info", "Describe dataset files: problem, GPU, coverage, statuses, cost, best candidate");
+  sub->add_option("files", o->files, "Dataset files")->required();
+  sub->add_flag("--json", o->json, "Machine-readable output on stdout");
+  sub->callback([o] {
+    nlohmann::json all = nlohmann::json::array();  // an object's member, beside format_version
+    for (const auto& f : o->files) {
+      const auto ds = db::read_dataset(f);
+      if (o->json) {
+        all.push_back(info_json(ds));
+      } else {
+        print_info(ds);
+      }
+    }
+    if (o->json) print_json({{"datasets", std::move(all)}});
+  });
+}
+
 }  // namespace
 
 void register_dataset(CLI::App& app) {
@@ -143,83 +223,8 @@ void register_dataset(CLI::App& app) {
       "Replay datasets: every candidate of one problem recorded on one GPU (for tune --replay,\n"
       "strategy benchmarks and the cost model). Files are JSON, gzip when named *.gz.");
   dsc->require_subcommand(1);
-  {
-    struct Opts {
-      std::string db, gpu, shape, layout = "NN", space = std::string(kAutoSpace), out, command,
-                                  notes, precision = "fp32";
-      bool json = false;
-    };
-    auto o = std::make_shared<Opts>();
-    auto* sub = dsc->add_subcommand(
-        "write",
-        "Write the trials of one GPU and problem from a tuning database as a dataset file, and\n"
-        "count how many of the space's survivors they cover");
-    add_db_option(*sub, o->db);
-    sub->add_option(
-        "--gpu", o->gpu,
-        "GPU: a name or key as `sgemm-tune list` shows it, a part of a name that names one, 'auto' "
-        "or a device index (this machine's GPU); default: the database's only GPU");
-    sub->add_option("--shape", o->shape, "Problem MxNxK")->required();
-    sub->add_option("--layout", o->layout, "NN, NT, TN or TT")->capture_default_str();
-    sub->add_option("--space", o->space,
-                    "The candidate set the recording covers (auto: every built-in space)")
-        ->capture_default_str();
-    add_precision_option(*sub, o->precision,
-                         "whose candidates the recording covers (a replay of it takes the class)");
-    sub->add_option("-o,--output", o->out, "Dataset file (.json, or .json.gz compressed)")
-        ->required();
-    sub->add_option("--command", o->command, "The command that measured it (stored)");
-    sub->add_option("--notes", o->notes, "Free text stored in the header");
-    sub->add_flag("--json", o->json, "Print the header as JSON");
-    sub->callback([o] {
-      Problem p = parse_shape(o->shape);
-      p.layout = parse_layout(o->layout);
-      const Precision precision = parse_precision_option(o->precision);
-      const auto plan = plan_suite({SuiteEntry{p, ""}}, o->space, "", precision);
-      db::DatasetSpec spec;
-      spec.problem = p;
-      spec.space = o->space;
-      spec.precision = precision;
-      for (const auto& c : plan.front().enumeration.survivors)
-        spec.candidates.push_back(to_name(c));
-      spec.command = o->command;
-      spec.notes = o->notes;
-      const auto path = o->db.empty() ? db::default_db_path() : std::filesystem::path(o->db);
-      auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
-      spec.gpu = pick_gpu(store, o->gpu);
-      const auto h = db::write_dataset(store, spec, o->out);
-      if (o->json) {
-        print_json(nlohmann::json(h));
-      } else {
-        fmt::print("wrote {}: {} {} on {}, {} of {} candidates measured{}\n", terminal_safe(o->out),
-                   p.shape(), p.layout, terminal_safe(spec.gpu.label()), h.measured, h.candidates,
-                   h.complete ? "" : " (incomplete)");
-      }
-    });
-  }
-  {
-    struct Opts {
-      std::vector<std::string> files;
-      bool json = false;
-    };
-    auto o = std::make_shared<Opts>();
-    auto* sub = dsc->add_subcommand(
-        "info", "Describe dataset files: problem, GPU, coverage, statuses, cost, best candidate");
-    sub->add_option("files", o->files, "Dataset files")->required();
-    sub->add_flag("--json", o->json, "Machine-readable output on stdout");
-    sub->callback([o] {
-      nlohmann::json all = nlohmann::json::array();  // an object's member, beside format_version
-      for (const auto& f : o->files) {
-        const auto ds = db::read_dataset(f);
-        if (o->json) {
-          all.push_back(info_json(ds));
-        } else {
-          print_info(ds);
-        }
-      }
-      if (o->json) print_json({{"datasets", std::move(all)}});
-    });
-  }
+  add_dataset_write(*dsc);
+  add_dataset_info(*dsc);
 }
 
 }  // namespace sgt::cli

@@ -92,6 +92,162 @@ void print_merge(const std::vector<std::pair<std::string, db::IngestResult>>& pe
   }
 }
 
+// One function per `db` subcommand: its options and what it runs.
+
+void add_db_export(CLI::App& dbc) {
+  struct Opts {
+    std::string db, file;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = dbc.add_subcommand("export", "Write every GPU and trial to a JSON file");
+  sub->add_option("--json", o->file, "Output file ('-' for stdout); replaced atomically")
+      ->required();
+  sub->add_option("--db", o->db, std::string(kDbHelp) + ". Opened read-only");
+  sub->callback([o] {
+    const auto path = db_path(o->db);
+    auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
+    if (o->file == "-") {
+      std::puts(store.export_json().dump(2).c_str());
+      return;
+    }
+    const auto n = store.export_json(std::filesystem::path(o->file));
+    fmt::print("exported {} trial{} from {} to {}\n", n, n == 1 ? "" : "s", path.string(), o->file);
+  });
+}
+
+void add_db_import(CLI::App& dbc) {
+  struct Opts {
+    std::string db, file;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub =
+      dbc.add_subcommand("import",
+                         "Add the trials of a JSON export; trials already present are skipped, so "
+                         "importing twice changes nothing. A bad file imports nothing");
+  sub->add_option("FILE", o->file, "JSON file written by `db export`")->required();
+  sub->add_option("--db", o->db, std::string(kDbHelp) + ". Created if missing");
+  sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
+  sub->callback([o] {
+    const auto path = db_path(o->db);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(o->file, ec)) {
+      throw InputError(fmt::format("cannot read import file '{}'", o->file));
+    }
+    // The whole file is read and checked before the database is opened: a bad file leaves no
+    // trace, not even a new empty database.
+    const auto dump = db::read_export_file(o->file);
+    auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
+    print_ingest("imported", o->file, store.import_dump(dump), path, o->json);
+  });
+}
+
+void add_db_merge(CLI::App& dbc) {
+  struct Opts {
+    std::string db;
+    std::vector<std::string> others;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = dbc.add_subcommand(
+      "merge",
+      "Add every trial of other tuning databases (read, never modified), e.g. the shards of a\n"
+      "`tune --shard` run, all or nothing: every source is read before any trial is added, so a\n"
+      "missing or damaged source leaves the database as it was. Trials already present (same "
+      "GPU, problem, config, kernel hash,\n"
+      "timestamp, seed, strategy) are skipped: merging twice changes nothing. Winners are "
+      "derived, so\n"
+      "they follow. Prints, per source, the trials added and already present, problem by\n"
+      "problem, and the totals");
+  sub->add_option("OTHER", o->others, "The other tuning databases, merged in this order")
+      ->required();
+  sub->add_option("--db", o->db, std::string(kDbHelp) + ". Created if missing");
+  sub->add_flag("--json", o->json,
+                "Machine-readable summary on stdout: the totals, and \"sources\" with each "
+                "source's");
+  sub->callback([o] {
+    const auto path = db_path(o->db);
+    // Every source is there before any is merged: a missing shard merges nothing.
+    std::error_code ec;
+    for (const auto& other : o->others) {
+      if (!std::filesystem::exists(other, ec)) {
+        throw InputError(fmt::format("no database to merge at '{}'", other));
+      }
+    }
+    auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
+    // All or nothing: a damaged source in the middle adds nothing from the ones before it.
+    const auto results =
+        store.merge(std::vector<std::filesystem::path>(o->others.begin(), o->others.end()));
+    std::vector<std::pair<std::string, db::IngestResult>> per_source;
+    db::IngestResult total;
+    for (size_t i = 0; i < results.size(); ++i) {
+      per_source.emplace_back(o->others[i], results[i]);
+      total += results[i];
+    }
+    print_merge(per_source, total, path, o->json);
+  });
+}
+
+void add_db_vacuum(CLI::App& dbc) {
+  struct Opts {
+    std::string db;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = dbc.add_subcommand(
+      "vacuum", "Compact the file (and upgrade an older schema); keeps every trial");
+  sub->add_option("--db", o->db, kDbHelp);
+  sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
+  sub->callback([o] {
+    const auto path = db_path(o->db);
+    require_exists(path);
+    auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
+    const auto before = store.info();
+    store.vacuum();
+    const auto after = store.info();
+    if (o->json) {
+      print_json({{"database", path.string()},
+                  {"bytes_before", before.file_bytes + before.wal_bytes},
+                  {"bytes_after", after.file_bytes + after.wal_bytes}});
+      return;
+    }
+    fmt::print("vacuumed {}: {} -> {} bytes\n", path.string(), before.file_bytes + before.wal_bytes,
+               after.file_bytes + after.wal_bytes);
+  });
+}
+
+void add_db_info(CLI::App& dbc) {
+  struct Opts {
+    std::string db;
+    bool json = false, check = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = dbc.add_subcommand(
+      "info", "Schema version, row counts (trials, winners' edge checks, ...) and file size");
+  sub->add_option("--db", o->db, std::string(kDbHelp) + ". Opened read-only");
+  sub->add_flag("--check", o->check, "Also run PRAGMA integrity_check (reads the whole file)");
+  sub->add_flag("--json", o->json, "Machine-readable output on stdout");
+  sub->callback([o] {
+    const auto path = db_path(o->db);
+    auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
+    const auto info = store.info(o->check);
+    if (o->json) {
+      print_json(nlohmann::json(info));
+    } else {
+      fmt::print("database        {}\n", info.path.string());
+      fmt::print("schema version  {} (this sgemm-tune knows {})\n", info.schema_version,
+                 info.binary_schema_version);
+      fmt::print("journal mode    {}\n", info.journal_mode);
+      fmt::print("size            {} bytes (+ {} bytes of WAL)\n", info.file_bytes, info.wal_bytes);
+      for (const auto& [table, n] : info.rows) fmt::print("{:<15} {} rows\n", table, n);
+      if (info.integrity) fmt::print("integrity       {}\n", *info.integrity);
+    }
+    if (info.integrity && *info.integrity != "ok") {
+      throw Error(fmt::format("integrity check of '{}' failed", path.string()));
+    }
+  });
+}
+
 }  // namespace
 
 void register_db(CLI::App& app) {
@@ -102,158 +258,11 @@ void register_db(CLI::App& app) {
   dbc->footer(
       "The busy timeout (how long a write waits for another process's lock) is "
       "$SGT_DB_BUSY_TIMEOUT_MS, default 10000 ms.");
-
-  {
-    struct Opts {
-      std::string db, file;
-    };
-    auto o = std::make_shared<Opts>();
-    auto* sub = dbc->add_subcommand("export", "Write every GPU and trial to a JSON file");
-    sub->add_option("--json", o->file, "Output file ('-' for stdout); replaced atomically")
-        ->required();
-    sub->add_option("--db", o->db, std::string(kDbHelp) + ". Opened read-only");
-    sub->callback([o] {
-      const auto path = db_path(o->db);
-      auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
-      if (o->file == "-") {
-        std::puts(store.export_json().dump(2).c_str());
-        return;
-      }
-      const auto n = store.export_json(std::filesystem::path(o->file));
-      fmt::print("exported {} trial{} from {} to {}\n", n, n == 1 ? "" : "s", path.string(),
-                 o->file);
-    });
-  }
-  {
-    struct Opts {
-      std::string db, file;
-      bool json = false;
-    };
-    auto o = std::make_shared<Opts>();
-    auto* sub = dbc->add_subcommand(
-        "import",
-        "Add the trials of a JSON export; trials already present are skipped, so "
-        "importing twice changes nothing. A bad file imports nothing");
-    sub->add_option("FILE", o->file, "JSON file written by `db export`")->required();
-    sub->add_option("--db", o->db, std::string(kDbHelp) + ". Created if missing");
-    sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
-    sub->callback([o] {
-      const auto path = db_path(o->db);
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(o->file, ec)) {
-        throw InputError(fmt::format("cannot read import file '{}'", o->file));
-      }
-      // The whole file is read and checked before the database is opened: a bad file leaves no
-      // trace, not even a new empty database.
-      const auto dump = db::read_export_file(o->file);
-      auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
-      print_ingest("imported", o->file, store.import_dump(dump), path, o->json);
-    });
-  }
-  {
-    struct Opts {
-      std::string db;
-      std::vector<std::string> others;
-      bool json = false;
-    };
-    auto o = std::make_shared<Opts>();
-    auto* sub = dbc->add_subcommand(
-        "merge",
-        "Add every trial of other tuning databases (read, never modified), e.g. the shards of a\n"
-        "`tune --shard` run, all or nothing: every source is read before any trial is added, so a\n"
-        "missing or damaged source leaves the database as it was. Trials already present (same "
-        "GPU, problem, config, kernel hash,\n"
-        "timestamp, seed, strategy) are skipped: merging twice changes nothing. Winners are "
-        "derived, so\n"
-        "they follow. Prints, per source, the trials added and already present, problem by\n"
-        "problem, and the totals");
-    sub->add_option("OTHER", o->others, "The other tuning databases, merged in this order")
-        ->required();
-    sub->add_option("--db", o->db, std::string(kDbHelp) + ". Created if missing");
-    sub->add_flag("--json", o->json,
-                  "Machine-readable summary on stdout: the totals, and \"sources\" with each "
-                  "source's");
-    sub->callback([o] {
-      const auto path = db_path(o->db);
-      // Every source is there before any is merged: a missing shard merges nothing.
-      std::error_code ec;
-      for (const auto& other : o->others) {
-        if (!std::filesystem::exists(other, ec)) {
-          throw InputError(fmt::format("no database to merge at '{}'", other));
-        }
-      }
-      auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
-      // All or nothing: a damaged source in the middle adds nothing from the ones before it.
-      const auto results =
-          store.merge(std::vector<std::filesystem::path>(o->others.begin(), o->others.end()));
-      std::vector<std::pair<std::string, db::IngestResult>> per_source;
-      db::IngestResult total;
-      for (size_t i = 0; i < results.size(); ++i) {
-        per_source.emplace_back(o->others[i], results[i]);
-        total += results[i];
-      }
-      print_merge(per_source, total, path, o->json);
-    });
-  }
-  {
-    struct Opts {
-      std::string db;
-      bool json = false;
-    };
-    auto o = std::make_shared<Opts>();
-    auto* sub = dbc->add_subcommand(
-        "vacuum", "Compact the file (and upgrade an older schema); keeps every trial");
-    sub->add_option("--db", o->db, kDbHelp);
-    sub->add_flag("--json", o->json, "Machine-readable summary on stdout");
-    sub->callback([o] {
-      const auto path = db_path(o->db);
-      require_exists(path);
-      auto store = db::SqliteStore::open(path, db::OpenMode::read_write);
-      const auto before = store.info();
-      store.vacuum();
-      const auto after = store.info();
-      if (o->json) {
-        print_json({{"database", path.string()},
-                    {"bytes_before", before.file_bytes + before.wal_bytes},
-                    {"bytes_after", after.file_bytes + after.wal_bytes}});
-        return;
-      }
-      fmt::print("vacuumed {}: {} -> {} bytes\n", path.string(),
-                 before.file_bytes + before.wal_bytes, after.file_bytes + after.wal_bytes);
-    });
-  }
-  {
-    struct Opts {
-      std::string db;
-      bool json = false, check = false;
-    };
-    auto o = std::make_shared<Opts>();
-    auto* sub = dbc->add_subcommand(
-        "info", "Schema version, row counts (trials, winners' edge checks, ...) and file size");
-    sub->add_option("--db", o->db, std::string(kDbHelp) + ". Opened read-only");
-    sub->add_flag("--check", o->check, "Also run PRAGMA integrity_check (reads the whole file)");
-    sub->add_flag("--json", o->json, "Machine-readable output on stdout");
-    sub->callback([o] {
-      const auto path = db_path(o->db);
-      auto store = db::SqliteStore::open(path, db::OpenMode::read_only);
-      const auto info = store.info(o->check);
-      if (o->json) {
-        print_json(nlohmann::json(info));
-      } else {
-        fmt::print("database        {}\n", info.path.string());
-        fmt::print("schema version  {} (this sgemm-tune knows {})\n", info.schema_version,
-                   info.binary_schema_version);
-        fmt::print("journal mode    {}\n", info.journal_mode);
-        fmt::print("size            {} bytes (+ {} bytes of WAL)\n", info.file_bytes,
-                   info.wal_bytes);
-        for (const auto& [table, n] : info.rows) fmt::print("{:<15} {} rows\n", table, n);
-        if (info.integrity) fmt::print("integrity       {}\n", *info.integrity);
-      }
-      if (info.integrity && *info.integrity != "ok") {
-        throw Error(fmt::format("integrity check of '{}' failed", path.string()));
-      }
-    });
-  }
+  add_db_export(*dbc);
+  add_db_import(*dbc);
+  add_db_merge(*dbc);
+  add_db_vacuum(*dbc);
+  add_db_info(*dbc);
 }
 
 }  // namespace sgt::cli
