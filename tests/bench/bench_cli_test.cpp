@@ -71,6 +71,11 @@ TEST(BenchCli, HelpNamesTheOptions) {
                            "ratio_lt", "ratio_cold", "ratio_lt_cold", "verified"}) {
     EXPECT_NE(r.out.find(says), std::string::npos) << says << "\n" << r.out;
   }
+  // cuBLAS 1xTF32: opt-in, and said to be less accurate than the FP32 sides.
+  for (const char* says : {"cublas-tf32", "CUBLAS_COMPUTE_32F_FAST_TF32", "NOT FP32-accurate",
+                           "ratio_tf32", "tf32_error_ratio", "opt-in"}) {
+    EXPECT_NE(r.out.find(says), std::string::npos) << says << "\n" << r.out;
+  }
   // And the top-level help lists the command.
   EXPECT_NE(test::run_cli("--help").out.find("bench"), std::string::npos);
 }
@@ -138,6 +143,14 @@ TEST(BenchCli, BadOptionsAreBadInput) {
       {" --baseline cublas,cublas", "cublas is listed twice"},
       {" --baseline cublas,cublaslt,cublaslt", "cublaslt is listed twice"},
       {" --baseline cublas,tf32", "unknown baseline 'tf32'"},
+      // The message names every baseline there is.
+      {" --baseline cublas,tf32", "cublas, cublaslt or cublas-tf32"},
+      {" --baseline cublas,cublas_tf32", "unknown baseline 'cublas_tf32'"},
+      {" --baseline cublas-tf32", "cublas is always timed"},
+      {" --baseline cublas-tf32", "give cublas,cublas-tf32"},
+      {" --baseline cublaslt,cublas-tf32", "give cublas,cublaslt,cublas-tf32"},
+      {" --baseline cublas,cublas-tf32,CUBLAS-TF32", "cublas-tf32 is listed twice"},
+      {" --baseline cublas,,cublas-tf32", "an empty name"},
       {" --baseline ''", "an empty name"},
       {" --baseline cublas,", "an empty name"},
       {" --l2 cold", "--l2 'cold': expected flush, rotate or both"},
@@ -165,7 +178,8 @@ TEST(BenchCli, WithoutAGpuSaysSoAndWritesNothing) {
   // A GPU set needs its GPUs as one GPU does: none here, nothing written; whatever is timed.
   for (const std::string extra :
        {"", " --no-tune", " --gpu all", " --gpu 0,1 --no-tune", " --baseline cublas --l2 flush",
-        " --baseline CUBLAS,cuBLASLt --l2 Rotate --lt-algos 4"}) {
+        " --baseline CUBLAS,cuBLASLt --l2 Rotate --lt-algos 4",
+        " --baseline cublas,cublas-tf32 --l2 flush", " --baseline cuBLAS-TF32,cublaslt,cublas"}) {
     const auto r =
         test::run_cli("bench --suite " + q(suite) + " --csv " + q(csv) + " --plot " + q(png) +
                       " --db " + q(db) + " --cache-dir " + q(cache) + " --space quick" + extra);

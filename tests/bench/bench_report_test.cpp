@@ -161,7 +161,14 @@ TEST(BenchReport, CsvHasTheDocumentedColumnsAndOneRowPerShape) {
                                              "cublaslt_cold_ms",
                                              "ratio_cold",
                                              "ratio_lt_cold",
-                                             "rotate_copies"};
+                                             "rotate_copies",
+                                             "cublas_tf32_ms",
+                                             "ratio_tf32",
+                                             "cublas_tf32_spread",
+                                             "tf32_error_ratio",
+                                             "cublas_tf32_cold_ms",
+                                             "ratio_tf32_cold",
+                                             "tf32_reason"};
   EXPECT_EQ(header, expected);
   auto col = [&](const std::vector<std::string>& f, const std::string& name) {
     for (size_t i = 0; i < header.size(); ++i) {

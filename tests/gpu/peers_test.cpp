@@ -1,8 +1,9 @@
 // GPU tests (ctest label `gpu`; each skips without a device) of what a bench times beside the
 // tuned kernel: cuBLASLt's heuristic algorithms verified against cublasSgemm in every layout, odd,
-// padded and offset shapes included, and the cold L2 by rotation: its count of copies, every side
-// timed on them, the result verified on one. No time is compared with another: only that each
-// side ran, was verified, and the counts.
+// padded and offset shapes included; cuBLAS 1xTF32 verified (loosely), timed, and less accurate
+// than FP32 against FP64; and the cold L2 by rotation: its count of copies, every side timed on
+// them, the result verified on one. No time is compared with another: only that each side ran,
+// was verified, and the counts.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include "bench.hpp"
 #include "gpu_support.hpp"
 #include "nvrtc_compiler.hpp"
+#include "precision.hpp"
 #include "retime.hpp"
 #include "test_support.hpp"
 #include "tune.hpp"
@@ -118,6 +120,58 @@ TEST_F(PeersTest, CublasLtServesPaddedOffsetOperandsWithAlphaAndBeta) {
   EXPECT_EQ(worker_->restarts(), 0);
 }
 
+// cuBLAS 1xTF32 in every layout, flushed and rotated: verified against cublasSgemm with the loose
+// TF32 tolerance, timed, its error against FP64 measured. On aligned operands it runs on TF32
+// tensor cores, so its error is well above cuBLAS FP32's (and above what fp32-accurate allows);
+// on odd, padded and offset operands cuBLAS may choose any kernel, so only that it passed.
+TEST_F(PeersTest, CublasTf32IsVerifiedTimedAndLessAccurateThanFp32) {
+  struct Shape {
+    const char* shape;
+    long long pad;
+    int offset;
+    float alpha, beta;
+    bool aligned;
+  };
+  const Shape shapes[] = {{"1024x768x512", 0, 0, 1.0f, 0.0f, true},
+                          {"1023x777x513", 0, 0, 1.0f, 0.0f, false},
+                          {"640x384x520", 3, 1, 0.5f, 2.0f, false}};
+  for (const auto& sh : shapes) {
+    for (const char* layout : kLayouts) {
+      set_problem(sh.shape, layout, sh.pad, sh.offset, sh.alpha, sh.beta);
+      const std::string what = std::string(sh.shape) + " " + layout;
+      for (const auto l2 : {L2Mode::flush, L2Mode::rotate}) {
+        Tf32Request r;
+        r.repetitions = 5;
+        r.l2 = l2;
+        const auto t = worker_->time_cublas_tf32(r);
+        EXPECT_EQ(t.status, TrialStatus::ok) << what << " " << to_string(l2) << ": " << t.reason;
+        EXPECT_LE(t.verify_error, kTf32Tolerance) << what;
+        EXPECT_EQ(t.time.repetitions, 5) << what;
+        EXPECT_GT(t.time.median_ms, 0) << what;
+        EXPECT_GE(t.error_ratio, 0) << what;
+        EXPECT_LT(t.error_ratio, 1e6) << what;  // finite: no NaN or Inf
+        if (sh.aligned) {
+          EXPECT_GT(t.verify_error, 1e-6) << what << ": not TF32?";
+          EXPECT_GT(t.error_ratio, kAccurateErrorRatioMax) << what << ": not TF32?";
+        }
+        std::cout << what << " " << to_string(l2) << ": 1xTF32 " << t.time.median_ms
+                  << " ms, error against cuBLAS " << t.verify_error << ", error ratio "
+                  << t.error_ratio << "\n";
+      }
+    }
+  }
+  // A tolerance no TF32 result meets: refused as incorrect, not timed, the worker unharmed.
+  set_problem("1024x768x512", "NN");
+  Tf32Request strict;
+  strict.repetitions = 3;
+  strict.tolerance = 1e-7;
+  const auto refused = worker_->time_cublas_tf32(strict);
+  EXPECT_EQ(refused.status, TrialStatus::incorrect) << refused.reason;
+  EXPECT_NE(refused.reason.find("exceeds tolerance"), std::string::npos) << refused.reason;
+  EXPECT_EQ(refused.time.repetitions, 0);
+  EXPECT_EQ(worker_->restarts(), 0);
+}
+
 TEST_F(PeersTest, RotationHasTheCopiesTheRuleGivesAndEverySideRunsOnThem) {
   const auto& fp = worker_->info().fingerprint;
   for (const char* layout : {"NN", "TN"}) {
@@ -191,15 +245,19 @@ TEST_F(PeersTest, RetimeGivesEverySideFlushedAndCold) {
   RetimeOptions o;
   o.seed = 11;
   o.cublaslt = true;
+  o.cublas_tf32 = true;
   o.flush = o.rotate = true;
   const auto m = retime(*worker_, comp, cfg, p, o);
   ASSERT_EQ(m.status, TrialStatus::ok) << m.reason;
   EXPECT_LT(m.verify_error, 1e-5);
-  for (const auto* t :
-       {&m.tuned, &m.cublas, &m.cublaslt, &m.tuned_cold, &m.cublas_cold, &m.cublaslt_cold}) {
+  for (const auto* t : {&m.tuned, &m.cublas, &m.cublaslt, &m.cublas_tf32, &m.tuned_cold,
+                        &m.cublas_cold, &m.cublaslt_cold, &m.cublas_tf32_cold}) {
     EXPECT_GT(t->median_ms, 0);
     EXPECT_EQ(t->repetitions, o.repetitions);
   }
+  EXPECT_TRUE(m.tf32_timed);
+  EXPECT_GE(m.tf32_error_ratio, 0);
+  EXPECT_TRUE(m.tf32_reason.empty()) << m.tf32_reason;
   EXPECT_TRUE(m.lt_searched);
   EXPECT_GT(m.lt_algos, 0);
   EXPECT_FALSE(m.lt_algo.empty());
@@ -208,13 +266,16 @@ TEST_F(PeersTest, RetimeGivesEverySideFlushedAndCold) {
   EXPECT_GE(m.rotate_copies, 2);
 
   // cuBLAS alone, flushed alone: nothing else is timed.
-  o.cublaslt = o.rotate = false;
+  o.cublaslt = o.rotate = o.cublas_tf32 = false;
   const auto plain = retime(*worker_, comp, cfg, p, o);
   ASSERT_EQ(plain.status, TrialStatus::ok) << plain.reason;
   EXPECT_GT(plain.tuned.median_ms, 0);
   EXPECT_GT(plain.cublas.median_ms, 0);
   EXPECT_FALSE(plain.lt_searched);
   EXPECT_EQ(plain.cublaslt.median_ms, 0);
+  EXPECT_FALSE(plain.tf32_timed);
+  EXPECT_EQ(plain.cublas_tf32.median_ms, 0);
+  EXPECT_EQ(plain.tf32_error_ratio, -1);
   EXPECT_EQ(plain.tuned_cold.median_ms, 0);
   EXPECT_EQ(plain.rotate_copies, 0);
 

@@ -1,7 +1,7 @@
 // `sgemm-tune bench`: for each problem of a suite, the GPU's tuned winner (tuned first when the
-// database has none), re-timed beside cuBLAS FP32 and cuBLASLt FP32 in the same worker phase, with
-// the L2 flushed and cold by rotation; a table, a CSV and, on request, a plot of the ratio per
-// shape.
+// database has none), re-timed beside cuBLAS FP32, cuBLASLt FP32 and (on request) cuBLAS 1xTF32 in
+// the same worker phase, with the L2 flushed and cold by rotation; a table, a CSV and, on request,
+// a plot of the ratio per shape.
 
 #include <algorithm>
 #include <cctype>
@@ -64,14 +64,22 @@ std::string lower(std::string s) {
   return s;
 }
 
+// The names --baseline takes.
+constexpr const char* kCublas = "cublas";
+constexpr const char* kCublasLt = "cublaslt";
+constexpr const char* kCublasTf32 = "cublas-tf32";
+
 // What is timed beside the tuned kernel: the baselines and the L2 timings.
 struct Timings {
   bool cublaslt = false;
+  bool cublas_tf32 = false;
   bool flush = false, rotate = false;
 
   std::vector<std::string> baselines() const {
-    return cublaslt ? std::vector<std::string>{"cublas", "cublaslt"}
-                    : std::vector<std::string>{"cublas"};
+    std::vector<std::string> v = {kCublas};
+    if (cublaslt) v.emplace_back(kCublasLt);
+    if (cublas_tf32) v.emplace_back(kCublasTf32);
+    return v;
   }
   std::vector<std::string> l2() const {
     std::vector<std::string> v;
@@ -81,8 +89,12 @@ struct Timings {
   }
 };
 
-// --baseline: cuBLAS always (every ratio's and every verification's reference), cuBLASLt on
-// request; --l2: flush, rotate or both.
+// What --baseline expects, for its error messages.
+constexpr const char* kBaselineNames =
+    "cublas, cublaslt or cublas-tf32, comma-separated, cublas among them (e.g. cublas,cublaslt)";
+
+// --baseline: cuBLAS always (every ratio's and every verification's reference), cuBLASLt and
+// cuBLAS 1xTF32 on request; --l2: flush, rotate or both.
 Timings parse_timings(const std::string& baseline, const std::string& l2) {
   Timings t;
   bool cublas = false;
@@ -91,25 +103,27 @@ Timings parse_timings(const std::string& baseline, const std::string& l2) {
     const auto comma = rest.find(',');
     const std::string item = lower(rest.substr(0, comma));
     if (item.empty()) {
-      throw InputError(fmt::format(
-          "--baseline '{}': an empty name; expected cublas or cublas,cublaslt", baseline));
-    }
-    if (item != "cublas" && item != "cublaslt") {
       throw InputError(
-          fmt::format("--baseline '{}': unknown baseline '{}'; expected cublas or cublas,cublaslt",
-                      baseline, item));
+          fmt::format("--baseline '{}': an empty name; expected {}", baseline, kBaselineNames));
     }
-    bool& seen = item == "cublas" ? cublas : t.cublaslt;
-    if (seen) throw InputError(fmt::format("--baseline '{}': {} is listed twice", baseline, item));
-    seen = true;
+    bool* seen = item == kCublas       ? &cublas
+                 : item == kCublasLt   ? &t.cublaslt
+                 : item == kCublasTf32 ? &t.cublas_tf32
+                                       : nullptr;
+    if (!seen) {
+      throw InputError(fmt::format("--baseline '{}': unknown baseline '{}'; expected {}", baseline,
+                                   item, kBaselineNames));
+    }
+    if (*seen) throw InputError(fmt::format("--baseline '{}': {} is listed twice", baseline, item));
+    *seen = true;
     if (comma == std::string::npos) break;
     rest = rest.substr(comma + 1);
   }
   if (!cublas) {
     throw InputError(
         fmt::format("--baseline '{}': cublas is always timed, as the reference of every ratio and "
-                    "verification; give cublas,cublaslt",
-                    baseline));
+                    "verification; give cublas,{}",
+                    baseline, lower(baseline)));
   }
   const std::string mode = lower(l2);
   if (mode == "flush" || mode == "both") t.flush = true;
@@ -159,6 +173,7 @@ class BenchRun {
 
   const BenchOpts& o_;
   Timings timings_;
+  GpuSet gpus_;  // --gpu, parsed once in plan() and started in start_gpus()
   std::optional<ShardShare> share_;
   Precision precision_ = Precision::fp32;
   std::vector<SuiteEntry> entries_;
@@ -194,7 +209,7 @@ BenchRun::BenchRun(const BenchOpts& o) : o_(o) {
 
 void BenchRun::plan() {
   timings_ = parse_timings(o_.baseline, o_.l2);
-  parse_gpu_set(o_.gpu);  // checked here, started in start_gpus()
+  gpus_ = parse_gpu_set(o_.gpu);  // checked here, started in start_gpus()
   const auto shard = resolve_shard(o_.shard);
   entries_ = load_suite(o_.suite);
   check_output_path("--csv", o_.csv);
@@ -232,8 +247,8 @@ void BenchRun::plan() {
 
 // A GPU set: a worker on each (one model, or it refuses), the shapes spread whole over them.
 void BenchRun::start_gpus() {
-  fleet_ = std::make_unique<gpu::WorkerFleet>(self_exe(), parse_gpu_set(o_.gpu), cache_dir_,
-                                              std::vector<std::string>{});
+  fleet_ =
+      std::make_unique<gpu::WorkerFleet>(self_exe(), gpus_, cache_dir_, std::vector<std::string>{});
   fp_ = &fleet_->first().fingerprint;
   for (size_t d = 0; d < fleet_->size(); ++d) {
     const auto& info = fleet_->info(d);
@@ -328,6 +343,7 @@ void BenchRun::retime_winner(const db::Winner& w, size_t d, tune::BenchRow& row)
     ro.rounds = kRounds;
     ro.seed = seed_;
     ro.cublaslt = timings_.cublaslt;
+    ro.cublas_tf32 = timings_.cublas_tf32;
     ro.flush = timings_.flush;
     ro.rotate = timings_.rotate;
     ro.lt.max_algos = o_.lt_algos;
@@ -344,6 +360,12 @@ void BenchRun::retime_winner(const db::Winner& w, size_t d, tune::BenchRow& row)
     row.cublaslt_spread = m.cublaslt.spread;
     row.cublas_cold_ms = m.cublas_cold.median_ms;
     row.cublaslt_cold_ms = m.cublaslt_cold.median_ms;
+    row.tf32_timed = m.tf32_timed;
+    row.cublas_tf32_ms = m.cublas_tf32.median_ms;
+    row.cublas_tf32_spread = m.cublas_tf32.spread;
+    row.cublas_tf32_cold_ms = m.cublas_tf32_cold.median_ms;
+    row.tf32_error_ratio = std::max(0.0, m.tf32_error_ratio);
+    row.tf32_reason = m.tf32_reason;
     row.rotate_copies = m.rotate_copies;
     if (m.status == TrialStatus::ok) {
       row.status = "ok";
@@ -404,6 +426,9 @@ void BenchRun::ended(size_t i, const std::string& failed) {
       if (row.ratio_lt() > 0)
         what +=
             fmt::format(", cuBLASLt {:.4f} ms, ratio_lt {:.3f}", row.cublaslt_ms, row.ratio_lt());
+      if (row.ratio_tf32() > 0)
+        what += fmt::format(", cuBLAS 1xTF32 {:.4f} ms (error ratio {:.3g}), ratio_tf32 {:.3f}",
+                            row.cublas_tf32_ms, row.tf32_error_ratio, row.ratio_tf32());
     }
     if (row.ratio_cold() > 0) {
       what += fmt::format("{}cold L2: {:.4f} ms, cuBLAS {:.4f} ms, ratio_cold {:.3f}",
@@ -411,12 +436,18 @@ void BenchRun::ended(size_t i, const std::string& failed) {
                           row.ratio_cold());
       if (row.ratio_lt_cold() > 0)
         what += fmt::format(", ratio_lt_cold {:.3f}", row.ratio_lt_cold());
+      if (row.ratio_tf32_cold() > 0)
+        what += fmt::format(", ratio_tf32_cold {:.3f}", row.ratio_tf32_cold());
     }
     spdlog::info("[{}/{}] {}: {} {}", i + 1, problems_.size(), tune::bench_label(row.problem),
                  row.config, what);
     if (row.lt_searched && !row.lt_reason.empty()) {
       spdlog::warn("[{}/{}] {}: no cuBLASLt time: {}", i + 1, problems_.size(),
                    tune::bench_label(row.problem), row.lt_reason);
+    }
+    if (row.tf32_timed && !row.tf32_reason.empty()) {
+      spdlog::warn("[{}/{}] {}: no cuBLAS 1xTF32 time: {}", i + 1, problems_.size(),
+                   tune::bench_label(row.problem), row.tf32_reason);
     }
   } else {
     spdlog::warn("[{}/{}] {}: {}{}", i + 1, problems_.size(), tune::bench_label(row.problem),
@@ -490,6 +521,11 @@ nlohmann::json BenchRun::json(double wall_s) const {
                      {"workspace_bytes", lt.workspace_bytes},
                      {"compute", "CUBLAS_COMPUTE_32F"}};
   }
+  if (timings_.cublas_tf32) {
+    j["cublas_tf32"] = {{"compute", "CUBLAS_COMPUTE_32F_FAST_TF32"},
+                        {"fp32_accurate", false},
+                        {"tolerance", eval::kTf32Tolerance}};
+  }
   if (!o_.plot.empty()) j["plot"] = o_.plot;
   if (share_) j["shard"] = share_json(*share_);
   return j;
@@ -522,6 +558,7 @@ void BenchRun::report() {
     table.rounds = kRounds;
     table.gpus = fleet_->size();
     table.cublaslt = timings_.cublaslt;
+    table.cublas_tf32 = timings_.cublas_tf32;
     table.flush = timings_.flush;
     table.rotate = timings_.rotate;
     fmt::print("{}", tune::bench_table(rows_, tune::summarize_bench(rows_, kThreshold), table));
@@ -558,13 +595,12 @@ void register_bench(CLI::App& app) {
   auto o = std::make_shared<BenchOpts>();
   auto* sub = app.add_subcommand(
       "bench",
-      "Benchmark the tuned kernels against cuBLAS FP32 and cuBLASLt FP32 over a suite of "
-      "problems:\n"
-      "for each, the GPU's winner from the database (tuned first, as `tune --shapes` does, when\n"
-      "there is none), re-timed beside both in the same worker phase on the same random inputs,\n"
-      "with the L2 flushed and with a cold L2 (rotated operands). Prints a table and the "
-      "geometric\n"
-      "mean and minimum of each ratio, writes a CSV and, with --plot, a chart.");
+      "Benchmark the tuned kernels against cuBLAS FP32 and cuBLASLt FP32 (and, on request, cuBLAS\n"
+      "1xTF32) over a suite of problems: for each, the GPU's winner from the database (tuned\n"
+      "first, as `tune --shapes` does, when there is none), re-timed beside each in the same\n"
+      "worker phase on the same random inputs, with the L2 flushed and with a cold L2 (rotated\n"
+      "operands). Prints a table and the geometric mean and minimum of each ratio, writes a CSV\n"
+      "and, with --plot, a chart.");
   sub->add_option("--suite", o->suite,
                   "JSON list of problems: \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": "
                   "\"NN\"|\"NT\"|\"TN\"|\"TT\", \"space\": FILE|NAME} (e.g. bench/shapes.json); "
@@ -591,11 +627,13 @@ void register_bench(CLI::App& app) {
       ->check(CLI::Range(0, 1024));
   sub->add_option("--seed", o->seed,
                   "Seed of the random inputs, 1 to 2^64 - 1 (default or 0: random, logged)");
-  sub->add_option("--reps", o->reps,
-                  fmt::format("Timed repetitions per side (tuned, cuBLAS, cuBLASLt), round and L2 "
-                              "timing; each side is the median of its round, best of {} "
-                              "interleaved rounds (at least {})",
-                              kRounds, kMinReps))
+  sub->add_option(
+         "--reps", o->reps,
+         fmt::format(
+             "Timed repetitions per side (tuned, cuBLAS, cuBLASLt, cuBLAS 1xTF32), round and L2 "
+             "timing; each side is the median of its round, best of {} "
+             "interleaved rounds (at least {})",
+             kRounds, kMinReps))
       ->check(CLI::Range(kMinReps, 100000))
       ->capture_default_str();
   sub->add_option(
@@ -605,7 +643,11 @@ void register_bench(CLI::App& app) {
          "timed) and cublaslt (cuBLASLt FP32, CUBLAS_COMPUTE_32F, no TF32: up to --lt-algos "
          "algorithms of its heuristic for the problem and layout, with a 32 MiB workspace, each "
          "verified against cublasSgemm and timed, the fastest kept and re-timed in every round: "
-         "the ratio_lt column). `--baseline cublas` skips the cuBLASLt search")
+         "the ratio_lt column), and cublas-tf32 (opt-in: cuBLAS 1xTF32, cublasGemmEx with "
+         "CUBLAS_COMPUTE_32F_FAST_TF32 on TF32 tensor cores, timed as cuBLAS is: the ratio_tf32 "
+         "column. It is NOT FP32-accurate: its result is verified against cublasSgemm with a "
+         "tolerance of 1e-2 only, and tf32_error_ratio gives its error against an FP64 reference "
+         "over cuBLAS FP32's). `--baseline cublas` skips the cuBLASLt search")
       ->capture_default_str();
   sub->add_option("--lt-algos", o->lt_algos,
                   "How many algorithms cuBLASLt's heuristic is asked for (it may return fewer)")
@@ -627,7 +669,8 @@ void register_bench(CLI::App& app) {
                   "CSV (default: in the current directory) written as shapes finish, one row per "
                   "shape (shape,M,N,K,layout,config,"
                   "tuned_ms,cublas_ms,ratio,tuned_gflops,cublas_gflops,status,gpu,date,..., "
-                  "cublaslt_ms,ratio_lt,...,ratio_cold,ratio_lt_cold,rotate_copies)")
+                  "cublaslt_ms,ratio_lt,...,ratio_cold,ratio_lt_cold,rotate_copies,"
+                  "cublas_tf32_ms,ratio_tf32,...,tf32_error_ratio,...,tf32_reason)")
       ->capture_default_str();
   sub->add_option("--plot", o->plot,
                   "Also draw the ratio per shape from the CSV into this .png or .svg (runs "
@@ -642,9 +685,11 @@ void register_bench(CLI::App& app) {
   sub->footer(
       "ratio = cuBLAS median / tuned median (above 1: the tuned kernel is faster); ratio_lt the\n"
       "same with cuBLASLt's time; ratio_cold and ratio_lt_cold the same two timed with a cold L2\n"
-      "(--l2 rotate or both). The summary gives the geometric mean and the minimum of each ratio\n"
-      "over the measured shapes and how many are below 0.90. A shape where no cuBLASLt algorithm\n"
-      "passed has no ratio_lt and says why (lt_reason).\n"
+      "(--l2 rotate or both); ratio_tf32 and ratio_tf32_cold the same against cuBLAS 1xTF32\n"
+      "(--baseline cublas,cublas-tf32; not FP32-accurate: tf32_error_ratio is its error against\n"
+      "FP64 over cuBLAS FP32's). The summary gives the geometric mean and the minimum of each\n"
+      "ratio over the measured shapes and how many are below 0.90. A shape where no cuBLASLt\n"
+      "algorithm passed has no ratio_lt and says why (lt_reason; tf32_reason likewise).\n"
       "Row statuses: ok, untuned (--no-tune, nothing stored), no_config (the space has no valid\n"
       "config), no_winner (no candidate passed), error, or the re-timed winner's trial status\n"
       "(incorrect, crashed, timeout, ...).\n"

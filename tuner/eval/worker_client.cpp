@@ -361,6 +361,16 @@ TrialResponse WorkerClient::time_cublaslt(const LtAlgo& algo, const LtSearchOpti
   return r;
 }
 
+TrialResponse WorkerClient::time_cublas_tf32(const Tf32Request& r) {
+  const json resp = call_or_replace(tf32_request_json(r), kProblemTimeout);
+  if (!resp.value("ok", false)) {
+    throw Error("GPU worker could not time cuBLAS 1xTF32: " + resp.value("error", std::string()));
+  }
+  auto out = trial_response_from_json(resp);
+  if (out.status == TrialStatus::crashed) restart();
+  return out;
+}
+
 TrialResponse WorkerClient::run_trial(const TrialRequest& t, std::chrono::milliseconds timeout) {
   send(trial_request_json(t));
   const auto resp = receive(timeout);

@@ -60,6 +60,11 @@ class WorkerClient {
   // One algorithm of a search, verified and timed again (status incorrect, resources, ... when it
   // fails, with no time).
   TrialResponse time_cublaslt(const LtAlgo& algo, const LtSearchOptions& o);
+  // cuBLAS 1xTF32 (the protocol's cublas_tf32) on the current problem: verified against cuBLAS
+  // FP32 with `tolerance`, its error ratio against FP64 measured, then timed; a failure is its
+  // status (incorrect, resources, crashed, ...) with no time. Throws Error when the worker cannot
+  // serve the request (no problem, a rotation or FP64 reference that does not fit).
+  TrialResponse time_cublas_tf32(const Tf32Request& r);
   // Runs the candidate of `t` on each case (its own buffers; the problem stays set) and returns
   // the cases with passed/error/reason filled. A crash or hang fails every case and replaces the
   // worker; a request the worker cannot serve throws Error.

@@ -86,6 +86,17 @@ LaunchTile launch_tile_from_json(const json& req) {
   return t;
 }
 
+namespace {
+
+L2Mode l2_from_json(const json& req) {
+  const std::string l2 = req.value("l2", std::string("flush"));
+  const auto mode = parse_l2_mode(l2);
+  if (!mode) throw Error(fmt::format("unknown l2 mode '{}' (flush or rotate)", l2));
+  return *mode;
+}
+
+}  // namespace
+
 TrialRequest trial_request_from_json(const json& req) {
   TrialRequest t;
   t.name = req.at("name");
@@ -105,15 +116,34 @@ TrialRequest trial_request_from_json(const json& req) {
   t.best_ms = req.at("best_ms");
   t.tolerance = req.at("tolerance");
   t.checksum = req.value("checksum", false);
-  const std::string l2 = req.value("l2", std::string("flush"));
-  const auto mode = parse_l2_mode(l2);
-  if (!mode) throw Error(fmt::format("unknown l2 mode '{}' (flush or rotate)", l2));
-  t.l2 = *mode;
+  t.l2 = l2_from_json(req);
   t.accuracy = req.value("accuracy", false);
   if (t.accuracy) {
     if (const auto it = req.find("stress"); it != req.end()) it->get_to(t.stress);
   }
   return t;
+}
+
+json tf32_request_json(const Tf32Request& r) {
+  return {{"op", "cublas_tf32"},
+          {"warmup", r.warmup},
+          {"reps", r.repetitions},
+          {"tolerance", r.tolerance},
+          {"l2", to_string(r.l2)}};
+}
+
+Tf32Request tf32_request_from_json(const json& req) {
+  Tf32Request r;
+  r.warmup = req.value("warmup", 2);
+  r.repetitions = req.at("reps").get<int>();
+  r.tolerance = req.at("tolerance").get<double>();
+  r.l2 = l2_from_json(req);
+  if (r.repetitions < 1 || r.warmup < 0)
+    throw Error(fmt::format("cublas_tf32: reps {} and warmup {}: expected at least 1 and 0",
+                            r.repetitions, r.warmup));
+  if (!(r.tolerance > 0))
+    throw Error(fmt::format("cublas_tf32: tolerance {} is not positive", r.tolerance));
+  return r;
 }
 
 json trial_response_json(const TrialResponse& r) {

@@ -51,6 +51,18 @@
 //   cublaslt {algo, workspace, warmup, reps, tolerance, l2?}
 //                                          -> {ok, status, reason, verify_error, time, cut}
 //            one algorithm of a search, verified and timed again.
+//   cublas_tf32 {reps, tolerance, warmup?, l2?}
+//                                          -> {ok, status, reason, verify_error, time, cut,
+//                                              error_ratio, stress_ratio, stress_case}
+//            cuBLAS 1xTF32 on the current problem: cublasGemmEx with
+//            CUBLAS_COMPUTE_32F_FAST_TF32 (TF32 tensor cores) on a handle of its own, run from C0,
+//            verified against cublasSgemm with `tolerance` (kTf32Tolerance: TF32 is not FP32, so
+//            the bound only catches a wrong result; on the verified copy too when l2 is
+//            "rotate"), then timed as cuBLAS is (warmup default 2, no cut). error_ratio: its
+//            relative L2 error against the FP64 reference (as a trial's accuracy) over cuBLAS
+//            FP32's (far above kAccurateErrorRatioMax where TF32 tensor cores ran), measured on
+//            the problem's own operands; stress_ratio -1. The answer is a trial response
+//            (TrialResponse); a failure of the FP64 reference or the rotation fails the request.
 //   bye      {}                            -> (exit)
 // Kernels are launched as sgemm_warptile(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, k_chunk,
 // partial) on the grid launch_dims() gives for the tile (warptile_geometry.h), followed by
@@ -83,8 +95,14 @@ namespace sgt::eval {
 
 // 3: TMA tiles; 4: the family id picks the tile step; 5: the family's launch ABI does; 6: l2
 // (rotated operands), rotation, cublaslt_search and cublaslt; 7: a trial's accuracy against FP64
-// (accuracy, stress -> error_ratio, stress_ratio, stress_case).
-constexpr int kWorkerProtocol = 7;
+// (accuracy, stress -> error_ratio, stress_ratio, stress_case); 8: cublas_tf32 (cuBLAS 1xTF32).
+constexpr int kWorkerProtocol = 8;
+
+// The tolerance cuBLAS 1xTF32's result is verified with against cublasSgemm's (relative L2
+// error). Each operand rounded to TF32's 10-bit mantissa puts its error near 2^-11 (about 5e-4),
+// far above the 1e-4 a candidate is held to; 1e-2 still refuses a result that is wrong rather
+// than less precise.
+inline constexpr double kTf32Tolerance = 1e-2;
 
 // What the worker needs to know of a config to launch it.
 struct LaunchTile {
@@ -147,6 +165,20 @@ TrialRequest trial_request_from_json(const nlohmann::json& req);
 // The response: "ok": true and every field; a non-finite error or ratio as 1e300 (JSON has none).
 nlohmann::json trial_response_json(const TrialResponse& r);
 TrialResponse trial_response_from_json(const nlohmann::json& j);
+
+// The cublas_tf32 request: cuBLAS 1xTF32 timed as cuBLAS is (no cut).
+struct Tf32Request {
+  int warmup = 2;
+  int repetitions = 20;
+  double tolerance = kTf32Tolerance;  // relative L2 error against cuBLAS FP32
+  L2Mode l2 = L2Mode::flush;
+};
+
+// Its JSON: the client writes it, the worker reads it. A reader takes a missing warmup as 2 and a
+// missing l2 as flush; an unknown l2, fewer than 1 repetition, a negative warm-up or a tolerance
+// that is not positive throw Error. The response is a trial response (trial_response_json).
+nlohmann::json tf32_request_json(const Tf32Request& r);
+Tf32Request tf32_request_from_json(const nlohmann::json& req);
 
 // The current problem's rotation (L2Mode::rotate).
 struct RotationInfo {

@@ -1,6 +1,6 @@
 // `sgemm-tune bench` on a device (ctest label `gpu`; skipped without one): a tiny suite tuned with
 // the quick space, then benchmarked again from the database alone; beside cuBLASLt and with a cold
-// L2, and without them.
+// L2, and without them; beside cuBLAS 1xTF32 when asked for.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -197,6 +197,72 @@ TEST(BenchGpu, PeersAndColdL2FillTheirColumnsAndTheSummaryStatesEach) {
     EXPECT_EQ(r.at("tuned_ms"), 0) << r.dump();
     EXPECT_GT(r.at("tuned_cold_ms").get<double>(), 0) << r.dump();
     EXPECT_LE(r.at("lt_algos").get<int>(), 4) << r.dump();
+  }
+}
+
+// cuBLAS 1xTF32 (opt-in): its columns filled, its error ratio above what fp32-accurate allows, the
+// document valid, the table saying it is not FP32-accurate; without it, its columns stay empty.
+TEST(BenchGpu, CublasTf32FillsItsColumnsOnlyWhenAskedFor) {
+  SKIP_WITHOUT_GPU();
+  test::TempDir tmp;
+  const auto suite = tmp.path() / "suite.json";
+  std::ofstream(suite) << R"([{"shape": "1024x768x512", "layout": "NT"}, "512x512x512"])";
+  const auto csv = tmp.path() / "bench.csv";
+  const std::string common = "bench --suite " + q(suite) + " --space quick --seed 5 --db " +
+                             q(tmp.path() / "t.db") + " --cache-dir " + q(tmp.path() / "cache") +
+                             " --csv " + q(csv);
+
+  const auto first = test::run_cli(common + " --baseline cublas,cublas-tf32 --json", false);
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const auto j = nlohmann::json::parse(first.out);
+  EXPECT_EQ(j.at("baselines"), nlohmann::json({"cublas", "cublas-tf32"}));
+  EXPECT_EQ(j.at("cublas_tf32").at("compute"), "CUBLAS_COMPUTE_32F_FAST_TF32");
+  EXPECT_EQ(j.at("cublas_tf32").at("fp32_accurate"), false);
+  EXPECT_FALSE(j.contains("cublaslt"));
+  ASSERT_EQ(j.at("rows").size(), 2u);
+  for (const auto& r : j.at("rows")) {
+    EXPECT_EQ(r.at("status"), "ok") << r.dump();
+    for (const char* k : {"cublas_tf32_ms", "ratio_tf32", "cublas_tf32_cold_ms", "ratio_tf32_cold"})
+      EXPECT_GT(r.at(k).get<double>(), 0) << k << " " << r.dump();
+    // Aligned shapes on TF32 tensor cores: far less accurate than cuBLAS FP32.
+    EXPECT_GT(r.at("tf32_error_ratio").get<double>(), 1.05) << r.dump();
+    EXPECT_FALSE(r.contains("tf32_reason")) << r.dump();
+    EXPECT_EQ(r.at("cublaslt_ms"), 0) << r.dump();
+  }
+  for (const char* k : {"ratio_tf32", "ratio_tf32_cold"})
+    EXPECT_EQ(j.at("summary").at(k).at("measured"), 2) << k;
+  std::ofstream(tmp.path() / "doc.json") << first.out;
+  const fs::path source = SGT_TEST_SOURCE_DIR;
+  const auto valid =
+      test::run_shell("python3 " + q(source / "tests" / "bench" / "validate_bench_json.py") + " " +
+                      q(source / "docs" / "schemas") + " " + q(tmp.path() / "doc.json"));
+  if (valid.exit_code != 77) EXPECT_EQ(valid.exit_code, 0) << valid.out;
+  auto rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    for (const char* k : {"cublas_tf32_ms", "ratio_tf32", "tf32_error_ratio", "ratio_tf32_cold"})
+      EXPECT_FALSE(r.at(k).empty()) << k;
+    EXPECT_TRUE(r.at("tf32_reason").empty()) << r.at("tf32_reason");
+  }
+
+  // The table, from the database alone, all three baselines.
+  const auto table =
+      test::run_cli(common + " --no-tune --baseline cublas,cublaslt,cublas-tf32", false);
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  for (const char* says : {"NOT FP32-accurate", "TF32 ms", "ratio_tf32", "tf32_err", "ratio_lt",
+                           "geometric mean of ratio_tf32", "x cuBLAS 1xTF32 with the L2 flushed"}) {
+    EXPECT_NE(table.out.find(says), std::string::npos) << says << "\n" << table.out;
+  }
+
+  // The default baselines: nothing of it.
+  const auto plain = test::run_cli(common + " --no-tune", false);
+  ASSERT_EQ(plain.exit_code, 0) << plain.out;
+  EXPECT_EQ(plain.out.find("TF32 ms"), std::string::npos) << plain.out;
+  rows = read_csv(csv);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const auto& r : rows) {
+    for (const char* k : {"cublas_tf32_ms", "ratio_tf32", "tf32_error_ratio", "ratio_tf32_cold"})
+      EXPECT_TRUE(r.at(k).empty()) << k << "=" << r.at(k);
   }
 }
 
