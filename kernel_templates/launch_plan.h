@@ -4,6 +4,10 @@
 // the tuner measured is the figure the library ships. Host code only: NVRTC never compiles this
 // file.
 //
+// A family launched as split_maps (LaunchAbi, tuner/core/family.hpp; tf32x3_wg) has a plan of
+// its own: plan_split_call and run_split_call below (the panel workspace, the split prepass on
+// each operand, the tile kernel on four maps of the panels).
+//
 // The sequence: the split-K workspace and PACK's panels in stream-ordered memory from a pool that
 // keeps its memory between calls (make_call_pool); sgemm_pack; the tile kernel;
 // sgemm_splitk_reduce; the frees. The
@@ -17,6 +21,7 @@
 #include <cuda_runtime.h>
 
 #include "dependent_launch.h"
+#include "tf32x3_wg_geometry.h"
 #include "warptile_geometry.h"
 
 namespace sgt_kernel {
@@ -170,6 +175,117 @@ inline cudaError_t launch_ws_tma(const void* kernel, const CallPlan& plan, unsig
   const dim3 grid(static_cast<unsigned>(plan.dims.grid_x), 1,
                   static_cast<unsigned>(plan.dims.grid_z));
   return cudaLaunchKernel(kernel, grid, dim3(threads), args, smem_bytes, stream);
+}
+
+// --- split_maps: the split-TF32 kernel on wgmma (sgemm_tf32x3_wgmma.cuh, family tf32x3_wg) ------
+// tf32x3_split_operand's launch: 32 x 8 threads (tf32x3_wg_geometry.h).
+constexpr unsigned kSplitThreadsX = kSplitTile, kSplitThreadsY = kSplitRowsPerPass;
+// A grid's y (and z) extent is at most 65535 blocks.
+constexpr long long kMaxGridY = 65535;
+
+// The launches of one split_maps call: the panel workspace (A big, A small, B big, B small; rows
+// of kp floats, tf32x3_wg_geometry.h), the prepass once per operand (A: M rows, k-contiguous when
+// A is not transposed; B: op(B)^T's N rows, k-contiguous when B is), then the tile kernel on
+// `blocks` blocks. With K = 0 nothing is split: no workspace, no prepass, and the tile kernel
+// (which then copies nothing) writes alpha 0 + beta C.
+struct SplitCallPlan {
+  long long blocks = 0;            // the tile kernel's grid: ceil(M / BM) ceil(N / BN)
+  int kp = 0;                      // K rounded up to 4: the panels' row length
+  long long workspace_floats = 0;  // 2 (M + N) kp; 0: no prepass
+  unsigned a_grid_x = 0, a_grid_y = 0, b_grid_x = 0, b_grid_y = 0;  // the prepass grids
+  int a_k_contig = 1, b_k_contig = 0;  // the prepass's k_contig for each operand
+  bool empty = false;                  // M or N is 0: nothing to launch
+  bool too_large = false;              // a grid exceeds what a launch takes
+};
+
+inline SplitCallPlan plan_split_call(int BM, int BN, int M, int N, int K, bool trans_a,
+                                     bool trans_b) {
+  SplitCallPlan p;
+  p.empty = M == 0 || N == 0;
+  const LaunchDims d = launch_dims(M, N, K, BM, BN, 1, 1);
+  p.blocks = d.grid_x;
+  p.kp = static_cast<int>(tf32x3_wg_kp(K) < 0x7fffffffLL ? tf32x3_wg_kp(K) : 0x7fffffffLL);
+  p.a_k_contig = trans_a ? 0 : 1;
+  p.b_k_contig = trans_b ? 1 : 0;
+  long long gx = 0, gya = 0, gyb = 0;
+  if (!p.empty && K > 0) {
+    p.workspace_floats = tf32x3_wg_workspace_floats(M, N, K);
+    gx = tf32x3_split_grid_x(K);
+    gya = tf32x3_split_grid_y(M);
+    gyb = tf32x3_split_grid_y(N);
+    p.a_grid_x = p.b_grid_x = static_cast<unsigned>(gx);
+    p.a_grid_y = static_cast<unsigned>(gya);
+    p.b_grid_y = static_cast<unsigned>(gyb);
+  }
+  p.too_large = p.blocks > 0x7fffffffLL || gx > 0x7fffffffLL || gya > kMaxGridY ||
+                gyb > kMaxGridY || tf32x3_wg_kp(K) > 0x7fffffffLL;
+  return p;
+}
+
+// Runs a split_maps call in `stream`, its workspace from `pool` (make_call_pool): allocates the
+// panels, launches split_kernel (tf32x3_split_operand) on A and on B, then the tile kernel
+// through tile(work) (work: the panels, nullptr when K = 0), and frees. Returns the first error;
+// the workspace is freed (stream-ordered) either way.
+template <class Tile>
+cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel, int M, int N, int K,
+                           const float* A, int lda, const float* B, int ldb, cudaMemPool_t pool,
+                           cudaStream_t stream, Tile&& tile) {
+  if (plan.empty) return cudaSuccess;  // nothing to compute, nothing to write
+  if (plan.too_large) return cudaErrorInvalidConfiguration;
+  float* work = nullptr;
+  cudaError_t e = cudaSuccess;
+  if (plan.workspace_floats > 0) {
+    if (!split_kernel) return cudaErrorInvalidDeviceFunction;
+    e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&work),
+                                static_cast<size_t>(plan.workspace_floats) * sizeof(float), pool,
+                                stream);
+    if (e == cudaSuccess) {
+      int kp = plan.kp, a_contig = plan.a_k_contig, b_contig = plan.b_k_contig;
+      float* a_big = work + tf32x3_wg_panel_offset(0, M, N, K);
+      float* a_small = work + tf32x3_wg_panel_offset(1, M, N, K);
+      float* b_big = work + tf32x3_wg_panel_offset(2, M, N, K);
+      float* b_small = work + tf32x3_wg_panel_offset(3, M, N, K);
+      const dim3 block(kSplitThreadsX, kSplitThreadsY);
+      void* a_args[] = {&M, &K, &kp, &A, &lda, &a_contig, &a_big, &a_small};
+      e = cudaLaunchKernel(split_kernel, dim3(plan.a_grid_x, plan.a_grid_y), block, a_args, 0,
+                           stream);
+      if (e == cudaSuccess) {
+        void* b_args[] = {&N, &K, &kp, &B, &ldb, &b_contig, &b_big, &b_small};
+        e = cudaLaunchKernel(split_kernel, dim3(plan.b_grid_x, plan.b_grid_y), block, b_args, 0,
+                             stream);
+      }
+    }
+  }
+  if (e == cudaSuccess) e = tile(static_cast<const float*>(work));
+  if (work) {
+    const cudaError_t r = cudaFreeAsync(work, stream);
+    if (e == cudaSuccess) e = r;
+  }
+  return e;
+}
+
+// The tile kernel of a split_maps family (sgemm_tf32x3_wgmma), as run_split_call's tile step: the
+// four panel maps (tma_encode_split_maps, tma_maps.h; zero maps when K = 0), `threads` (the
+// consumer warpgroups and the producer one) and `smem_bytes` of dynamic shared memory. A plain
+// launch: the stream orders it after the prepass.
+inline cudaError_t launch_split_maps(const void* kernel, const SplitCallPlan& plan,
+                                     unsigned threads, size_t smem_bytes, const CUtensorMap& a_big,
+                                     const CUtensorMap& a_small, const CUtensorMap& b_big,
+                                     const CUtensorMap& b_small, int M, int N, int K, float alpha,
+                                     float beta, float* C, int ldc, cudaStream_t stream) {
+  void* args[] = {&M,
+                  &N,
+                  &K,
+                  &alpha,
+                  const_cast<CUtensorMap*>(&a_big),
+                  const_cast<CUtensorMap*>(&a_small),
+                  const_cast<CUtensorMap*>(&b_big),
+                  const_cast<CUtensorMap*>(&b_small),
+                  &beta,
+                  &C,
+                  &ldc};
+  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(plan.blocks)), dim3(threads), args,
+                          smem_bytes, stream);
 }
 
 }  // namespace sgt_kernel

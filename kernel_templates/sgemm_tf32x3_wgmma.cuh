@@ -1,6 +1,8 @@
 // Split-TF32 ("3xTF32") SGEMM on Hopper's warpgroup MMA: wgmma.mma_async m64n128k8 on TF32,
 // operands delivered by tensor copies (TMA) into a ring of shared-memory stages. sm_90a only.
-// An experimental kernel measured by tools/tf32x3/tf32x3_probe.cu (--wgmma); not yet a family.
+// Kernel family tf32x3_wg (tuner/core/families/tf32x3_wg/), which always takes ACC 3; also measured
+// with every ACC by tools/tf32x3/tf32x3_probe.cu (--wgmma). Its geometry and index arithmetic
+// (tile, stages, panels, the prepass's and the epilogue's indexing) are tf32x3_wg_geometry.h's.
 //
 // Why it differs from sgemm_tf32x3.cuh: there, every warp splits the fragments it reads from
 // shared memory (about a third of its instructions) and mma.sync keeps 252 registers per thread
@@ -25,24 +27,17 @@
 //      partial in flight across the slice loop, which ptxas's wgmma pipeline analysis follows).
 // Same SGEMM semantics as the other kernels: row-major C = alpha op(A) op(B) + beta C, C never
 // read when beta == 0; any M, N, K (tiles past the matrix read TMA's zero fill).
+// STAGES (2 or 3: the ring's depth; 4 would not fit 227 KB) and GROUP_M (the block order,
+// block_tile_row/col) are the family's knobs.
 //
-// No host includes: the host side (maps, prepass launch) lives with its caller.
+// No host includes: the host side (the panel maps: tma_maps.h; the launches: launch_plan.h) lives
+// with its caller. NVRTC compiles this file as is, with the other kernel files as named headers.
 #pragma once
 
 #include "sgemm_ws_tma.cuh"
+#include "tf32x3_wg_geometry.h"
 
 namespace sgt_kernel {
-
-constexpr int kWgBM = 128, kWgBN = 128, kWgBK = 32;
-constexpr int kWgStages = 3;
-constexpr int kWgConsumers = 256;              // two warpgroups
-constexpr int kWgThreads = kWgConsumers + 128;  // and a producer warpgroup
-// Registers after setmaxnreg: the producer gives up what the consumers take (2 x 128 x 232 +
-// 128 x 40 <= 65536); the launch bounds alone leave 168, too few for ACC 2's three sets.
-constexpr int kWgProducerRegs = 40, kWgConsumerRegs = 232;
-constexpr int kWgTileFloats = kWgBM * kWgBK;   // one 128 x 32 tile (BM == BN)
-constexpr int kWgStageFloats = 4 * kWgTileFloats;
-constexpr int kWgSmemBytes = kWgStages * kWgStageFloats * 4 + 1024;  // + alignment slack
 
 __device__ __forceinline__ void tf32x3_wg_split(float x, float& big, float& small) {
   unsigned b, s;
@@ -98,37 +93,38 @@ __global__ void __launch_bounds__(256) tf32x3_split_operand(int R, int K, int Kp
                                                             const float* __restrict__ X, int ldx,
                                                             int k_contig, float* __restrict__ big,
                                                             float* __restrict__ small) {
-  __shared__ float t[32][33];
+  using namespace sgt_kernel;
+  __shared__ float t[kSplitTile][kSplitTile + 1];
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int k0 = blockIdx.x * 32, r0 = blockIdx.y * 32;
+  const int k0 = blockIdx.x * kSplitTile, r0 = blockIdx.y * kSplitTile;
   if (!k_contig) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int k = k0 + ty + 8 * i, r = r0 + tx;
-      t[ty + 8 * i][tx] = k < K && r < R ? X[static_cast<long long>(k) * ldx + r] : 0.0f;
+    for (int i = 0; i < kSplitPasses; ++i) {
+      const int k = tf32x3_split_load_k(k0, ty, i), r = tf32x3_split_load_r(r0, tx);
+      t[k - k0][r - r0] = k < K && r < R ? X[tf32x3_split_src(r, k, ldx, false)] : 0.0f;
     }
     __syncthreads();
   }
 #pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    const int r = r0 + ty + 8 * i, k = k0 + tx;
+  for (int i = 0; i < kSplitPasses; ++i) {
+    const int r = tf32x3_split_store_r(r0, ty, i), k = tf32x3_split_store_k(k0, tx);
     if (r >= R || k >= Kp) continue;
     float v;
     if (k_contig)
-      v = k < K ? X[static_cast<long long>(r) * ldx + k] : 0.0f;
+      v = k < K ? X[tf32x3_split_src(r, k, ldx, true)] : 0.0f;
     else
-      v = t[tx][ty + 8 * i];
+      v = t[k - k0][r - r0];
     float b, s;
-    sgt_kernel::tf32x3_wg_split(v, b, s);
-    big[static_cast<long long>(r) * Kp + k] = b;
-    small[static_cast<long long>(r) * Kp + k] = s;
+    tf32x3_wg_split(v, b, s);
+    big[tf32x3_split_dst(r, k, Kp)] = b;
+    small[tf32x3_split_dst(r, k, Kp)] = s;
   }
 }
 
 // The GEMM on the split operands: maps over the prepass's four arrays (inner dimension Kp, box
-// 32 x 128, 128-byte swizzle). Grid: ceil(M / 128) * ceil(N / 128) blocks in GROUP_M 8 order,
-// kWgThreads threads, kWgSmemBytes of dynamic shared memory.
-template <int ACC>
+// 32 x 128, 128-byte swizzle). Grid: ceil(M / 128) * ceil(N / 128) blocks in GROUP_M order,
+// kWgThreads threads, tf32x3_wg_smem_bytes(STAGES) of dynamic shared memory.
+template <int ACC, int STAGES, int GROUP_M>
 __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
     sgemm_tf32x3_wgmma(int M, int N, int K, float alpha,
                        const __grid_constant__ sgt_kernel::TmaMap a_big,
@@ -141,7 +137,10 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
      defined(__CUDA_ARCH_FAMILY_SPECIFIC__))
   using namespace sgt_kernel;
   static_assert(ACC >= 0 && ACC <= 3, "acc: 0 to 3");
-  constexpr int ST = kWgStages, T = kWgTileFloats;
+  static_assert(STAGES >= kWgMinStages && STAGES <= kWgMaxStages,
+                "tf32x3_wg_stages: STAGES is 2 or 3 (the ring fits 227 KB of shared memory)");
+  static_assert(GROUP_M >= 1, "positive_values: GROUP_M is at least 1");
+  constexpr int ST = STAGES, T = kWgTileFloats;
   extern __shared__ __align__(1024) unsigned char wg_smem_raw[];
   float* const base = reinterpret_cast<float*>(
       wg_smem_raw + ((1024 - (smem_u32(wg_smem_raw) & 1023)) & 1023));
@@ -149,8 +148,8 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
 
   const int tid = threadIdx.x;
   const int grid_m = (M + kWgBM - 1) / kWgBM, grid_n = (N + kWgBN - 1) / kWgBN;
-  const int bm0 = block_tile_row(blockIdx.x, grid_m, grid_n, 8) * kWgBM;
-  const int bn0 = block_tile_col(blockIdx.x, grid_m, grid_n, 8) * kWgBN;
+  const int bm0 = block_tile_row(blockIdx.x, grid_m, grid_n, GROUP_M) * kWgBM;
+  const int bn0 = block_tile_col(blockIdx.x, grid_m, grid_n, GROUP_M) * kWgBN;
   const int nk = (K + kWgBK - 1) / kWgBK;
 
   if (tid == 0) {
@@ -181,7 +180,7 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
   }
 
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kWgConsumerRegs));
-  const int wg = tid / 128, t = tid % 128, warp = t / 32, lane = t % 32;
+  const int wg = tid / 128;
   float acc[64], p0[64], p1[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
@@ -274,11 +273,11 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
   const bool pairs = (reinterpret_cast<unsigned long long>(C) & 7ull) == 0 && ldc % 2 == 0;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-    const int row = bm0 + wg * 64 + warp * 16 + lane / 4 + 8 * h;
+    const int row = bm0 + tf32x3_wg_acc_row(tid, 2 * h);
     if (row >= M) continue;
 #pragma unroll
     for (int j = 0; j < 16; ++j) {
-      const int col = bn0 + 8 * j + 2 * (lane % 4);
+      const int col = bn0 + tf32x3_wg_acc_col(tid, 4 * j);
       float* p = C + static_cast<long long>(row) * ldc + col;
       float v0 = alpha * acc[4 * j + 2 * h], v1 = alpha * acc[4 * j + 2 * h + 1];
       if (pairs && col + 1 < N) {

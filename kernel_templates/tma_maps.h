@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "tf32x3_wg_geometry.h"
 #include "tma_geometry.h"
 
 namespace sgt_kernel {
@@ -70,6 +71,28 @@ inline CUresult tma_encode_maps(TmaMaps& m, const Geometry& g, bool trans_a, boo
   if (r != CUDA_SUCCESS) return r;
   return tma_encode(&m.b, B, trans_b ? N : K, trans_b ? K : N, ldb, tma_box_inner(g, false, sb),
                     tma_box_outer(g, false, sb), sb, g.BK);
+}
+
+// The split_maps ABI (family tf32x3_wg, sgemm_tf32x3_wgmma.cuh): the four panels the prepass
+// writes into a workspace of tf32x3_wg_workspace_floats(M, N, K) floats at `work` (A big, A
+// small: M rows; B big, B small: N rows; each row kp floats, tf32x3_wg_geometry.h), each read in
+// boxes of kWgBK x kWgBM floats with the 128-byte swizzle the kernel's wgmma descriptors name.
+// Rows of kp floats are whole 16-byte units and every panel starts on one (kp is a multiple of 4),
+// so any workspace from cudaMalloc or a pool takes the copies.
+struct SplitMaps {
+  CUtensorMap a_big, a_small, b_big, b_small;
+};
+
+inline CUresult tma_encode_split_maps(SplitMaps& m, const float* work, long long M, long long N,
+                                      long long K) {
+  const long long kp = tf32x3_wg_kp(K);
+  CUtensorMap* maps[4] = {&m.a_big, &m.a_small, &m.b_big, &m.b_small};
+  for (int p = 0; p < 4; ++p) {
+    const CUresult r = tma_encode(maps[p], work + tf32x3_wg_panel_offset(p, M, N, K), p < 2 ? M : N,
+                                  kp, kp, kWgBK, p < 2 ? kWgBM : kWgBN, true, kWgBK);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
 }
 
 }  // namespace sgt_kernel

@@ -16,9 +16,10 @@
 
 #include "launch_plan.h"
 #include "select.hpp"
-// The kernels of the two launch ABIs: the warp-tiling family's (pointers; and the pack and split-K
+// The kernels of the launch ABIs: the warp-tiling family's (pointers; and the pack and split-K
 // reduction kernels of every launch plan) and the TMA family's (tensor_maps; its TmaMap
-// parameter).
+// parameter). A split_maps family's kernel file (sgemm_tf32x3_wgmma.cuh, with its split prepass)
+// comes in with the table's kernel files below.
 #include "sgemm_warptile.cuh"
 #include "sgemm_ws_tma.cuh"
 #if SGT_TUNED_TABLE_FORMAT_VERSION >= 8
@@ -98,10 +99,16 @@ using Kernel = void (*)(int, int, int, float, const float*, int, const float*, i
                         int, int, float*);
 using TmaKernel = void (*)(int, int, int, float, sgt_kernel::TmaMap, sgt_kernel::TmaMap, float,
                            float*, int, int, float*);
+using SplitKernel = void (*)(int, int, int, float, sgt_kernel::TmaMap, sgt_kernel::TmaMap,
+                             sgt_kernel::TmaMap, sgt_kernel::TmaMap, float, float*, int);
 struct Instances {
   Kernel vec[4];     // float4 main-loop loads; NN, NT, TN, TT
   Kernel scalar[4];  // single-float main-loop loads, for what was tuned on such operands
   TmaKernel tma[4];  // tensor_maps launches (sgemm_ws_tma; vec, scalar empty); NN, NT, TN, TT
+  // split_maps launches (sgemm_tf32x3_wgmma): one tile kernel for every layout, on the panels
+  // that its split prepass (tf32x3_split_operand) writes.
+  SplitKernel split;
+  const void* split_prepass;
 };
 
 #if SGT_TUNED_TABLE_FORMAT_VERSION >= 8
@@ -109,12 +116,16 @@ struct Instances {
 // and single-float instances for calls in each layout, by the launch its family uses. Kernels
 // launched with tensor maps need the toolkit that builds them (probe_tma refuses them otherwise).
 #define SGT_TUNED_INSTANCE_pointers(NN, NT, TN, TT, sNN, sNT, sTN, sTT) \
-  Instances{{&NN, &NT, &TN, &TT}, {&sNN, &sNT, &sTN, &sTT}, {}},
+  Instances{{&NN, &NT, &TN, &TT}, {&sNN, &sNT, &sTN, &sTT}, {}, nullptr, nullptr},
 #if SGT_TUNED_TMA_TOOLKIT
 #define SGT_TUNED_INSTANCE_tensor_maps(NN, NT, TN, TT, sNN, sNT, sTN, sTT) \
-  Instances{{}, {}, {&NN, &NT, &TN, &TT}},
+  Instances{{}, {}, {&NN, &NT, &TN, &TT}, nullptr, nullptr},
+// The split prepass is declared in the family's kernel file, which the table names.
+#define SGT_TUNED_INSTANCE_split_maps(NN, NT, TN, TT, sNN, sNT, sTN, sTT) \
+  Instances{{}, {}, {}, &NN, reinterpret_cast<const void*>(&tf32x3_split_operand)},
 #else
 #define SGT_TUNED_INSTANCE_tensor_maps(...) Instances{},
+#define SGT_TUNED_INSTANCE_split_maps(...) Instances{},
 #endif
 #define SGT_TUNED_INSTANCE(index, launch, ...) SGT_TUNED_INSTANCE_##launch(__VA_ARGS__)
 // The trailing entry keeps the array non-empty for a table without configs.
@@ -137,7 +148,9 @@ constexpr Instances instances() {
     return Instances{{},
                      {},
                      {SGT_TUNED_TMA(false, false), SGT_TUNED_TMA(false, true),
-                      SGT_TUNED_TMA(true, false), SGT_TUNED_TMA(true, true)}};
+                      SGT_TUNED_TMA(true, false), SGT_TUNED_TMA(true, true)},
+                     nullptr,
+                     nullptr};
 #undef SGT_TUNED_TMA
 #else
     return Instances{};
@@ -150,7 +163,9 @@ constexpr Instances instances() {
                       SGT_TUNED_WT(true, false, true), SGT_TUNED_WT(true, true, true)},
                      {SGT_TUNED_WT(false, false, false), SGT_TUNED_WT(false, true, false),
                       SGT_TUNED_WT(true, false, false), SGT_TUNED_WT(true, true, false)},
-                     {}};
+                     {},
+                     nullptr,
+                     nullptr};
 #undef SGT_TUNED_WT
   }
 }
@@ -225,7 +240,10 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
     if (cfg.PACK && !(ta && !tb)) continue;
     if (f.block_bytes[layout] > detail::kTmaSharedLimit) continue;
     ++layouts;
-    const auto kernel = reinterpret_cast<const void*>(kKernels[i].tma[layout]);
+    const auto kernel = f.split_maps ? reinterpret_cast<const void*>(kKernels[i].split)
+                                     : reinterpret_cast<const void*>(kKernels[i].tma[layout]);
+    if (f.split_maps && !kKernels[i].split_prepass)
+      return "this build holds no split prepass for it (tf32x3_split_operand)";
     cudaFuncAttributes a{};
     if (const cudaError_t e = cudaFuncGetAttributes(&a, kernel); e != cudaSuccess) {
       (void)cudaGetLastError();  // an answer, not the caller's error (as in probe)
@@ -278,7 +296,7 @@ cudaError_t probe(int dev, DeviceState& s) {
   s.unusable.assign(table::kConfigCount, std::string());
   for (int i = 0; i < table::kConfigCount; ++i) {
     const auto facts = detail::launch_facts(i);
-    if (facts.tensor_maps) {
+    if (facts.tensor_maps || facts.split_maps) {  // both TMA-fed, sm_90a only
       s.unusable[i] = probe_tma(p, i);
       continue;
     }
@@ -444,11 +462,48 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call,
 #endif
 }
 
+// A split_maps config (the split-TF32 wgmma kernel): the launch plan's panel workspace and split
+// prepass on each operand, tensor maps of the four panels, then the tile kernel with its dynamic
+// shared memory (limits set by probe_tma). Any operands; choose() only picks it where probe_tma
+// and misfit found nothing against it.
+cudaError_t launch_split(const detail::Choice& choice, const detail::Call& call,
+                         const DeviceState& dev, float alpha, const float* A, const float* B,
+                         float beta, float* C, cudaStream_t stream) {
+#if SGT_TUNED_TMA_TOOLKIT
+  const auto& cfg = table::kConfigs[choice.config];
+  const auto& k = kKernels[choice.config];
+  const auto f = detail::launch_facts(choice.config);
+  const auto p = sgt_kernel::plan_split_call(cfg.BM, cfg.BN, call.M, call.N, call.K, call.trans_a,
+                                             call.trans_b);
+  const int smem = f.dynamic_smem[layout_index(call.trans_a, call.trans_b)];
+  auto tile = [&](const float* work) {
+    // With K = 0 the kernel copies nothing: its maps stay zero.
+    sgt_kernel::SplitMaps maps{};
+    if (work) {
+      if (const CUresult r = sgt_kernel::tma_encode_split_maps(maps, work, call.M, call.N, call.K);
+          r != CUDA_SUCCESS)
+        return to_cuda_error(r);
+    }
+    return sgt_kernel::launch_split_maps(
+        reinterpret_cast<const void*>(k.split), p, static_cast<unsigned>(f.threads),
+        static_cast<size_t>(smem), maps.a_big, maps.a_small, maps.b_big, maps.b_small, call.M,
+        call.N, call.K, alpha, beta, C, call.ldc, stream);
+  };
+  return sgt_kernel::run_split_call(p, k.split_prepass, call.M, call.N, call.K, A, call.lda, B,
+                                    call.ldb, dev.pool, stream, tile);
+#else
+  (void)choice, (void)call, (void)dev, (void)alpha, (void)A, (void)B, (void)beta, (void)C,
+      (void)stream;
+  return cudaErrorNotSupported;  // never chosen: probe_tma refuses every TMA-fed config
+#endif
+}
+
 cudaError_t launch(const detail::Choice& choice, const detail::Call& call, const DeviceState& dev,
                    float alpha, const float* A, const float* B, float beta, float* C,
                    cudaStream_t stream) {
   const auto& cfg = table::kConfigs[choice.config];
   const auto f = detail::launch_facts(choice.config);
+  if (f.split_maps) return launch_split(choice, call, dev, alpha, A, B, beta, C, stream);
   if (f.tensor_maps) return launch_tma(choice, call, dev, alpha, A, B, beta, C, stream);
   const auto p = plan(choice.config, call, dev.id);
   // A PACK config runs its TN float4 instance (on panels where the operands need them).

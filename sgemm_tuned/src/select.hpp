@@ -125,6 +125,9 @@ inline long long tma_block_bytes(const table::Config& c, bool trans_a, bool tran
 // TN, TT) and the architecture it has a body for.
 struct LaunchFacts {
   bool tensor_maps = false;
+  // Launched after the split prepass on four maps of its panels (split_maps: the split-TF32 wgmma
+  // kernel); any operands.
+  bool split_maps = false;
   int threads = 0;
   int dynamic_smem[4] = {};
   long long block_bytes[4] = {};
@@ -162,6 +165,7 @@ inline LaunchFacts launch_facts(int config) {
   const auto& l = table::kConfigLaunch[config];
   LaunchFacts f;
   f.tensor_maps = l.abi == 1;
+  f.split_maps = l.abi == 2;
   f.threads = l.threads;
   for (int layout = 0; layout < 4; ++layout) {
     f.dynamic_smem[layout] = l.dynamic_smem[layout];
@@ -197,6 +201,12 @@ inline std::string misfit(const table::Config& c, const LaunchFacts& f, const Ca
         "its %sstages need %lld bytes of shared memory in this layout, over the %d a block may "
         "have",
         f.tensor_maps ? "TMA " : "", bytes, kTmaSharedLimit);
+  }
+  // The split prepass runs a block per 32 rows of each operand, on a grid's y (at most 65535).
+  if (f.split_maps && call.K > 0 &&
+      (static_cast<long long>(call.M) > 65535LL * 32 ||
+       static_cast<long long>(call.N) > 65535LL * 32)) {
+    return strf("its split prepass takes at most %lld rows of an operand", 65535LL * 32);
   }
   // With PACK the copies read the panels, which any operands give.
   if (f.tensor_maps && c.PACK == 0 && call.K > 0) {
@@ -259,6 +269,15 @@ inline std::string access_text(const Call& call, bool vec = true) {
 
 // The same for a TMA-fed kernel: the slices arrive by tensor copies (zeros past the matrix), and C
 // is stored as by the warp-tiling kernel.
+// The same for the split-TF32 wgmma kernel: a prepass splits both operands into panels.
+inline std::string split_access_text(const Call& call) {
+  const bool pairs = call.C % 8 == 0 && call.ldc % 2 == 0;
+  return std::string(
+             "A and B split into k-contiguous TF32 panels by a prepass (any layout and "
+             "alignment), read by TMA tensor copies, ") +
+         (pairs ? "C float2 pairs" : "C single floats (C not 8-byte aligned or ldc odd)");
+}
+
 inline std::string tma_access_text(const Call& call) {
   return "A and B by TMA tensor copies (zero-filled past the matrix), " + store_text(call);
 }
@@ -457,7 +476,9 @@ inline std::string describe(const DeviceIdentity& dev, const Call& call, const C
       if (!c.why.empty()) out += "; " + c.why;
       const auto& cfg = table::kConfigs[c.config];
       std::string accesses = access_text(call, c.vec);
-      if (launch_facts(c.config).tensor_maps) {
+      if (launch_facts(c.config).split_maps) {
+        accesses = split_access_text(call);
+      } else if (launch_facts(c.config).tensor_maps) {
         accesses = tma_access_text(call);
         if (cfg.PACK) accesses = "operands packed into k-major panels, then " + accesses;
       }

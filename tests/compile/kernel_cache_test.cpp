@@ -214,10 +214,11 @@ TEST(KernelCache, EachKernelFamilyHashesItsOwnFiles) {
   EXPECT_EQ(sgt::kernel_source_hash(plain), sgt::kernel_source_hash());
   EXPECT_NE(sgt::kernel_source_hash(tma), sgt::kernel_source_hash());
   const sgt::KernelFamily* tf32x3 = sgt::find_family("tf32x3");
-  ASSERT_TRUE(tf32x3);
+  const sgt::KernelFamily* tf32x3_wg = sgt::find_family("tf32x3_wg");
+  ASSERT_TRUE(tf32x3 && tf32x3_wg);
   EXPECT_EQ(sgt::kernel_source_hashes(),
             (std::vector<std::string>{sgt::kernel_source_hash(plain), sgt::kernel_source_hash(tma),
-                                      tf32x3->source_hash()}));
+                                      tf32x3->source_hash(), tf32x3_wg->source_hash()}));
   // The hashes every stored trial and the fixture databases carry: moving the families into the
   // registry must not make one of them stale.
   EXPECT_EQ(warptile->source_hash(),
@@ -234,8 +235,9 @@ TEST(KernelCache, EachKernelFamilyHashesItsOwnFiles) {
   }
   EXPECT_EQ(names.front(), "sgemm_ws_tma.cuh");
   EXPECT_EQ(names.size(), 4u);
-  // The files of every family, each once: tf32x3 adds its kernel and geometry header.
-  EXPECT_EQ(sgt::kernel_sources().size(), 6u);
+  // The files of every family, each once: tf32x3 and tf32x3_wg each add their kernel and geometry
+  // header.
+  EXPECT_EQ(sgt::kernel_sources().size(), 8u);
   // The template's hash is the hash over its two files alone (what trials before the TMA kernel
   // recorded).
   std::string all;

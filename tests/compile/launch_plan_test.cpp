@@ -95,4 +95,60 @@ TEST(LaunchPlan, EmptyAndOversizedCallsAreNamed) {
                   .too_large);
 }
 
+// split_maps (family tf32x3_wg): the panel workspace, the prepass on each operand, the tile grid.
+TEST(LaunchPlan, SplitMapsSplitsBothOperandsIntoPanelsFirst) {
+  using sgt_kernel::plan_split_call;
+  // NN: A (M x K) is k-contiguous, B (K x N) is not; K = 1001 rounds up to 1004.
+  const auto nn = plan_split_call(128, 128, 1000, 777, 1001, false, false);
+  EXPECT_FALSE(nn.empty);
+  EXPECT_FALSE(nn.too_large);
+  EXPECT_EQ(nn.blocks, 8 * 7);
+  EXPECT_EQ(nn.kp, 1004);
+  EXPECT_EQ(nn.workspace_floats, 2LL * (1000 + 777) * 1004);
+  EXPECT_EQ(nn.a_k_contig, 1);
+  EXPECT_EQ(nn.b_k_contig, 0);
+  // A block per 32 x 32 tile of (k, row) of each operand.
+  EXPECT_EQ(nn.a_grid_x, (1004u + 31) / 32);
+  EXPECT_EQ(nn.a_grid_y, (1000u + 31) / 32);
+  EXPECT_EQ(nn.b_grid_x, nn.a_grid_x);
+  EXPECT_EQ(nn.b_grid_y, (777u + 31) / 32);
+  EXPECT_EQ(sgt_kernel::kSplitThreadsX * sgt_kernel::kSplitThreadsY, 256u);
+  // TT: A^T is not k-contiguous, B^T (N x K) is.
+  const auto tt = plan_split_call(128, 128, 64, 64, 64, true, true);
+  EXPECT_EQ(tt.a_k_contig, 0);
+  EXPECT_EQ(tt.b_k_contig, 1);
+  EXPECT_EQ(tt.kp, 64);
+  EXPECT_EQ(tt.workspace_floats, 2LL * 128 * 64);
+  // The panels: A big, A small (M rows), B big, B small (N rows), each on a 16-byte unit.
+  for (int p = 0; p < 4; ++p)
+    EXPECT_EQ(sgt_kernel::tf32x3_wg_panel_offset(p, 1000, 777, 1001) % 4, 0) << p;
+  EXPECT_EQ(sgt_kernel::tf32x3_wg_panel_offset(3, 1000, 777, 1001) + 777LL * 1004,
+            nn.workspace_floats);
+}
+
+TEST(LaunchPlan, SplitMapsEmptyKZeroAndOversizedCalls) {
+  using sgt_kernel::plan_split_call;
+  EXPECT_TRUE(plan_split_call(128, 128, 0, 64, 64, false, false).empty);
+  EXPECT_TRUE(plan_split_call(128, 128, 64, 0, 64, false, false).empty);
+  // K = 0: no workspace and no prepass; the tile kernel still writes C = beta C.
+  const auto k0 = plan_split_call(128, 128, 300, 200, 0, false, true);
+  EXPECT_FALSE(k0.empty);
+  EXPECT_FALSE(k0.too_large);
+  EXPECT_EQ(k0.blocks, 3 * 2);
+  EXPECT_EQ(k0.kp, 0);
+  EXPECT_EQ(k0.workspace_floats, 0);
+  EXPECT_EQ(k0.a_grid_x, 0u);
+  EXPECT_EQ(k0.b_grid_y, 0u);
+  // K = 1 still takes whole 16-byte rows.
+  const auto k1 = plan_split_call(128, 128, 5, 3, 1, true, false);
+  EXPECT_EQ(k1.kp, 4);
+  EXPECT_EQ(k1.workspace_floats, 2LL * 8 * 4);
+  // The prepass takes at most 65535 blocks of 32 rows of an operand.
+  EXPECT_FALSE(plan_split_call(128, 128, 65535 * 32, 64, 64, false, false).too_large);
+  EXPECT_TRUE(plan_split_call(128, 128, 65535 * 32 + 1, 64, 64, false, false).too_large);
+  EXPECT_TRUE(plan_split_call(128, 128, 64, 65535 * 32 + 1, 64, false, false).too_large);
+  // ... but a K = 0 call has no prepass.
+  EXPECT_FALSE(plan_split_call(128, 128, 65535 * 32 + 1, 64, 0, false, false).too_large);
+}
+
 }  // namespace

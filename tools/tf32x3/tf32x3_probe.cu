@@ -98,22 +98,26 @@ void add_config() {
   add_layouts<BM, BN, BK, WM, WN, S, 1, false>();
 }
 
-template <int ACC>
+// The wgmma kernel (family tf32x3_wg) with STAGES stages and GROUP_M 8, as
+// wgmma_128x128x32_s<STAGES>[_gemm].
+template <int ACC, int STAGES>
 void add_wgmma() {
-  using sgt_kernel::kWgSmemBytes;
   using sgt_kernel::kWgThreads;
   for (bool timed : {true, false}) {
-    const std::string name = std::string("wgmma_128x128x32_s3") + (timed ? "" : "_gemm");
+    const std::string name =
+        "wgmma_128x128x32_s" + std::to_string(STAGES) + (timed ? "" : "_gemm");
     registry().push_back({name, ACC, false, false, true, nullptr, 128, 128, 32, kWgThreads,
-                          kWgSmemBytes, &sgemm_tf32x3_wgmma<ACC>, timed});
+                          sgt_kernel::tf32x3_wg_smem_bytes(STAGES),
+                          &sgemm_tf32x3_wgmma<ACC, STAGES, 8>, timed});
   }
 }
 
 void register_all() {
-  add_wgmma<0>();
-  add_wgmma<1>();
-  add_wgmma<2>();
-  add_wgmma<3>();
+  add_wgmma<0, 3>();
+  add_wgmma<1, 3>();
+  add_wgmma<2, 3>();
+  add_wgmma<3, 3>();
+  add_wgmma<3, 2>();
   add_config<128, 128, 32, 64, 64, 3>();
   add_config<128, 256, 32, 64, 64, 3>();
   add_config<64, 128, 32, 32, 64, 4>();

@@ -30,17 +30,32 @@ struct SimReport;
 // it. `pointers`: sgemm_warptile's (M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, k_chunk,
 // partial), static shared memory. `tensor_maps`: sgemm_ws_tma's (M, N, K, alpha, map_a, map_b,
 // beta, C, ldc, k_chunk, partial), tensor maps of the operands encoded by the launcher from BK and
-// the padded rows, and dynamic shared memory. A new family with one of these argument lists needs
-// no launch code of its own; the launch plan around it (pack, split-K reduce, workspace) is
-// shared.
-enum class LaunchAbi { pointers, tensor_maps };
-// "pointers", "tensor_maps": the names the worker protocol carries.
+// the padded rows, and dynamic shared memory. `split_maps`: sgemm_tf32x3_wgmma's (M, N, K, alpha,
+// a_big, a_small, b_big, b_small, beta, C, ldc) after a prepass: the launch plan splits op(A) and
+// op(B)^T into four k-contiguous TF32 panels in a workspace (the family's pack kernel,
+// tf32x3_split_operand, launched once per operand), encodes a tensor map of each panel (box 32 x
+// 128, 128-byte swizzle) and launches the tile kernel with dynamic shared memory; any operands
+// (layout, alignment, leading dimension), no split-K (launch_plan.h: plan_split_call,
+// run_split_call). A new family with one of these argument lists needs no launch code of its
+// own; the launch plan around it (pack, split-K reduce, workspace) is shared.
+enum class LaunchAbi { pointers, tensor_maps, split_maps };
+// "pointers", "tensor_maps", "split_maps": the names the worker protocol carries (a worker that
+// knows fewer refuses the others by name).
 inline std::string_view to_string(LaunchAbi a) {
-  return a == LaunchAbi::tensor_maps ? "tensor_maps" : "pointers";
+  switch (a) {
+    case LaunchAbi::tensor_maps:
+      return "tensor_maps";
+    case LaunchAbi::split_maps:
+      return "split_maps";
+    case LaunchAbi::pointers:
+      break;
+  }
+  return "pointers";
 }
 inline std::optional<LaunchAbi> parse_launch_abi(std::string_view s) {
   if (s == "pointers") return LaunchAbi::pointers;
   if (s == "tensor_maps") return LaunchAbi::tensor_maps;
+  if (s == "split_maps") return LaunchAbi::split_maps;
   return std::nullopt;
 }
 
@@ -124,6 +139,12 @@ class KernelFamily {
   virtual std::string target_arch(const std::string& arch) const { return arch; }
   // The split-K reduction kernel lives in the family's sources (SPLIT_K > 1 can be served).
   virtual bool has_split_k_reduce() const { return true; }
+  // The kernel the launch plan runs before the tile kernel, as an NVRTC name expression of the
+  // same program (its lowered name is the trial request's pack_kernel); empty when none runs.
+  // PACK's packing kernel by default; a split_maps family's prepass.
+  virtual std::string pack_expression(const WarpTileConfig& c) const {
+    return c.PACK ? "sgemm_pack<0>" : "";
+  }
 
   // The block one launch runs: threads (with any producer warps) and shared memory in a layout.
   virtual int block_threads(const WarpTileConfig& c) const = 0;

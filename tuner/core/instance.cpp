@@ -37,6 +37,7 @@ KernelInstance resolve(const WarpTileConfig& c, std::string_view layout, bool ve
     l.pad_b = c.PAD_B;
   }
   l.packed = c.PACK != 0;
+  l.split_panels = l.abi == LaunchAbi::split_maps;
   return in;
 }
 

@@ -27,6 +27,11 @@ struct LaunchDescriptor {
   int split_k = 1;
   int pad_a = 0, pad_b = 0;  // tensor_maps: the padded operand rows the maps' boxes span
   bool packed = false;       // the operands are packed first and read as the instance's layout
+  // split_maps: the split prepass (the family's pack kernel) writes op(A) and op(B)^T as
+  // k-contiguous TF32 panels, a workspace of 2 (M + N) Kp floats (Kp = K rounded up to 4;
+  // tf32x3_wg_workspace_floats), and the tile kernel reads four tensor maps of them: any layout,
+  // leading dimension and alignment; the instance's layout is the panels' (NT).
+  bool split_panels = false;
 };
 
 struct KernelInstance {

@@ -77,6 +77,7 @@ LaunchTile launch_tile_from_json(const json& req) {
   t.BK = j.at("BK");
   t.split_k = j.value("split_k", 1);
   t.tma = *abi == LaunchAbi::tensor_maps ? 1 : 0;
+  t.split_maps = *abi == LaunchAbi::split_maps ? 1 : 0;
   t.pad_a = j.value("pad_a", 0);
   t.pad_b = j.value("pad_b", 0);
   t.smem_bytes = j.value("smem", 0);

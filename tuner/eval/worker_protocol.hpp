@@ -76,8 +76,13 @@
 // alpha, map_a, map_b, beta, C, ldc, k_chunk, partial)) gets maps the worker encodes for the
 // operands (tma_maps.h, from BK and the padded rows BM + pad_a, BN + pad_b) and smem bytes of
 // dynamic shared memory; block is the family's block_threads() (for ws_tma NUM_THREADS plus the
-// producer warpgroup). Every response carries "ok" (false with "error" when the request itself
-// failed). A trial that poisons the CUDA context answers status "crashed" and the worker exits.
+// producer warpgroup). A family launched as split_maps (tf32x3_wg: sgemm_tf32x3_wgmma(M, N, K,
+// alpha, a_big, a_small, b_big, b_small, beta, C, ldc)) has its pack_kernel (the split prepass,
+// tf32x3_split_operand(R, K, Kp, X, ldx, k_contig, big, small)) write op(A) and op(B)^T as
+// k-contiguous TF32 panels into a workspace first, and gets four maps of those panels (any
+// operands; no split-K). A worker of this protocol that predates an ABI refuses it by name.
+// Every response carries "ok" (false with "error" when the request itself failed). A trial that
+// poisons the CUDA context answers status "crashed" and the worker exits.
 #pragma once
 
 #include <array>
@@ -112,6 +117,9 @@ struct LaunchTile {
   // takes maps of the padded operand rows and `smem_bytes` of dynamic shared memory.
   int tma = 0, pad_a = 0, pad_b = 0;
   int smem_bytes = 0;
+  // 1 when it is launched after the split prepass (LaunchAbi::split_maps): pack_kernel splits
+  // the operands into panels, the kernel takes four maps of them and `smem_bytes`.
+  int split_maps = 0;
 };
 
 struct TrialRequest {
@@ -122,7 +130,8 @@ struct TrialRequest {
   std::string cubin_sha256;
   std::string kernel;         // lowered (mangled) name
   std::string reduce_kernel;  // lowered name of the split-K reduction in the same cubin
-  std::string pack_kernel;    // PACK configs: lowered name of the packing kernel, else empty
+  std::string pack_kernel;    // PACK configs: lowered name of the packing kernel (split_maps:
+                              // of the split prepass), else empty
   LaunchTile tile;
   unsigned block = 0;
   int warmup = 1;

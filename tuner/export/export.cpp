@@ -166,6 +166,19 @@ void choose_default(TableGpu& gpu, const WarpTileConfig& fallback, std::string_v
   }
 }
 
+// A launch ABI as the table's Launch::abi numbers it (0 pointers, 1 tensor_maps, 2 split_maps).
+int abi_number(LaunchAbi a) {
+  switch (a) {
+    case LaunchAbi::tensor_maps:
+      return 1;
+    case LaunchAbi::split_maps:
+      return 2;
+    case LaunchAbi::pointers:
+      break;
+  }
+  return 0;
+}
+
 // The four layouts in the table's order (layout_index: NN, NT, TN, TT).
 constexpr const char* kTableLayouts[] = {"NN", "NT", "TN", "TT"};
 
@@ -288,8 +301,9 @@ std::string render_cpp(const Table& t) {
   line(
       "// config's kernel instances as its family names them (the expressions NVRTC compiles when");
   line("// the tuner measures it) for calls in each layout, with float4 loads and without, by the");
-  line("// launch ABI of its family: pointers (sgemm_warptile's arguments) or tensor_maps");
-  line("// (sgemm_ws_tma's). The dispatch library instantiates exactly these.");
+  line("// launch ABI of its family: pointers (sgemm_warptile's arguments), tensor_maps");
+  line("// (sgemm_ws_tma's) or split_maps (sgemm_tf32x3_wgmma's, after its split prepass). The");
+  line("// dispatch library instantiates exactly these.");
   if (configs.empty()) {
     line("#define SGT_TUNED_INSTANCES(X)");
   } else {
@@ -328,7 +342,8 @@ std::string render_cpp(const Table& t) {
   line("struct Launch {");
   line(
       "  int abi;      // 0: pointers (sgemm_warptile's arguments), 1: tensor_maps "
-      "(sgemm_ws_tma's)");
+      "(sgemm_ws_tma's),");
+  line("                // 2: split_maps (sgemm_tf32x3_wgmma's, after its split prepass)");
   line("  int threads;  // threads of one block (with any producer warps)");
   line("  int dynamic_smem[4];       // dynamic shared memory of one launch, per call layout (NN,");
   line(
@@ -445,9 +460,8 @@ std::string render_cpp(const Table& t) {
         smem += fmt::format("{}{}", smem.empty() ? "" : ", ", launch.dynamic_smem_bytes);
         bytes += fmt::format("{}{}", bytes.empty() ? "" : ", ", launch.block_smem_bytes);
       }
-      line(fmt::format("    {{{}, {}, {{{}}}, {{{}}}, {}, {}}},  // {}",
-                       launch.abi == LaunchAbi::tensor_maps ? 1 : 0, launch.block_threads, smem,
-                       bytes, only_architecture(f),
+      line(fmt::format("    {{{}, {}, {{{}}}, {{{}}}, {}, {}}},  // {}", abi_number(launch.abi),
+                       launch.block_threads, smem, bytes, only_architecture(f),
                        f.target_arch("sm_90") != "sm_90" ? "true" : "false", to_name(c)));
     }
     line("};");

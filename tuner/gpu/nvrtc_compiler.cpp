@@ -41,7 +41,6 @@ namespace {
 // 4: the packing kernel of PACK configs
 constexpr int kCacheFormat = 4;  // 2: layouts, knobs, split-K reduction; 3: VEC instances
 constexpr const char* kReduceExpression = "sgemm_splitk_reduce<0>";
-constexpr const char* kPackExpression = "sgemm_pack<0>";
 
 class Program {
  public:
@@ -296,7 +295,9 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const KernelInstance& in,
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
   if (family.has_split_k_reduce())
     SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kReduceExpression));
-  if (c.PACK) SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), kPackExpression));
+  // The kernel run before the tile kernel (PACK's packing, a split_maps family's prepass).
+  const std::string pack_expr = family.pack_expression(c);
+  if (!pack_expr.empty()) SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), pack_expr.c_str()));
 
   const std::vector<std::string> options = options_for(c);
   std::vector<const char*> argv;
@@ -327,8 +328,8 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const KernelInstance& in,
       SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kReduceExpression, &lowered));
       r.reduce_lowered_name = lowered;
     }
-    if (c.PACK) {
-      SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kPackExpression, &lowered));
+    if (!pack_expr.empty()) {
+      SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), pack_expr.c_str(), &lowered));
       r.pack_lowered_name = lowered;
     }
   }
@@ -411,7 +412,8 @@ bool KernelCompiler::load_cached(const KernelInstance& in, const std::string& ke
     r.compile_seconds = j.at("compile_seconds").get<double>();
     if (r.status == TrialStatus::ok) {
       if (r.lowered_name.empty()) throw Error("no lowered name");
-      if (c.PACK && r.pack_lowered_name.empty()) throw Error("no packing kernel");
+      if (!family_of(c).pack_expression(c).empty() && r.pack_lowered_name.empty())
+        throw Error("no packing kernel");
       // The path is derived from the key, never taken from the file.
       r.cubin_path = cache_dir_ / (key + ".cubin");
       r.cubin_sha256 = j.at("cubin_sha256").get<std::string>();

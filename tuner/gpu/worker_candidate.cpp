@@ -10,6 +10,7 @@
 
 #include "launch_plan.h"
 #include "sha256.hpp"
+#include "split_maps_launch.hpp"
 #include "warptile_geometry.h"
 #include "worker_impl.hpp"
 
@@ -88,6 +89,13 @@ void Worker::launch(const Loaded& l, const LaunchTile& tile, unsigned block, Ins
   const float* A = in.A();
   const float* B = in.B();
   float* C = in.C();
+  if (tile.split_maps) {  // the split prepass and four panel maps (split_maps_launch.hpp)
+    return run_split_maps(
+        {reinterpret_cast<const void*>(l.kernel), reinterpret_cast<const void*>(l.pack), block,
+         static_cast<size_t>(tile.smem_bytes), tile.BM, tile.BN},
+        M, N, K, in.alpha, A, lda, in.trans_a(), B, ldb, in.trans_b(), in.beta, C, ldc,
+        call_pool(), st);
+  }
   const auto plan = sgt_kernel::plan_call(
       {tile.BM, tile.BN, tile.BK, tile.split_k, l.pack != nullptr, tile.tma != 0}, M, N, K,
       in.trans_a(), in.trans_b(), A, aligned(A), lda, B, aligned(B), ldb, fp_.sm_count,

@@ -32,7 +32,7 @@ Row build(const WarpTileConfig& c, const Problem& p, int sm_count) {
   for (const auto& f : kConfigFields) r.add(f.name.data(), c.*f.member);
   const KernelFamily& family = family_of(c);
   // The family, as its place in the registry (0 the warp-tiling family, 1 the TMA-fed one: the
-  // values the field TMA had when it named them; 2 tf32x3).
+  // values the field TMA had when it named them; 2 tf32x3, 3 tf32x3_wg).
   const auto& all = families();
   r.add("family", static_cast<double>(std::find(all.begin(), all.end(), &family) - all.begin()));
   // The family's own statement of a thread's work: the warp-tiling geometry's (derive()) for

@@ -34,9 +34,13 @@ struct SimDefect {
   // tma_transpose_hole, tma_transpose_overlap, tma_transpose_misplaced, tma_smem_overlap,
   // tma_smem_misaligned, tma_smem_overflow, tma_warpgroups, tma_k_hole, tma_k_overlap; for
   // tf32x3 (which reports the shared kinds above where they apply: its stage slices are As and
-  // Bs): bs_pad_written, bs_pad_read, smem_overflow, pipeline_not_landed, pipeline_overwrite; and
-  // not_simulated for a config of a kernel family that has no simulation (family.hpp). Where a
-  // validity rule guards against the defect, its detail names the rule ("rule tma_transpose").
+  // Bs): bs_pad_written, bs_pad_read, smem_overflow, pipeline_not_landed, pipeline_overwrite; for
+  // tf32x3_wg (which reports the shared c_*, misaligned_vector, raster_*, tma_* kinds where they
+  // apply): split_read_out_of_matrix, split_tile_slot, split_panel_out_of_bounds,
+  // split_panel_hole, split_panel_overlap, split_panel_misplaced, split_workspace,
+  // wg_acc_misplaced; and not_simulated for a config of a kernel family that has no simulation
+  // (family.hpp). Where a validity rule guards against the defect, its detail names the rule ("rule
+  // tma_transpose").
   std::string kind;
   std::string detail;  // one concrete (thread, element) example, then how many in all
 };

@@ -94,6 +94,14 @@ enum Kind : int {
   kSmemOverflow,
   kPipelineNotLanded,
   kPipelineOverwrite,
+  kSplitRead,
+  kSplitTileSlot,
+  kSplitPanelOut,
+  kSplitPanelHole,
+  kSplitPanelOverlap,
+  kSplitPanelMisplaced,
+  kSplitPanelWorkspace,
+  kWgAccMisplaced,
   kNotSimulated,
   kNumKinds
 };
@@ -161,6 +169,14 @@ inline constexpr std::array<KindInfo, kNumKinds> kKinds = {{
     {"smem_overflow", "float writes"},
     {"pipeline_not_landed", "slices"},
     {"pipeline_overwrite", "slices"},
+    {"split_read_out_of_matrix", "element reads"},
+    {"split_tile_slot", "slots"},
+    {"split_panel_out_of_bounds", "element writes"},
+    {"split_panel_hole", "elements"},
+    {"split_panel_overlap", "elements"},
+    {"split_panel_misplaced", "elements"},
+    {"split_workspace", "panels"},
+    {"wg_acc_misplaced", "accumulator elements"},
     {"not_simulated", "configs"},
 }};
 

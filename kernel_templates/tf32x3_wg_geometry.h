@@ -1,0 +1,114 @@
+// Geometry and index arithmetic of the split-TF32 kernel on wgmma (sgemm_tf32x3_wgmma.cuh, kernel
+// family tf32x3_wg), shared by the kernel (nvcc, NVRTC) and by hosts (the probe, the launch plan,
+// the tuner's family and its CPU index simulation), so that none restates them.
+//
+// The call: a prepass (tf32x3_split_operand) writes op(A) as M rows and op(B)^T as N rows of Kp
+// floats (Kp = K rounded up to 4; columns K..Kp-1 zero), each as its big and small TF32 parts,
+// into one workspace of four panels; then the tile kernel reads the panels through four tensor
+// maps (box 32 x 128, 128-byte swizzle) and writes C.
+//
+// No includes: NVRTC compiles this file as is.
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#ifndef SGT_HD
+#define SGT_HD __host__ __device__
+#endif
+#else
+#ifndef SGT_HD
+#define SGT_HD
+#endif
+#endif
+
+namespace sgt_kernel {
+
+// --- The tile kernel ---------------------------------------------------------------------------
+// Block tile 128 x 128 x 32: two consumer warpgroups of 64 rows each (wgmma m64n128k8) and a
+// producer warpgroup whose one thread issues the tensor copies.
+constexpr int kWgBM = 128, kWgBN = 128, kWgBK = 32;
+constexpr int kWgWarpgroupRows = 64;  // the rows of C one consumer warpgroup owns (wgmma m64)
+constexpr int kWgConsumers = 256;     // two warpgroups
+constexpr int kWgProducers = 128;     // and a producer warpgroup (setmaxnreg needs whole ones)
+constexpr int kWgThreads = kWgConsumers + kWgProducers;
+// Registers after setmaxnreg: the producer gives up what the consumers take (2 x 128 x 232 +
+// 128 x 40 <= 65536); the launch bounds alone leave 168, too few for ACC 2's three sets.
+constexpr int kWgProducerRegs = 40, kWgConsumerRegs = 232;
+constexpr int kWgTileFloats = kWgBM * kWgBK;       // one 128 x 32 tile (BM == BN)
+constexpr int kWgStageFloats = 4 * kWgTileFloats;  // A big, A small, B big, B small
+// The accumulators of one consumer thread: a 64 x 128 tile over 128 threads.
+constexpr int kWgAccumulators = kWgWarpgroupRows * kWgBN / 128;
+// The ring's depth the kernel takes (static_assert stages); 4 stages would not fit 227 KB.
+constexpr int kWgMinStages = 2, kWgMaxStages = 3;
+// The block's dynamic shared memory: the ring, plus slack to align it to 1024 bytes (the 128-byte
+// swizzle's period, which the wgmma descriptors assume).
+SGT_HD constexpr int tf32x3_wg_smem_bytes(int stages) {
+  return stages * kWgStageFloats * 4 + 1024;
+}
+// Its static shared memory: a full and an empty mbarrier per stage, which ptxas pads to the
+// dynamic array's 1024-byte alignment (it reports 1024 bytes for 2 and 3 stages).
+SGT_HD constexpr int tf32x3_wg_static_smem_bytes(int stages) {
+  return (2 * 8 * stages + 1023) / 1024 * 1024;
+}
+
+// Where consumer thread `tid` (0..kWgConsumers-1) stores accumulator 4 j + 2 h + e in the block
+// tile, as wgmma's m64nNk8 D fragment lays them out: row 16 warp + lane / 4 + 8 h of its
+// warpgroup's 64, column 8 j + 2 (lane % 4) + e.
+SGT_HD constexpr int tf32x3_wg_acc_row(int tid, int acc) {
+  return (tid / 128) * kWgWarpgroupRows + ((tid % 128) / 32) * 16 + (tid % 32) / 4 +
+         8 * ((acc / 2) % 2);
+}
+SGT_HD constexpr int tf32x3_wg_acc_col(int tid, int acc) {
+  return 8 * (acc / 4) + 2 * (tid % 4) + acc % 2;
+}
+
+// --- The panels and the prepass ------------------------------------------------------------------
+// K rounded up to whole 16-byte rows: a tensor map's row pitch is a multiple of 16 bytes.
+SGT_HD constexpr long long tf32x3_wg_kp(long long K) {
+  return (K + 3) / 4 * 4;
+}
+// The workspace: A big (M x Kp), A small, B big (N x Kp), B small, in that order.
+SGT_HD constexpr long long tf32x3_wg_workspace_floats(long long M, long long N, long long K) {
+  return 2 * (M + N) * tf32x3_wg_kp(K);
+}
+// Panel p's first float in the workspace (0 A big, 1 A small, 2 B big, 3 B small).
+SGT_HD constexpr long long tf32x3_wg_panel_offset(int p, long long M, long long N, long long K) {
+  const long long kp = tf32x3_wg_kp(K);
+  return p < 2 ? p * M * kp : 2 * M * kp + (p - 2) * N * kp;
+}
+
+// tf32x3_split_operand's block: 32 x 8 threads over a 32 x 32 tile of (k, r), each thread four
+// elements, i = 0..3 (grid ceil(Kp / 32) x ceil(R / 32)).
+constexpr int kSplitTile = 32;
+constexpr int kSplitRowsPerPass = 8;
+constexpr int kSplitPasses = kSplitTile / kSplitRowsPerPass;
+SGT_HD constexpr long long tf32x3_split_grid_x(long long K) {
+  return (tf32x3_wg_kp(K) + kSplitTile - 1) / kSplitTile;
+}
+SGT_HD constexpr long long tf32x3_split_grid_y(long long R) {
+  return (R + kSplitTile - 1) / kSplitTile;
+}
+// Where thread (tx, ty) of block (k0, r0) reads in pass i when the operand is not k-contiguous
+// (into the shared tile's row k - k0, column r - r0), and which element it writes in pass i: both
+// through the tile so that reads and writes stay coalesced.
+SGT_HD constexpr int tf32x3_split_load_k(int k0, int ty, int i) {
+  return k0 + ty + kSplitRowsPerPass * i;
+}
+SGT_HD constexpr int tf32x3_split_load_r(int r0, int tx) {
+  return r0 + tx;
+}
+SGT_HD constexpr int tf32x3_split_store_r(int r0, int ty, int i) {
+  return r0 + ty + kSplitRowsPerPass * i;
+}
+SGT_HD constexpr int tf32x3_split_store_k(int k0, int tx) {
+  return k0 + tx;
+}
+// The stored element of X(r, k): X[r ldx + k] when k-contiguous, else X[k ldx + r].
+SGT_HD constexpr long long tf32x3_split_src(int r, int k, int ldx, bool k_contig) {
+  return k_contig ? static_cast<long long>(r) * ldx + k : static_cast<long long>(k) * ldx + r;
+}
+// Its place in a panel of rows of Kp floats.
+SGT_HD constexpr long long tf32x3_split_dst(int r, int k, int kp) {
+  return static_cast<long long>(r) * kp + k;
+}
+
+}  // namespace sgt_kernel

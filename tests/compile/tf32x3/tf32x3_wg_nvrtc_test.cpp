@@ -1,0 +1,154 @@
+// The split-TF32 wgmma kernel (sgemm_tf32x3_wgmma.cuh, family tf32x3_wg) against the real NVRTC
+// (no GPU needed): every config of its search space compiles through the tuner's compiler for
+// sm_90 (its target sm_90a) into one cubin with the tile kernel and the split prepass, spill-free
+// and with the registers of a real body (setmaxnreg's consumers hold three sets of 64
+// accumulators), its PTX made of wgmma.mma_async and tensor copies; a STAGES its rule refuses
+// fails on the kernel's static_assert; on other architectures the family is refused by its rule.
+#include <nvrtc.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "config.hpp"
+#include "family.hpp"
+#include "instance.hpp"
+#include "kernel_source.hpp"
+#include "nvrtc_compiler.hpp"
+#include "space.hpp"
+#include "test_support.hpp"
+#include "tf32x3_wg_geometry.h"
+
+namespace {
+
+struct Ptx {
+  bool compiled = false;
+  std::string log, ptx;
+};
+
+// The family's program for a virtual architecture (PTX only: what the body is made of), every
+// kernel file a named header, as the tuner's compiler builds it.
+Ptx ptx_of(const std::string& expr, const std::string& arch) {
+  const auto& f = *sgt::find_family("tf32x3_wg");
+  const auto main_file = f.sources().at(0);
+  std::vector<std::string> names, texts;
+  for (const auto& k : sgt::kernel_sources()) {
+    if (k.name == main_file.name) continue;
+    names.emplace_back(k.name);
+    texts.emplace_back(k.text);
+  }
+  std::vector<const char*> np, tp;
+  for (size_t i = 0; i < names.size(); ++i) {
+    np.push_back(names[i].c_str());
+    tp.push_back(texts[i].c_str());
+  }
+  const std::string main_text(main_file.text);
+  const std::string main_name(main_file.name);
+  nvrtcProgram prog = nullptr;
+  EXPECT_EQ(nvrtcCreateProgram(&prog, main_text.c_str(), main_name.c_str(),
+                               static_cast<int>(np.size()), tp.data(), np.data()),
+            NVRTC_SUCCESS);
+  EXPECT_EQ(nvrtcAddNameExpression(prog, expr.c_str()), NVRTC_SUCCESS);
+  const std::string arch_opt = "-arch=" + arch;
+  const char* opts[] = {arch_opt.c_str(), "-std=c++17", "-default-device"};
+  Ptx r;
+  r.compiled = nvrtcCompileProgram(prog, 3, opts) == NVRTC_SUCCESS;
+  size_t n = 0;
+  nvrtcGetProgramLogSize(prog, &n);
+  r.log.resize(n);
+  nvrtcGetProgramLog(prog, r.log.data());
+  if (r.compiled) {
+    nvrtcGetPTXSize(prog, &n);
+    r.ptx.resize(n);
+    nvrtcGetPTX(prog, r.ptx.data());
+  }
+  nvrtcDestroyProgram(&prog);
+  return r;
+}
+
+std::vector<sgt::WarpTileConfig> space_configs() {
+  return sgt::enumerate(sgt::load_space("tf32x3_wg"), {}, sgt::Precision::fp32_accurate).survivors;
+}
+
+TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
+  const auto configs = space_configs();
+  ASSERT_EQ(configs.size(), 4u);
+  sgt::test::TempDir dir;
+  sgt::gpu::KernelCompiler k(dir.path(), {});
+  const auto results = k.compile_all(configs, 2, {}, "TN", false);
+  ASSERT_EQ(results.size(), configs.size());
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const auto& r = results[i];
+    SCOPED_TRACE(sgt::to_name(configs[i]));
+    ASSERT_EQ(r.status, sgt::TrialStatus::ok) << r.reason << "\n" << r.log;
+    // The one instance of every layout and alignment: the panels' NT.
+    EXPECT_EQ(r.layout, "NT");
+    EXPECT_EQ(r.lowered_name.rfind("_Z18sgemm_tf32x3_wgmmaILi3EL", 0), 0u) << r.lowered_name;
+    EXPECT_EQ(r.pack_lowered_name.rfind("_Z20tf32x3_split_operand", 0), 0u) << r.pack_lowered_name;
+    EXPECT_TRUE(r.reduce_lowered_name.empty());  // no split-K
+    EXPECT_EQ(r.spill_store_bytes, 0);
+    EXPECT_EQ(r.spill_load_bytes, 0);
+    EXPECT_EQ(r.stack_bytes, 0);
+    // A real body: the launch bounds' 168 registers (a stub would use a handful).
+    EXPECT_GE(r.registers, 128) << r.log;
+    // Its barriers are static (a full and an empty one per stage, padded to the dynamic ring's
+    // 1024-byte alignment); the ring is dynamic.
+    EXPECT_EQ(r.shared_bytes, sgt_kernel::tf32x3_wg_static_smem_bytes(configs[i].STAGES));
+    std::ifstream in(r.cubin_path, std::ios::binary);
+    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    EXPECT_NE(bytes.find(r.lowered_name), std::string::npos);
+    EXPECT_NE(bytes.find(r.pack_lowered_name), std::string::npos);
+    EXPECT_EQ(sgt::kernel_source_hash(configs[i]), sgt::find_family("tf32x3_wg")->source_hash());
+    printf("[          ] %s: %d registers, %d B static smem, %.1f s\n",
+           sgt::to_name(configs[i]).c_str(), r.registers, r.shared_bytes, r.compile_seconds);
+  }
+  // Every layout and alignment shares that one binary: the cache answers the others.
+  const auto again = k.compile(configs[0], "NN", true);
+  EXPECT_TRUE(again.from_cache);
+  EXPECT_EQ(again.lowered_name, results[0].lowered_name);
+}
+
+// Its PTX for sm_90a is the wgmma kernel, not the empty body other targets get.
+TEST(Tf32x3WgNvrtc, ItsBodyIsMadeOfWgmmaAndTensorCopies) {
+  const auto c = sgt::test::config("tw3_128x128x32_s2_g8");
+  const auto expr = sgt::resolve(c, "NN", true).name_expression;
+  EXPECT_EQ(expr, "sgemm_tf32x3_wgmma<3,2,8>");
+  const Ptx p = ptx_of(expr, "compute_90a");
+  ASSERT_TRUE(p.compiled) << p.log;
+  EXPECT_NE(p.ptx.find("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"), std::string::npos);
+  EXPECT_NE(p.ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+  EXPECT_NE(p.ptx.find("setmaxnreg"), std::string::npos);
+  // The plain sm_90 target has no body: the family never compiles there (target_arch).
+  const Ptx plain = ptx_of(expr, "compute_90");
+  ASSERT_TRUE(plain.compiled) << plain.log;
+  EXPECT_EQ(plain.ptx.find("wgmma.mma_async"), std::string::npos);
+  EXPECT_EQ(sgt::family_of(c).target_arch("sm_90"), "sm_90a");
+}
+
+// The kernel refuses what rule tf32x3_wg_stages refuses, on its static_assert; elsewhere than
+// sm_90 the compiler refuses the family by its rule, without compiling a stub.
+TEST(Tf32x3WgNvrtc, RefusalsNameTheRule) {
+  auto c = sgt::test::config("tw3_128x128x32_s3_g8");
+  c.STAGES = 4;
+  bool named = false;
+  for (const auto& v : sgt::check(c)) named = named || v.rule == "tf32x3_wg_stages";
+  EXPECT_TRUE(named);
+  const Ptx p = ptx_of(sgt::resolve(c, "NN", true).name_expression, "compute_90a");
+  EXPECT_FALSE(p.compiled);
+  EXPECT_NE(p.log.find("tf32x3_wg_stages"), std::string::npos) << p.log;
+
+  const auto ok = sgt::test::config("tw3_128x128x32_s3_g8");
+  for (const char* arch : {"sm_80", "sm_89"}) {
+    sgt::test::TempDir dir;
+    sgt::gpu::KernelCompiler k(dir.path(), {arch, {}});
+    const auto r = k.compile(ok, "NN", true);
+    EXPECT_EQ(r.status, sgt::TrialStatus::compile_failed) << arch;
+    EXPECT_EQ(r.reason.rfind("rule tf32x3_wg_architecture", 0), 0u) << r.reason;
+  }
+}
+
+}  // namespace

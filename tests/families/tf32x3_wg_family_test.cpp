@@ -1,0 +1,497 @@
+// The split-TF32 wgmma family (tf32x3_wg, tuner/core/families/tf32x3_wg/) through the seams a
+// family meets on the CPU: its registration, precision class and hash, its names, each of its
+// named rules and the values no config of it may have, its search space under each precision
+// class and in `auto`, the instance and launch resolve() gives it (LaunchAbi split_maps), the
+// worker protocol's launch name, the export table and the dispatch library built from it by nvcc,
+// and its index simulation (the prepass and the epilogue) against broken variants of the kernel's
+// index functions.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "arch.hpp"
+#include "config.hpp"
+#include "error.hpp"
+#include "export.hpp"
+#include "families/tf32x3_wg/simulation.hpp"
+#include "family.hpp"
+#include "index_sim.hpp"
+#include "instance.hpp"
+#include "kernel_source.hpp"
+#include "problem.hpp"
+#include "space.hpp"
+#include "test_support.hpp"
+#include "tf32x3_wg_geometry.h"
+#include "worker_protocol.hpp"
+
+namespace sgt {
+namespace {
+
+namespace fs = std::filesystem;
+
+const KernelFamily& tw3() {
+  const auto* f = find_family("tf32x3_wg");
+  if (!f) throw std::runtime_error("family tf32x3_wg is not registered");
+  return *f;
+}
+
+// The config of the probe's measurement (docs/experiments/2026-12-04-tf32x3-wgmma.md).
+WarpTileConfig probe_config() {
+  const auto c = from_name("tw3_128x128x32_s3_g8");
+  if (!c) throw std::runtime_error("tw3_128x128x32_s3_g8 is not a name");
+  return *c;
+}
+
+std::set<std::string> rule_names(const std::vector<RuleViolation>& v) {
+  std::set<std::string> out;
+  for (const auto& r : v) out.insert(r.rule);
+  return out;
+}
+
+TEST(Tf32x3WgFamily, IsRegisteredInThePrecisionClassFp32AccurateWithItsOwnHash) {
+  const auto& all = families();
+  ASSERT_GE(all.size(), 4u);
+  EXPECT_EQ(all[3]->id(), "tf32x3_wg");
+  EXPECT_EQ(tw3().precision(), Precision::fp32_accurate);
+  EXPECT_FALSE(tw3().legacy_tma());
+  EXPECT_EQ(tw3().name_prefix(), "tw3_");
+  EXPECT_EQ(tw3().launch_abi(), LaunchAbi::split_maps);
+  EXPECT_FALSE(tw3().has_split_k_reduce());
+  EXPECT_EQ(tw3().pack_expression(probe_config()), "tf32x3_split_operand");
+  // Its program is the kernel file; every file it includes is among its sources.
+  const auto src = tw3().sources();
+  ASSERT_FALSE(src.empty());
+  EXPECT_EQ(src.front().name, "sgemm_tf32x3_wgmma.cuh");
+  std::set<std::string> names;
+  for (const auto& s : src) {
+    EXPECT_FALSE(s.text.empty()) << s.name;
+    names.insert(std::string(s.name));
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"sgemm_tf32x3_wgmma.cuh", "sgemm_ws_tma.cuh",
+                                          std::string(kKernelMainFile), "warptile_geometry.h",
+                                          "tma_geometry.h", "tf32x3_wg_geometry.h"}));
+  for (const auto& s : src) {
+    for (size_t at = s.text.find("#include \""); at != std::string::npos;
+         at = s.text.find("#include \"", at + 1)) {
+      const auto end = s.text.find('"', at + 10);
+      EXPECT_TRUE(names.contains(std::string(s.text.substr(at + 10, end - at - 10))))
+          << s.name << " includes a file outside the family's sources";
+    }
+  }
+  // Freshness: its trials are stale exactly when its own files change.
+  EXPECT_EQ(current_family_hashes().at("tf32x3_wg"), tw3().source_hash());
+  EXPECT_EQ(kernel_source_hash(probe_config()), tw3().source_hash());
+  for (const char* other : {"warptile", "ws_tma", "tf32x3"})
+    EXPECT_NE(tw3().source_hash(), find_family(other)->source_hash()) << other;
+  auto files = src;
+  const std::string edited = std::string(files.back().text) + "\n// edited\n";
+  files.back().text = edited;
+  EXPECT_NE(hash_sources(files), tw3().source_hash());
+}
+
+TEST(Tf32x3WgFamily, NamesLeaveTheImpliedFieldsOutAndRoundTrip) {
+  const auto c = probe_config();
+  EXPECT_EQ(c.family, "tf32x3_wg");
+  EXPECT_EQ(c.BM, 128);
+  EXPECT_EQ(c.BN, 128);
+  EXPECT_EQ(c.BK, 32);
+  EXPECT_EQ(c.WM, 64);
+  EXPECT_EQ(c.WN, 128);
+  EXPECT_EQ(c.NUM_THREADS, 384);
+  EXPECT_EQ(c.STAGES, 3);
+  EXPECT_EQ(c.GROUP_M, 8);
+  EXPECT_EQ(c.SPLIT_K, 1);
+  EXPECT_EQ(to_name(c), "tw3_128x128x32_s3_g8");
+  auto g1 = c;
+  g1.GROUP_M = 1;
+  g1.STAGES = 2;
+  EXPECT_EQ(to_name(g1), "tw3_128x128x32_s2");
+  EXPECT_EQ(from_name("tw3_128x128x32_s2"), g1);
+  const nlohmann::json j = c;
+  EXPECT_EQ(j.at("family"), "tf32x3_wg");
+  EXPECT_EQ(j.get<WarpTileConfig>(), c);
+  // One config, one name: implied fields written out, a suffix of an implied knob, or a default
+  // restated are no names of the family.
+  for (const char* bad :
+       {"tw3_128x128x32_w64x128_s3", "tw3_128x128x32_n384_s3", "tw3_128x128x32_s3_k2",
+        "tw3_128x128x32_s3_g1", "tw3_128x128x32_s3_p4", "tw3_128x128_s3", "tw3__s3", "tw3_s3_g8"}) {
+    EXPECT_FALSE(from_name(bad)) << bad;
+  }
+  // The other families' names are as they were.
+  for (const char* name : {test::kSeed, "tc3_128x128x32_w64x64_n128_s3_g8_k4",
+                           "wt_128x128x16_w64x64_wn2_t8x4_n128_mb1_s3_p4_g8_m1"}) {
+    const auto w = from_name(name);
+    ASSERT_TRUE(w) << name;
+    EXPECT_EQ(to_name(*w), name);
+  }
+}
+
+TEST(Tf32x3WgFamily, EachRuleFiresByItsNameForItsCondition) {
+  EXPECT_TRUE(check(probe_config()).empty());
+  struct Case {
+    void (*edit)(WarpTileConfig&);
+    const char* rule;
+  };
+  const Case cases[] = {
+      {[](WarpTileConfig& c) { c.SPLIT_K = 2; }, "tf32x3_wg_fixed_fields"},
+      {[](WarpTileConfig& c) { c.NUM_THREADS = 256; }, "tf32x3_wg_fixed_fields"},
+      {[](WarpTileConfig& c) { c.WM = 32; }, "tf32x3_wg_fixed_fields"},
+      {[](WarpTileConfig& c) { c.PACK = 1; }, "tf32x3_wg_fixed_fields"},
+      {[](WarpTileConfig& c) { c.BN = 64; }, "tf32x3_wg_tile"},
+      {[](WarpTileConfig& c) { c.BK = 16; }, "tf32x3_wg_tile"},
+      {[](WarpTileConfig& c) { c.STAGES = 4; }, "tf32x3_wg_stages"},
+      {[](WarpTileConfig& c) { c.STAGES = 1; }, "tf32x3_wg_stages"},
+  };
+  for (const auto& x : cases) {
+    auto c = probe_config();
+    x.edit(c);
+    const auto v = check(c);
+    EXPECT_EQ(rule_names(v), std::set<std::string>{x.rule}) << to_name(c);
+  }
+  // The shared memory: 3 stages fit the H200's 227 KB, not a 160 KB limit; 2 stages do.
+  Limits small;
+  small.max_dynamic_shared_bytes = 160 * 1024;
+  EXPECT_EQ(rule_names(check(probe_config(), small)),
+            std::set<std::string>{"tf32x3_wg_shared_memory"});
+  auto two = probe_config();
+  two.STAGES = 2;
+  EXPECT_TRUE(check(two, small).empty());
+  // Threads.
+  Limits few;
+  few.max_threads_per_block = 256;
+  EXPECT_EQ(rule_names(check(probe_config(), few)), std::set<std::string>{"max_threads_per_block"});
+  // The architecture: sm_90 only, a named rule (never a stub).
+  for (const char* arch : {"sm_80", "sm_89", "sm_75"}) {
+    const auto l = limits_on(parse_arch(arch), Limits{});
+    EXPECT_TRUE(rule_names(check(probe_config(), l)).contains("tf32x3_wg_architecture")) << arch;
+  }
+  EXPECT_TRUE(check(probe_config(), limits_on(parse_arch("sm_90"), Limits{})).empty());
+  EXPECT_TRUE(tw3().implemented_for(90));
+  EXPECT_FALSE(tw3().implemented_for(80));
+  EXPECT_EQ(tw3().architecture_rule(), "tf32x3_wg_architecture");
+  EXPECT_EQ(tw3().refusal_on("sm_80").rfind("rule tf32x3_wg_architecture:", 0), 0u);
+  EXPECT_EQ(tw3().target_arch("sm_90"), "sm_90a");
+  // Every rule it reports is documented in its list, and the list is in the registry's union.
+  std::set<std::string> listed;
+  for (const auto& r : tw3().rules()) listed.insert(std::string(r.name));
+  for (const char* r :
+       {"tf32x3_wg_fixed_fields", "tf32x3_wg_tile", "tf32x3_wg_stages", "tf32x3_wg_shared_memory",
+        "tf32x3_wg_architecture", "max_threads_per_block"}) {
+    EXPECT_TRUE(listed.contains(r)) << r;
+    EXPECT_TRUE(std::any_of(rules().begin(), rules().end(), [&](const RuleInfo& i) {
+      return i.name == r;
+    })) << r;
+  }
+  EXPECT_TRUE(tw3().shape_rules().empty());  // the prepass serves every layout and alignment
+  EXPECT_EQ(tw3().asserted_rules(), std::vector<std::string_view>{"tf32x3_wg_stages"});
+}
+
+TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
+  EXPECT_EQ(tw3().impossible_value("SPLIT_K", 4)->rfind("rule tf32x3_wg_fixed_fields", 0), 0u);
+  EXPECT_EQ(tw3().impossible_value("NUM_THREADS", 256)->rfind("rule tf32x3_wg_fixed_fields", 0),
+            0u);
+  EXPECT_EQ(tw3().impossible_value("BM", 64)->rfind("rule tf32x3_wg_tile", 0), 0u);
+  EXPECT_EQ(tw3().impossible_value("BK", 16)->rfind("rule tf32x3_wg_tile", 0), 0u);
+  EXPECT_EQ(tw3().impossible_value("STAGES", 4)->rfind("rule tf32x3_wg_stages", 0), 0u);
+  EXPECT_FALSE(tw3().impossible_value("STAGES", 2));
+  EXPECT_FALSE(tw3().impossible_value("GROUP_M", 8));
+  EXPECT_FALSE(tw3().impossible_value("NUM_THREADS", 384));
+  // A space of the family alone refuses a value every config would break.
+  const nlohmann::json space = {{"parameters",
+                                 {{"BM", {128}},
+                                  {"BN", {128}},
+                                  {"BK", {32}},
+                                  {"WM", {64}},
+                                  {"WN", {128}},
+                                  {"WNITER", {1}},
+                                  {"TM", {1}},
+                                  {"TN", {1}},
+                                  {"NUM_THREADS", {384}},
+                                  {"MIN_BLOCKS", {1}},
+                                  {"STAGES", {3}},
+                                  {"SPLIT_K", {1, 2}},
+                                  {"family", {"tf32x3_wg"}}}}};
+  try {
+    (void)parse_space(space, "test");
+    ADD_FAILURE() << "SPLIT_K 2 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("tf32x3_wg_fixed_fields"), std::string::npos) << e.what();
+  }
+}
+
+// Enumerated only for a request that admits fp32-accurate, and then as part of `auto`.
+TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
+  const auto space = load_space("tf32x3_wg");
+  EXPECT_EQ(space.families, (std::vector<std::string>{"tf32x3_wg"}));
+  EXPECT_EQ(space.combinations(), 4);
+  EXPECT_TRUE(enumerate(space).survivors.empty());
+  const auto accurate = enumerate(space, {}, Precision::fp32_accurate);
+  ASSERT_EQ(accurate.survivors.size(), 4u);  // STAGES 2, 3 x GROUP_M 1, 8
+  std::set<std::string> seen;
+  for (const auto& c : accurate.survivors) {
+    EXPECT_TRUE(check(c, space.limits).empty()) << to_name(c);
+    seen.insert(to_name(c));
+  }
+  EXPECT_EQ(seen, (std::set<std::string>{"tw3_128x128x32_s2", "tw3_128x128x32_s2_g8",
+                                         "tw3_128x128x32_s3", "tw3_128x128x32_s3_g8"}));
+  // Every layout and leading dimension: no shape rule refuses a problem.
+  for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+    const Problem p{1001, 999, 1003, layout, "f32"};
+    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 4u) << layout;
+  }
+  // `auto` holds the space: its four configs under fp32-accurate, none under fp32.
+  const auto count = [](const Enumeration& e) {
+    return std::count_if(e.survivors.begin(), e.survivors.end(),
+                         [](const WarpTileConfig& c) { return c.family == "tf32x3_wg"; });
+  };
+  const auto h200 = parse_arch("sm_90");
+  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 4);
+  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32).enumeration), 0);
+  // On an sm_80 GPU none.
+  const auto a100 = parse_arch("sm_80");
+  EXPECT_EQ(count(enumerate_spaces("tf32x3_wg", {}, &a100, Precision::fp32_accurate).enumeration),
+            0);
+}
+
+// resolve(): one binary for every layout and alignment (the panels' NT), launched as split_maps
+// with the whole block's threads and the ring as dynamic shared memory.
+TEST(Tf32x3WgFamily, ResolveGivesTheSplitMapsLaunch) {
+  const auto c = probe_config();
+  for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+    for (const bool vec : {true, false}) {
+      const auto in = resolve(c, layout, vec);
+      EXPECT_EQ(in.layout, "NT");
+      EXPECT_TRUE(in.vec);
+      EXPECT_EQ(in.name_expression, "sgemm_tf32x3_wgmma<3,3,8>");
+      EXPECT_EQ(in.precision, Precision::fp32_accurate);
+      EXPECT_EQ(in.launch.abi, LaunchAbi::split_maps);
+      EXPECT_TRUE(in.launch.split_panels);
+      EXPECT_FALSE(in.launch.packed);
+      EXPECT_EQ(in.launch.block_threads, 384);
+      EXPECT_EQ(in.launch.dynamic_smem_bytes, 3 * 64 * 1024 + 1024);
+      EXPECT_EQ(in.launch.block_smem_bytes, 3 * 64 * 1024 + 1024 + 1024);
+      EXPECT_EQ(in.launch.tile_m, 128);
+      EXPECT_EQ(in.launch.tile_n, 128);
+      EXPECT_EQ(in.launch.tile_k, 32);
+      EXPECT_EQ(in.launch.split_k, 1);
+      EXPECT_EQ(in.launch.pad_a, 0);
+    }
+  }
+  auto two = c;
+  two.STAGES = 2;
+  EXPECT_EQ(resolve(two, "TT", true).launch.dynamic_smem_bytes, 2 * 64 * 1024 + 1024);
+  EXPECT_LE(resolve(c, "NN", true).launch.block_smem_bytes, Limits{}.max_dynamic_shared_bytes);
+}
+
+// The worker protocol names the launch; older launch names still read as before, an unknown one
+// is refused by name.
+TEST(Tf32x3WgFamily, TheWorkerProtocolCarriesTheSplitMapsLaunch) {
+  EXPECT_EQ(to_string(LaunchAbi::split_maps), "split_maps");
+  EXPECT_EQ(parse_launch_abi("split_maps"), LaunchAbi::split_maps);
+  EXPECT_EQ(parse_launch_abi("pointers"), LaunchAbi::pointers);
+  EXPECT_EQ(parse_launch_abi("tensor_maps"), LaunchAbi::tensor_maps);
+  EXPECT_FALSE(parse_launch_abi("split"));
+  nlohmann::json req = {{"family", "tf32x3_wg"},
+                        {"launch", "split_maps"},
+                        {"tile", {{"BM", 128}, {"BN", 128}, {"BK", 32}, {"smem", 197632}}}};
+  const auto t = eval::launch_tile_from_json(req);
+  EXPECT_EQ(t.split_maps, 1);
+  EXPECT_EQ(t.tma, 0);
+  EXPECT_EQ(t.smem_bytes, 197632);
+  req["launch"] = "tensor_maps";
+  EXPECT_EQ(eval::launch_tile_from_json(req).split_maps, 0);
+  EXPECT_EQ(eval::launch_tile_from_json(req).tma, 1);
+  req["launch"] = "pointers";
+  EXPECT_EQ(eval::launch_tile_from_json(req).split_maps, 0);
+  req["launch"] = "split_panels";
+  try {
+    (void)eval::launch_tile_from_json(req);
+    ADD_FAILURE() << "an unknown launch was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("split_panels"), std::string::npos) << e.what();
+  }
+}
+
+Table table_with(const WarpTileConfig& c) {
+  Table t;
+  t.tool_version = "test";
+  t.database = "tw3.db";
+  t.generated_utc = "2026-01-01T00:00:00Z";
+  t.kernel_template = "sgemm_warptile";
+  t.family_hashes = current_family_hashes();
+  t.precision = Precision::fp32_accurate;
+  TableGpu g;
+  g.name = "NVIDIA H200";
+  g.cc_major = 9;
+  g.sm_count = 132;
+  TableShape s;
+  s.problem.M = s.problem.N = s.problem.K = 4096;
+  s.problem.layout = "TN";
+  s.config = c;
+  s.config_name = to_name(c);
+  s.median_ms = 1.2;
+  s.cublas_median_ms = 2.6;
+  s.ok_trials = 1;
+  g.shapes = {s};
+  choose_default(g, *from_name(test::kSeed), test::kSeed);
+  t.gpus = {g};
+  return t;
+}
+
+// The export names its launch (split_maps, Launch::abi 2) and kernel file; the dispatch library
+// built from it by nvcc instantiates the tile kernel and its split prepass with no code of the
+// family's own.
+TEST(Tf32x3WgFamily, TheExportAndTheDispatchLibraryTakeItsWinner) {
+  const auto c = probe_config();
+  const auto h = render_cpp(table_with(c));
+  EXPECT_NE(h.find("split_maps, (sgemm_tf32x3_wgmma<3,3,8>)"), std::string::npos) << h;
+  EXPECT_NE(h.find("\"sgemm_tf32x3_wgmma.cuh\""), std::string::npos) << h;
+  EXPECT_NE(h.find("{2, 384, {197632, 197632, 197632, 197632}, {198656, 198656, 198656, 198656}, "
+                   "90, true}"),
+            std::string::npos)
+      << h;
+  const std::string nvcc = SGT_NVCC;
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc in this build";
+  test::TempDir dir;
+  const auto inc = dir.path() / "include";
+  fs::create_directories(inc);
+  std::ofstream(inc / "sgemm_tuned_table.hpp", std::ios::binary) << h;
+  const fs::path src(SGT_TEST_SOURCE_DIR);
+  const auto obj = dir.path() / "dispatch.o";
+  const auto r = test::run_shell(
+      test::sh_quote(nvcc) +
+      " -std=c++17 -gencode arch=compute_90a,code=sm_90a -Werror all-warnings "
+      "-Xcompiler=-Wall,-Wextra -c "
+      "-DSGT_TUNED_ACCEPT_FP32_ACCURATE -DSGT_TUNED_SM90A=1 -I " +
+      test::sh_quote(inc) + " -I " + test::sh_quote(src / "sgemm_tuned" / "include") + " -I " +
+      test::sh_quote(src / "sgemm_tuned" / "src") + " -I " +
+      test::sh_quote(src / "kernel_templates") + " " +
+      test::sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " + test::sh_quote(obj));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto syms = test::run_shell("nm " + test::sh_quote(obj));
+  ASSERT_EQ(syms.exit_code, 0) << syms.out;
+  EXPECT_NE(syms.out.find("_Z18sgemm_tf32x3_wgmmaILi3ELi3ELi8EEviiifN10sgt_kernel6TmaMapE"),
+            std::string::npos)
+      << syms.out;
+  EXPECT_NE(syms.out.find("tf32x3_split_operand"), std::string::npos) << syms.out;
+}
+
+// --- The index simulation ----------------------------------------------------------------------
+
+TEST(Tf32x3WgFamily, TheSpacesConfigsSimulateClean) {
+  for (const auto& c : enumerate(load_space("tf32x3_wg"), {}, Precision::fp32_accurate).survivors) {
+    const auto r = simulate_config(c);
+    EXPECT_TRUE(r.ok()) << to_name(c) << ":\n" << r.summary();
+  }
+  EXPECT_NE(tw3().simulation_scope().find("prepass"), std::string::npos);
+  // Every prepass case on its own, and the workspace of odd calls.
+  for (const auto& pc : tf32x3_wg::prepass_cases()) {
+    const auto r = tf32x3_wg::simulate_prepass(pc);
+    EXPECT_TRUE(r.ok()) << tf32x3_wg::describe(pc) << ":\n" << r.summary();
+  }
+  for (const auto& [M, N, K] :
+       {std::tuple{1, 1, 1}, std::tuple{1000, 7, 1001}, std::tuple{5, 3000, 4}}) {
+    EXPECT_TRUE(tf32x3_wg::simulate_workspace(M, N, K).ok()) << M << "x" << N << "x" << K;
+  }
+}
+
+// Each way the kernel's index functions could go wrong shows as the defect that names it.
+namespace broken {
+int load_k_off_by_one(int k0, int ty, int i) {
+  return k0 + ty + 8 * i + (i == 3 ? 1 : 0);
+}
+int store_k_doubled(int k0, int tx) {
+  return k0 + (tx & ~1);  // two threads on one k, none on the next
+}
+long long src_transposed(int r, int k, int ldx, bool k_contig) {
+  return sgt_kernel::tf32x3_split_src(r, k, ldx, !k_contig);
+}
+long long dst_short_rows(int r, int k, int kp) {
+  return static_cast<long long>(r) * (kp - 1) + k;
+}
+long long kp_unrounded(long long K) {
+  return K;
+}
+long long panels_overlapping(int p, long long M, long long N, long long K) {
+  return p == 3 ? sgt_kernel::tf32x3_wg_panel_offset(2, M, N, K)
+                : sgt_kernel::tf32x3_wg_panel_offset(p, M, N, K);
+}
+int acc_row_one_half(int tid, int acc) {
+  return sgt_kernel::tf32x3_wg_acc_row(tid, acc) % 64;  // both warpgroups on the first 64 rows
+}
+int acc_col_swapped_pair(int tid, int acc) {
+  return 8 * (acc / 4) + 2 * (tid % 4) + 1 - acc % 2;
+}
+int group_row_ignored(int bid, int grid_m, int grid_n, int) {
+  return sgt_kernel::block_tile_row(bid, grid_m, grid_n, 1);
+}
+}  // namespace broken
+
+TEST(Tf32x3WgFamily, TheSimulationCatchesABrokenIndexFunction) {
+  const auto c = probe_config();
+  struct Case {
+    void (*edit)(tf32x3_wg::Indexing&);
+    const char* kind;
+  };
+  const Case cases[] = {
+      {[](tf32x3_wg::Indexing& ix) { ix.load_k = broken::load_k_off_by_one; }, "split_tile_slot"},
+      {[](tf32x3_wg::Indexing& ix) { ix.store_k = broken::store_k_doubled; }, "split_panel_hole"},
+      {[](tf32x3_wg::Indexing& ix) { ix.src = broken::src_transposed; }, "split_panel_misplaced"},
+      {[](tf32x3_wg::Indexing& ix) { ix.dst = broken::dst_short_rows; }, "split_panel_overlap"},
+      {[](tf32x3_wg::Indexing& ix) { ix.kp = broken::kp_unrounded; }, "split_workspace"},
+      {[](tf32x3_wg::Indexing& ix) { ix.panel_offset = broken::panels_overlapping; },
+       "split_workspace"},
+      {[](tf32x3_wg::Indexing& ix) { ix.acc_row = broken::acc_row_one_half; }, "c_overlap"},
+      {[](tf32x3_wg::Indexing& ix) { ix.acc_col = broken::acc_col_swapped_pair; },
+       "wg_acc_misplaced"},
+      {[](tf32x3_wg::Indexing& ix) { ix.block_tile_row = broken::group_row_ignored; }, "c_hole"},
+  };
+  for (const auto& x : cases) {
+    tf32x3_wg::Indexing ix;
+    EXPECT_TRUE(ix.is_kernels());
+    x.edit(ix);
+    EXPECT_FALSE(ix.is_kernels());
+    const auto r = tf32x3_wg::simulate(c, ix);
+    EXPECT_TRUE(r.has(x.kind)) << x.kind << ":\n" << r.summary();
+  }
+  // The prepass reading past the stored operand (a transposed source on a non-square operand).
+  tf32x3_wg::Indexing ix;
+  ix.src = broken::src_transposed;
+  EXPECT_TRUE(tf32x3_wg::simulate_prepass({5, 70, 70, true}, ix).has("split_read_out_of_matrix"));
+  // A launch grid of tiles larger than the kernel's leaves C elements unwritten.
+  auto wide = c;
+  wide.BN = 256;
+  EXPECT_TRUE(tf32x3_wg::simulate_epilogue(wide, 300, 600, true).has("c_hole"));
+}
+
+TEST(Tf32x3WgFamily, ItsGeometryIsTheKernels) {
+  using namespace sgt_kernel;
+  EXPECT_EQ(kWgThreads, 384);
+  EXPECT_EQ(kWgStageFloats * 4, 64 * 1024);
+  EXPECT_LE(tf32x3_wg_smem_bytes(kWgMaxStages) + tf32x3_wg_static_smem_bytes(kWgMaxStages),
+            227 * 1024);
+  EXPECT_GT(tf32x3_wg_smem_bytes(kWgMaxStages + 1), 227 * 1024);
+  // 2 x 128 x 232 + 128 x 40 registers after setmaxnreg fit the register file.
+  EXPECT_LE(kWgConsumers * kWgConsumerRegs + kWgProducers * kWgProducerRegs, 65536);
+  EXPECT_EQ(tf32x3_wg_kp(0), 0);
+  EXPECT_EQ(tf32x3_wg_kp(1), 4);
+  EXPECT_EQ(tf32x3_wg_kp(8), 8);
+  EXPECT_EQ(tf32x3_wg_workspace_floats(3, 5, 9), 2 * 8 * 12);
+  // The accumulators of thread 0 and of the last consumer thread.
+  EXPECT_EQ(tf32x3_wg_acc_row(0, 0), 0);
+  EXPECT_EQ(tf32x3_wg_acc_row(0, 2), 8);
+  EXPECT_EQ(tf32x3_wg_acc_col(0, 63), 127 - 6);
+  EXPECT_EQ(tf32x3_wg_acc_row(255, 63), 64 + 48 + 7 + 8);
+  EXPECT_EQ(tf32x3_wg_acc_col(255, 63), 127);
+}
+
+}  // namespace
+}  // namespace sgt

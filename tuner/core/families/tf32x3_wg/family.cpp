@@ -1,0 +1,295 @@
+// The split-TF32 family on Hopper's warpgroup MMA (sgemm_tf32x3_wgmma.cuh): FP32 accuracy on the
+// TF32 tensor cores, as family tf32x3, but a prepass splits op(A) and op(B)^T once into
+// k-contiguous big and small TF32 panels, and the tile kernel runs three wgmma m64n128k8 per
+// k-step on tiles that tensor copies (TMA) bring into a ring of stages. sm_90a only. Of the
+// precision class fp32-accurate: tuned, served and exported only on request, after its error
+// against FP64 is measured (precision.hpp). Launched as split_maps (family.hpp, launch_plan.h).
+//
+// The kernel's tile is fixed: BM = BN = 128, BK = 32 (rule tf32x3_wg_tile; its names still write
+// them, so that a later kernel with other tiles names its configs in the same scheme), two
+// consumer warpgroups of 64 x 128 (WM 64, WN 128) and a producer warpgroup (NUM_THREADS 384, the
+// whole block). Its configs search STAGES (2 or 3) and GROUP_M; every other field holds one value
+// (implied(): its names leave them out). The kernel's ACC is not a field: the name expression
+// fixes it at 3 (two partial sets in turn within a slice, each k-step's three products added by
+// FP32 adds), the accurate method that measured fastest (docs/experiments/2026-12-04-tf32x3-
+// wgmma.md); ACC 0 to 2 stay measurements of the probe.
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "families/tf32x3_wg/simulation.hpp"
+#include "families/warptile/rules.hpp"
+#include "family.hpp"
+#include "index_sim.hpp"
+#include "problem.hpp"
+#include "tf32x3_wg_geometry.h"
+
+namespace sgt {
+
+namespace {
+
+using sgt_kernel::kWgBK;
+using sgt_kernel::kWgBM;
+using sgt_kernel::kWgBN;
+using sgt_kernel::kWgMaxStages;
+using sgt_kernel::kWgMinStages;
+using sgt_kernel::kWgThreads;
+
+// The kernel's accumulation across k-steps (its template parameter ACC).
+constexpr int kAcc = 3;
+// The one architecture its kernel has a body for (wgmma, setmaxnreg, tensor copies: sm_90a).
+constexpr int kArch = 90;
+
+// The fields the kernel does not read or fixes, and the one value each holds: a consumer
+// warpgroup's tile (WM x WN), the block's threads, no split-K (the launch plan has no reduction).
+const std::vector<std::pair<int WarpTileConfig::*, int>>& fixed_fields() {
+  static const std::vector<std::pair<int WarpTileConfig::*, int>> kFixed = {
+      {&WarpTileConfig::WM, sgt_kernel::kWgWarpgroupRows},
+      {&WarpTileConfig::WN, kWgBN},
+      {&WarpTileConfig::WNITER, 1},
+      {&WarpTileConfig::TM, 1},
+      {&WarpTileConfig::TN, 1},
+      {&WarpTileConfig::NUM_THREADS, kWgThreads},
+      {&WarpTileConfig::MIN_BLOCKS, 1},
+      {&WarpTileConfig::PAD_A, 0},
+      {&WarpTileConfig::SPLIT_K, 1},
+      {&WarpTileConfig::FMA_ORDER, 0},
+      {&WarpTileConfig::PAD_B, 0},
+      {&WarpTileConfig::PACK, 0},
+      {&WarpTileConfig::STAGE_C, 0},
+  };
+  return kFixed;
+}
+
+std::string_view field_name(int WarpTileConfig::*member) {
+  for (const auto& f : kConfigFields)
+    if (f.member == member) return f.name;
+  return "?";
+}
+
+// The whole block's shared memory: the ring (dynamic, with its alignment slack) and the barriers.
+long long shared_bytes(const WarpTileConfig& c) {
+  return 1LL * sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES) +
+         sgt_kernel::tf32x3_wg_static_smem_bytes(c.STAGES);
+}
+
+// A function's static: the registry may be built during another translation unit's static
+// initialisation.
+const std::vector<RuleInfo>& own_rules() {
+  static const std::vector<RuleInfo> kOwnRules = {
+      {"tf32x3_wg_fixed_fields",
+       "in family tf32x3_wg, the fields its kernel does not read hold one value: WM 64 and WN 128 "
+       "(a consumer warpgroup's tile), NUM_THREADS 384 (two consumer warpgroups and a producer), "
+       "WNITER, TM, TN, MIN_BLOCKS and SPLIT_K 1, PAD_A, PAD_B, FMA_ORDER, PACK and STAGE_C 0 "
+       "(its names leave them out)",
+       false},
+      {"tf32x3_wg_tile",
+       "in family tf32x3_wg, the block tile is the kernel's: BM = BN = 128 (two wgmma m64n128 "
+       "warpgroups, boxes of 128 panel rows), BK = 32 (one 128-byte swizzled row of a box)",
+       false},
+      {"tf32x3_wg_stages",
+       "in family tf32x3_wg, STAGES is 2 or 3: a ring of 64 KB stages within 227 KB of shared "
+       "memory (static_assert stages)",
+       false},
+      {"tf32x3_wg_shared_memory",
+       "in family tf32x3_wg, the ring of STAGES stages (four 128 x 32 tiles each, 1024-byte "
+       "aligned) and its barriers fit the dynamic shared memory of a block",
+       false},
+      {"tf32x3_wg_architecture",
+       "family tf32x3_wg only on sm_90 (compiled for sm_90a: wgmma, setmaxnreg, tensor copies); "
+       "elsewhere its image would be an empty stub",
+       false},
+  };
+  return kOwnRules;
+}
+
+const RuleInfo& own(std::string_view name) {
+  for (const auto& r : own_rules())
+    if (r.name == name) return r;
+  throw std::logic_error("not a tf32x3_wg rule: " + std::string(name));
+}
+
+class Tf32x3Wg final : public KernelFamily {
+ public:
+  std::string_view id() const override { return "tf32x3_wg"; }
+  std::string_view description() const override {
+    return "split TF32 (3xTF32) on wgmma: a prepass splits the operands into k-contiguous TF32 "
+           "panels, three wgmma m64n128k8 per k-step on TMA-fed stages, FP32 accumulation "
+           "(sgemm_tf32x3_wgmma.cuh, sm_90a)";
+  }
+  Precision precision() const override { return Precision::fp32_accurate; }
+  std::string_view name_prefix() const override { return "tw3_"; }
+  std::vector<std::pair<int WarpTileConfig::*, int>> implied() const override {
+    return fixed_fields();
+  }
+
+  const std::vector<RuleInfo>& rules() const override {
+    static const std::vector<RuleInfo> list = {
+        warptile::rule("positive_values"),
+        own("tf32x3_wg_fixed_fields"),
+        own("tf32x3_wg_tile"),
+        own("tf32x3_wg_stages"),
+        warptile::rule("max_threads_per_block"),
+        own("tf32x3_wg_shared_memory"),
+        own("tf32x3_wg_architecture"),
+    };
+    return list;
+  }
+
+  std::optional<std::string> impossible_value(std::string_view field, int v) const override {
+    for (const auto& [member, value] : fixed_fields()) {
+      if (field == field_name(member) && v != value)
+        return fmt::format("rule tf32x3_wg_fixed_fields: {} is {} in family tf32x3_wg", field,
+                           value);
+    }
+    if ((field == "BM" && v != kWgBM) || (field == "BN" && v != kWgBN) ||
+        (field == "BK" && v != kWgBK))
+      return fmt::format("rule tf32x3_wg_tile: {} is {} in family tf32x3_wg", field,
+                         field == "BM"   ? kWgBM
+                         : field == "BN" ? kWgBN
+                                         : kWgBK);
+    if (field == "STAGES" && (v < kWgMinStages || v > kWgMaxStages))
+      return "rule tf32x3_wg_stages: STAGES must be 2 or 3 in family tf32x3_wg";
+    return std::nullopt;
+  }
+
+  void check(const WarpTileConfig& c, const Limits& limits,
+             std::vector<RuleViolation>& out) const override {
+    auto fail = [&](std::string_view rule, std::string reason) {
+      out.push_back({std::string(rule), std::move(reason)});
+    };
+    std::string fixed;
+    for (const auto& [member, value] : fixed_fields()) {
+      if (c.*member != value)
+        fixed += fmt::format("{}{} = {} (not {})", fixed.empty() ? "" : ", ", field_name(member),
+                             c.*member, value);
+    }
+    if (!fixed.empty()) {
+      fail("tf32x3_wg_fixed_fields",
+           fmt::format("tf32x3_wg fixes these fields, which hold one value in the family: {}",
+                       fixed));
+    }
+    if (c.BM != kWgBM || c.BN != kWgBN || c.BK != kWgBK) {
+      fail("tf32x3_wg_tile", fmt::format("block tile {}x{}x{}: the kernel's is {}x{}x{}", c.BM,
+                                         c.BN, c.BK, kWgBM, kWgBN, kWgBK));
+    }
+    const bool stages_ok = c.STAGES >= kWgMinStages && c.STAGES <= kWgMaxStages;
+    if (!stages_ok) {
+      fail("tf32x3_wg_stages",
+           fmt::format("STAGES = {}: the kernel's ring has 2 or 3 stages", c.STAGES));
+    }
+    if (kWgThreads > limits.max_threads_per_block) {
+      fail("max_threads_per_block", fmt::format("{} threads per block exceed the limit {}",
+                                                kWgThreads, limits.max_threads_per_block));
+    }
+    // A ring the kernel would not even take is tf32x3_wg_stages's alone.
+    if (stages_ok && shared_bytes(c) > limits.max_dynamic_shared_bytes) {
+      fail("tf32x3_wg_shared_memory",
+           fmt::format("{} stages of 64 KB, the alignment slack and the barriers take {} bytes, "
+                       "over the dynamic limit {}",
+                       c.STAGES, shared_bytes(c), limits.max_dynamic_shared_bytes));
+    }
+    if (!implemented_for(limits.compute_capability)) {
+      fail("tf32x3_wg_architecture",
+           fmt::format("tf32x3_wg runs only on sm_{} (wgmma, setmaxnreg, tensor copies), not "
+                       "sm_{}",
+                       kArch, limits.compute_capability));
+    }
+  }
+
+  // No shape rules: the prepass reads any layout, leading dimension and alignment, and the tile
+  // kernel reads only the panels it wrote.
+
+  // The kernel file, the TMA kernel's (its mbarrier and copy helpers), the warp-tiling template
+  // that includes (block order), and the geometry headers.
+  std::vector<KernelSourceFile> sources() const override {
+    return {embedded_kernel_file("sgemm_tf32x3_wgmma.cuh"),
+            embedded_kernel_file("sgemm_ws_tma.cuh"),
+            embedded_kernel_file(kKernelMainFile),
+            embedded_kernel_file("warptile_geometry.h"),
+            embedded_kernel_file("tma_geometry.h"),
+            embedded_kernel_file("tf32x3_wg_geometry.h")};
+  }
+
+  std::string name_expression(const WarpTileConfig& c, std::string_view, bool) const override {
+    // ACC is fixed at 3 (see kAcc): not a field, not searched.
+    return fmt::format("sgemm_tf32x3_wgmma<{},{},{}>", kAcc, c.STAGES, c.GROUP_M);
+  }
+  // One instance for every layout and alignment: it reads the panels, op(A) stored M x Kp and
+  // op(B)^T N x Kp, i.e. the NT layout, always with whole boxes.
+  std::pair<std::string_view, bool> instance(const WarpTileConfig&, std::string_view,
+                                             bool) const override {
+    return {"NT", true};
+  }
+  bool implemented_for(int arch_number) const override { return arch_number == kArch; }
+  std::string_view architecture_rule() const override { return "tf32x3_wg_architecture"; }
+  std::string refusal_on(std::string_view arch) const override {
+    return fmt::format(
+        "rule tf32x3_wg_architecture: the split-TF32 wgmma kernel is implemented for sm_90 only "
+        "(sm_90a: wgmma, setmaxnreg, tensor copies), not {}",
+        arch);
+  }
+  std::string target_arch(const std::string& arch) const override {
+    // The architecture-specific target of the same GPU (sm_90 -> sm_90a).
+    const bool plain = !arch.empty() && arch.back() >= '0' && arch.back() <= '9';
+    return plain ? arch + "a" : arch;
+  }
+  // No split-K: the program holds no reduction; its pack kernel is the split prepass.
+  bool has_split_k_reduce() const override { return false; }
+  std::string pack_expression(const WarpTileConfig&) const override {
+    return "tf32x3_split_operand";
+  }
+
+  int block_threads(const WarpTileConfig&) const override { return kWgThreads; }
+  long long block_shared_bytes(const WarpTileConfig& c, bool, bool) const override {
+    return shared_bytes(c);
+  }
+  LaunchAbi launch_abi() const override { return LaunchAbi::split_maps; }
+  int dynamic_shared_bytes(const WarpTileConfig& c, bool, bool) const override {
+    return sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES);
+  }
+  // The ring's depth is a static_assert of the kernel too.
+  std::vector<std::string_view> asserted_rules() const override { return {"tf32x3_wg_stages"}; }
+
+  ThreadWork thread_work(const WarpTileConfig&) const override {
+    // A consumer thread holds 64 accumulators and two partial sets of 64 (ACC 3); wgmma reads
+    // both operands from shared memory (no fragment registers), a 64 x 128 tile per warpgroup.
+    constexpr int rows = sgt_kernel::kWgWarpgroupRows;
+    return {sgt_kernel::kWgAccumulators, 2 * sgt_kernel::kWgAccumulators, 1,
+            static_cast<double>(rows) * kWgBN / (rows + kWgBN)};
+  }
+
+  nlohmann::json derived(const WarpTileConfig& c) const override {
+    return {{"THREADS", kWgThreads},
+            {"CONSUMER_WARPGROUPS", sgt_kernel::kWgConsumers / 128},
+            {"ACCUMULATORS", sgt_kernel::kWgAccumulators},
+            {"PARTIAL_SETS", 2},
+            {"ACC", kAcc},
+            {"DYNAMIC_SHARED_BYTES", sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES)},
+            {"SHARED_BYTES", shared_bytes(c)},
+            {"WORKSPACE", "2 (M + N) Kp floats, Kp = K rounded up to 4"}};
+  }
+  std::string derived_line(const WarpTileConfig& c) const override {
+    return fmt::format(
+        "threads {} (2 consumer warpgroups + 1 producer)  accumulators {} + 2 partial sets  ACC "
+        "{}  shared {} B ({} dynamic)  workspace 2 (M + N) Kp floats",
+        kWgThreads, sgt_kernel::kWgAccumulators, kAcc, shared_bytes(c),
+        sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES));
+  }
+
+  std::optional<SimReport> simulate(const WarpTileConfig& c) const override {
+    return tf32x3_wg::simulate(c);
+  }
+  std::string simulation_scope() const override { return tf32x3_wg::simulation_scope(); }
+};
+
+}  // namespace
+
+std::unique_ptr<KernelFamily> make_tf32x3_wg_family() {
+  return std::make_unique<Tf32x3Wg>();
+}
+
+}  // namespace sgt

@@ -1,0 +1,456 @@
+// The split-TF32 kernel on wgmma (sgemm_tf32x3_wgmma.cuh) in the index simulation. The kernel's
+// index functions come from tf32x3_wg_geometry.h (through Indexing, so that tests can break one);
+// what they must do is stated here independently: op(X)(r, k) is X[r ldx + k] for an operand
+// stored k-contiguous and X[k ldx + r] otherwise, a panel holds row r of op(X) at r Kp (zeros past
+// K), and the wgmma m64nNk8 D fragment (PTX ISA) puts accumulator i of thread t of a warpgroup at
+// row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (t % 4) + i % 2. The
+// kernel's guards (a prepass thread skips r >= R or k >= Kp and reads only k < K, r < R; the
+// epilogue skips rows >= M and columns >= N, and pairs columns where both are inside) are restated
+// as it writes them.
+#include "families/tf32x3_wg/simulation.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "family.hpp"
+#include "index_sim_detail.hpp"
+
+namespace sgt::tf32x3_wg {
+
+namespace {
+
+using namespace sim_detail;
+using sgt_kernel::kSplitPasses;
+using sgt_kernel::kSplitRowsPerPass;
+using sgt_kernel::kSplitTile;
+using sgt_kernel::kWgBK;
+using sgt_kernel::kWgBM;
+using sgt_kernel::kWgBN;
+using sgt_kernel::kWgConsumers;
+using sgt_kernel::kWgStageFloats;
+using sgt_kernel::kWgTileFloats;
+
+// The prepass cases' and launches' caps: a simulation stays within a few million steps.
+constexpr long long kMaxPrepassElems = 1LL << 22;
+constexpr long long kMaxEpilogueElems = 1LL << 24;
+constexpr int kMaxStages = 64;
+
+// What a slot holds: a stored element's index + 1, a zero, or nothing written.
+constexpr long long kUnwritten = -1;
+
+std::string element(long long v) {
+  if (v == kUnwritten) return "nothing";
+  if (v == 0) return "zero";
+  return fmt::format("stored element [{}]", v - 1);
+}
+
+}  // namespace
+
+bool Indexing::is_kernels() const {
+  const Indexing k;
+  return load_k == k.load_k && load_r == k.load_r && store_r == k.store_r && store_k == k.store_k &&
+         src == k.src && dst == k.dst && kp == k.kp && grid_x == k.grid_x && grid_y == k.grid_y &&
+         workspace_floats == k.workspace_floats && panel_offset == k.panel_offset &&
+         acc_row == k.acc_row && acc_col == k.acc_col && block_tile_row == k.block_tile_row &&
+         block_tile_col == k.block_tile_col;
+}
+
+std::string describe(const PrepassCase& pc) {
+  return fmt::format("prepass R {} K {} ldx {} {}", pc.R, pc.K, pc.ldx,
+                     pc.k_contig ? "k-contiguous" : "r-contiguous");
+}
+
+SimReport simulate_prepass(const PrepassCase& pc, const Indexing& ix) {
+  Tally t;
+  const int R = pc.R, K = pc.K, ldx = pc.ldx;
+  const long long kp = ix.kp(K);
+  const long long stored_rows = pc.k_contig ? R : K, stored_cols = pc.k_contig ? K : R;
+  if (R < 1 || K < 1 || ldx < stored_cols || kp < 1 || kp > INT_MAX ||
+      1LL * R * kp > kMaxPrepassElems || stored_rows * ldx > kMaxPrepassElems) {
+    t.add(kDegenerate, 1,
+          fmt::format("{}: not a prepass the simulation replays (Kp {})", describe(pc), kp));
+    return t.report();
+  }
+  // The panel as written: the value of each write (the big and the small panel get the same
+  // element, split; one model stands for both) and how many writes each element took.
+  std::vector<long long> panel(static_cast<size_t>(R * kp), kUnwritten);
+  std::vector<std::uint8_t> writes(panel.size(), 0);
+  // What op(X)(r, k) is, stated independently: its stored index + 1.
+  const auto expected = [&](long long r, long long k) -> long long {
+    if (k >= K) return 0;
+    return (pc.k_contig ? r * ldx + k : k * ldx + r) + 1;
+  };
+  // A read of the stored operand at `idx` by a thread that wants op(X)(r, k).
+  const auto read = [&](long long idx, int r, int k, int tx, int ty, long long bx, long long by) {
+    const long long row = ldx > 0 ? idx / ldx : -1, col = ldx > 0 ? idx % ldx : -1;
+    if (idx < 0 || row >= stored_rows || col >= stored_cols) {
+      t.note(kSplitRead, [&] {
+        return fmt::format(
+            "{}: thread ({}, {}) of block ({}, {}) reads X[{}] for op(X)({}, {}), outside the "
+            "stored {} x {} matrix",
+            describe(pc), tx, ty, bx, by, idx, r, k, stored_rows, stored_cols);
+      });
+      return kUnwritten;
+    }
+    return idx + 1;
+  };
+
+  const long long gx = ix.grid_x(K), gy = ix.grid_y(R);
+  if (gx < 1 || gy < 1 || gx * gy * kSplitTile * kSplitTile > 4 * kMaxPrepassElems) {
+    t.add(kDegenerate, 1, fmt::format("{}: a grid of {} x {} blocks", describe(pc), gx, gy));
+    return t.report();
+  }
+  std::vector<long long> tile(static_cast<size_t>(kSplitTile * kSplitTile));
+  std::vector<std::uint8_t> tile_writes(tile.size());
+  for (long long by = 0; by < gy; ++by) {
+    for (long long bx = 0; bx < gx; ++bx) {
+      const int k0 = static_cast<int>(bx * kSplitTile), r0 = static_cast<int>(by * kSplitTile);
+      std::fill(tile.begin(), tile.end(), kUnwritten);
+      std::fill(tile_writes.begin(), tile_writes.end(), 0);
+      if (!pc.k_contig) {
+        // The load phase, every thread before the barrier.
+        for (int ty = 0; ty < kSplitRowsPerPass; ++ty) {
+          for (int tx = 0; tx < kSplitTile; ++tx) {
+            for (int i = 0; i < kSplitPasses; ++i) {
+              const int k = ix.load_k(k0, ty, i), r = ix.load_r(r0, tx);
+              const int sr = k - k0, sc = r - r0;
+              if (sr < 0 || sr >= kSplitTile || sc < 0 || sc >= kSplitTile) {
+                t.note(kSplitTileSlot, [&] {
+                  return fmt::format(
+                      "{}: thread ({}, {}) of block ({}, {}) pass {} stores op(X)({}, {}) to "
+                      "tile slot [{}][{}], outside the {} x {} tile",
+                      describe(pc), tx, ty, bx, by, i, r, k, sr, sc, kSplitTile, kSplitTile);
+                });
+                continue;
+              }
+              const size_t slot = static_cast<size_t>(sr * kSplitTile + sc);
+              tile[slot] =
+                  k < K && r < R ? read(ix.src(r, k, ldx, false), r, k, tx, ty, bx, by) : 0;
+              ++tile_writes[slot];
+            }
+          }
+        }
+        for (size_t s = 0; s < tile.size(); ++s) {
+          if (tile_writes[s] > 1)
+            t.note(kSplitTileSlot, [&] {
+              return fmt::format("{}: block ({}, {}) writes tile slot [{}][{}] {} times",
+                                 describe(pc), bx, by, s / kSplitTile, s % kSplitTile,
+                                 static_cast<int>(tile_writes[s]));
+            });
+        }
+      }
+      // The store phase.
+      for (int ty = 0; ty < kSplitRowsPerPass; ++ty) {
+        for (int tx = 0; tx < kSplitTile; ++tx) {
+          for (int i = 0; i < kSplitPasses; ++i) {
+            const int r = ix.store_r(r0, ty, i), k = ix.store_k(k0, tx);
+            if (r >= R || k >= kp) continue;  // the kernel's guard
+            long long v = 0;
+            if (pc.k_contig) {
+              v = k < K ? read(ix.src(r, k, ldx, true), r, k, tx, ty, bx, by) : 0;
+            } else {
+              const int sr = k - k0, sc = r - r0;
+              if (sr < 0 || sr >= kSplitTile || sc < 0 || sc >= kSplitTile) {
+                t.note(kSplitTileSlot, [&] {
+                  return fmt::format(
+                      "{}: thread ({}, {}) of block ({}, {}) pass {} reads tile slot [{}][{}] for "
+                      "op(X)({}, {}), outside the tile",
+                      describe(pc), tx, ty, bx, by, i, sr, sc, r, k);
+                });
+                continue;
+              }
+              v = tile[static_cast<size_t>(sr * kSplitTile + sc)];
+              if (v == kUnwritten)
+                t.note(kSplitTileSlot, [&] {
+                  return fmt::format(
+                      "{}: thread ({}, {}) of block ({}, {}) pass {} reads tile slot [{}][{}], "
+                      "which no load wrote",
+                      describe(pc), tx, ty, bx, by, i, sr, sc);
+                });
+            }
+            const long long d = ix.dst(r, k, static_cast<int>(kp));
+            if (r < 0 || k < 0 || d < 0 || d >= static_cast<long long>(panel.size())) {
+              t.note(kSplitPanelOut, [&] {
+                return fmt::format(
+                    "{}: thread ({}, {}) of block ({}, {}) pass {} writes panel float {} for "
+                    "op(X)({}, {}), outside the {} x {} panel",
+                    describe(pc), tx, ty, bx, by, i, d, r, k, R, kp);
+              });
+              continue;
+            }
+            panel[static_cast<size_t>(d)] = v;
+            if (writes[static_cast<size_t>(d)] < 255) ++writes[static_cast<size_t>(d)];
+          }
+        }
+      }
+    }
+  }
+  for (long long r = 0; r < R; ++r) {
+    for (long long k = 0; k < kp; ++k) {
+      const size_t at = static_cast<size_t>(r * kp + k);
+      if (writes[at] == 0) {
+        t.note(kSplitPanelHole, [&] {
+          return fmt::format("{}: panel row {} column {} (op(X)({}, {})) is never written",
+                             describe(pc), r, k, r, k);
+        });
+      } else if (writes[at] > 1) {
+        t.note(kSplitPanelOverlap, [&] {
+          return fmt::format("{}: panel row {} column {} is written {} times", describe(pc), r, k,
+                             static_cast<int>(writes[at]));
+        });
+      } else if (panel[at] != expected(r, k)) {
+        t.note(kSplitPanelMisplaced, [&] {
+          return fmt::format("{}: panel row {} column {} holds {}, not op(X)({}, {}) = {}",
+                             describe(pc), r, k, element(panel[at]), r, k, element(expected(r, k)));
+        });
+      }
+    }
+  }
+  return t.report();
+}
+
+std::vector<PrepassCase> prepass_cases() {
+  std::vector<PrepassCase> out;
+  for (const int R : {1, 5, 32, 33, 100}) {
+    for (const int K : {1, 3, 4, 5, 32, 33, 70}) {
+      for (const bool k_contig : {true, false}) {
+        const int min_ld = k_contig ? K : R;
+        for (const int ldx : {min_ld, min_ld + 3}) out.push_back({R, K, ldx, k_contig});
+      }
+    }
+  }
+  return out;
+}
+
+SimReport simulate_workspace(int M, int N, int K, const Indexing& ix) {
+  Tally t;
+  const std::string label = fmt::format("workspace {}x{}x{}", M, N, K);
+  const long long kp = ix.kp(K);
+  if (kp < K || kp > K + 3 || kp % 4 != 0) {
+    t.add(kSplitPanelWorkspace, 1,
+          fmt::format("{}: Kp = {} is not K rounded up to a multiple of 4 (a tensor map's row "
+                      "pitch is whole 16-byte units)",
+                      label, kp));
+    return t.report();
+  }
+  const long long total = ix.workspace_floats(M, N, K);
+  const long long rows[4] = {M, M, N, N};
+  const char* const names[4] = {"A big", "A small", "B big", "B small"};
+  for (int p = 0; p < 4; ++p) {
+    const long long off = ix.panel_offset(p, M, N, K), end = off + rows[p] * kp;
+    if (off < 0 || end > total)
+      t.note(kSplitPanelWorkspace, [&] {
+        return fmt::format("{}: panel {} spans floats {}..{}, outside the workspace of {}", label,
+                           names[p], off, end, total);
+      });
+    if (off % 4 != 0)
+      t.note(kSplitPanelWorkspace, [&] {
+        return fmt::format("{}: panel {} starts at float {}, not a 16-byte unit", label, names[p],
+                           off);
+      });
+    for (int q = 0; q < p; ++q) {
+      const long long qo = ix.panel_offset(q, M, N, K), qe = qo + rows[q] * kp;
+      if (off < qe && qo < end && end > off && qe > qo)
+        t.note(kSplitPanelWorkspace, [&] {
+          return fmt::format("{}: panels {} and {} overlap", label, names[q], names[p]);
+        });
+    }
+  }
+  return t.report();
+}
+
+SimReport simulate_epilogue(const WarpTileConfig& c, int M, int N, bool pairs, const Indexing& ix) {
+  Tally t;
+  const std::string label = fmt::format("epilogue {}x{}{}", M, N, pairs ? "" : " single floats");
+  if (c.BM < 1 || c.BN < 1 || c.GROUP_M < 1 || M < 1 || N < 1 || 1LL * M * N > kMaxEpilogueElems) {
+    t.add(kDegenerate, 1, fmt::format("{}: not a launch the simulation replays", label));
+    return t.report();
+  }
+  // The launch plan's grid (plan_split_call: the config's tile), the kernel's block order.
+  const auto d = sgt_kernel::launch_dims(M, N, 1, c.BM, c.BN, 1, 1);
+  if (d.grid_x * kWgConsumers * 64 > 4 * kMaxEpilogueElems) {
+    t.add(kDegenerate, 1, fmt::format("{}: {} blocks", label, d.grid_x));
+    return t.report();
+  }
+  const int grid_m = (M + kWgBM - 1) / kWgBM, grid_n = (N + kWgBN - 1) / kWgBN;
+  const long long ldc = N + (pairs ? N % 2 : (N % 2 == 0 ? 1 : 0));  // even for pairs, else odd
+  std::vector<std::uint8_t> writes(static_cast<size_t>(M) * N, 0);
+  for (long long bid = 0; bid < d.grid_x; ++bid) {
+    const int bm0 = ix.block_tile_row(static_cast<int>(bid), grid_m, grid_n, c.GROUP_M) * kWgBM;
+    const int bn0 = ix.block_tile_col(static_cast<int>(bid), grid_m, grid_n, c.GROUP_M) * kWgBN;
+    for (int tid = 0; tid < kWgConsumers; ++tid) {
+      const int warp = (tid % 128) / 32, lane = tid % 32, wg = tid / 128;
+      for (int h = 0; h < 2; ++h) {
+        const int row = bm0 + ix.acc_row(tid, 2 * h);
+        if (row >= M) continue;  // the kernel's guard
+        for (int j = 0; j < 16; ++j) {
+          const int col = bn0 + ix.acc_col(tid, 4 * j);
+          const bool pair = pairs && col + 1 < N;
+          for (int e = 0; e < 2; ++e) {
+            const int acc = 4 * j + 2 * h + e;
+            const int cc = col + e;  // p[e]
+            if (!pair && cc >= N) continue;
+            // Where wgmma puts accumulator `acc` (the PTX ISA's D fragment of m64nNk8).
+            const int want_r = bm0 + wg * 64 + warp * 16 + lane / 4 + 8 * ((acc / 2) % 2);
+            const int want_c = bn0 + 8 * (acc / 4) + 2 * (lane % 4) + acc % 2;
+            if (row != want_r || cc != want_c)
+              t.note(kWgAccMisplaced, [&] {
+                return fmt::format(
+                    "{}: block {} thread {} stores accumulator {} at C({}, {}); its wgmma "
+                    "computes C({}, {})",
+                    label, bid, tid, acc, row, cc, want_r, want_c);
+              });
+            if (row < bm0 || row >= bm0 + kWgBM || cc < bn0 || cc >= bn0 + kWgBN)
+              t.note(kCOut, [&] {
+                return fmt::format(
+                    "{}: block {} thread {} writes C({}, {}), outside its tile at "
+                    "({}, {})",
+                    label, bid, tid, row, cc, bm0, bn0);
+              });
+            if (row < 0 || row >= M || cc < 0 || cc >= N) {
+              t.note(kCMatrix, [&] {
+                return fmt::format(
+                    "{}: block {} thread {} writes C({}, {}), outside the {} x {} "
+                    "matrix",
+                    label, bid, tid, row, cc, M, N);
+              });
+              continue;
+            }
+            if (pair && e == 0 && (row * ldc + cc) % 2 != 0)
+              t.note(kMisaligned, [&] {
+                return fmt::format(
+                    "{}: block {} thread {} stores a float2 at C({}, {}), not "
+                    "8-byte aligned (ldc {})",
+                    label, bid, tid, row, cc, ldc);
+              });
+            auto& w = writes[static_cast<size_t>(row) * N + cc];
+            if (w < 255) ++w;
+          }
+        }
+      }
+    }
+  }
+  for (long long r = 0; r < M; ++r) {
+    for (long long col = 0; col < N; ++col) {
+      const int w = writes[static_cast<size_t>(r * N + col)];
+      if (w == 0)
+        t.note(kCHole,
+               [&] { return fmt::format("{}: C({}, {}) is never written", label, r, col); });
+      else if (w > 1)
+        t.note(kCOverlap,
+               [&] { return fmt::format("{}: C({}, {}) is written {} times", label, r, col, w); });
+    }
+  }
+  return t.report();
+}
+
+SimReport simulate_tile(const WarpTileConfig& c) {
+  Tally t;
+  if (c.STAGES < 1 || c.STAGES > kMaxStages) {
+    t.add(kDegenerate, 1, fmt::format("STAGES = {}: not a ring the simulation replays", c.STAGES));
+    return t.report();
+  }
+  // The boxes the maps are encoded with (tma_encode_split_maps): 32 floats (128 bytes, the
+  // 128-byte swizzle's span) by 128 rows.
+  const int box_inner = kWgBK, box_outer = kWgBM;
+  if (box_inner * 4 > 128 || box_outer > 256 || box_inner > 256)
+    t.add(kTmaRefused, 1,
+          fmt::format("a box of {} x {} floats: with the 128-byte swizzle the inner extent is at "
+                      "most 128 bytes, each at most 256",
+                      box_inner, box_outer));
+  if (box_inner * box_outer != kWgTileFloats)
+    t.add(kTmaCopyHole, 1,
+          fmt::format("a box of {} x {} floats does not fill the {}-float tile", box_inner,
+                      box_outer, kWgTileFloats));
+  // The full barrier expects a stage's bytes: four boxes.
+  if (kWgStageFloats * 4 != 4 * box_inner * box_outer * 4)
+    t.add(kTmaBarrier, 1,
+          fmt::format("the full barrier expects {} bytes, the four copies bring {}",
+                      kWgStageFloats * 4, 4 * box_inner * box_outer * 4));
+  // Each tile of each stage 1024-byte aligned (the swizzle's period, which the descriptors
+  // assume) from the aligned base, the ring within the dynamic request less the alignment slack.
+  for (int s = 0; s < c.STAGES; ++s) {
+    for (int p = 0; p < 4; ++p) {
+      const long long off = (1LL * s * kWgStageFloats + 1LL * p * kWgTileFloats) * 4;
+      if (off % 1024 != 0)
+        t.note(kTmaSmemMisaligned, [&] {
+          return fmt::format("stage {} tile {} starts at byte {}, not 1024-byte aligned", s, p,
+                             off);
+        });
+    }
+  }
+  const long long ring = 4LL * c.STAGES * kWgStageFloats;
+  if (ring > sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES) - 1024)
+    t.add(kTmaSmemOverflow, 1,
+          fmt::format("a ring of {} bytes past the {} the dynamic request leaves after aligning",
+                      ring, sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES) - 1024));
+  // The k-slices: slice kb copies k in [kb BK, kb BK + BK) for kb < ceil(K / BK).
+  for (const int K : {1, 3, 4, 31, 32, 33, 100, 4096}) {
+    const int nk = (K + kWgBK - 1) / kWgBK;
+    std::vector<int> seen(static_cast<size_t>(K), 0);
+    for (int kb = 0; kb < nk; ++kb)
+      for (int k = kb * kWgBK; k < kb * kWgBK + box_inner; ++k)
+        if (k < K) ++seen[static_cast<size_t>(k)];
+    for (int k = 0; k < K; ++k) {
+      if (seen[static_cast<size_t>(k)] == 0)
+        t.note(kTmaKHole, [&] { return fmt::format("K {}: no slice copies k = {}", K, k); });
+      else if (seen[static_cast<size_t>(k)] > 1)
+        t.note(kTmaKOverlap, [&] { return fmt::format("K {}: k = {} copied twice", K, k); });
+    }
+  }
+  return t.report();
+}
+
+namespace {
+
+// The prepass has no template parameters: its cases are one report for every config.
+const std::vector<std::pair<std::string, SimReport>>& kernel_prepass_reports() {
+  static const auto reports = [] {
+    std::vector<std::pair<std::string, SimReport>> out;
+    for (const auto& pc : prepass_cases()) {
+      auto r = simulate_prepass(pc);
+      if (!r.ok()) out.emplace_back(describe(pc), std::move(r));
+    }
+    return out;
+  }();
+  return reports;
+}
+
+}  // namespace
+
+SimReport simulate(const WarpTileConfig& c, const Indexing& ix) {
+  Merger merged;
+  if (ix.is_kernels()) {
+    for (const auto& [label, r] : kernel_prepass_reports()) merged.add(label, r);
+  } else {
+    for (const auto& pc : prepass_cases()) merged.add(describe(pc), simulate_prepass(pc, ix));
+  }
+  merged.add("tile", simulate_tile(c));
+  const auto grids = standard_grids(c);
+  for (const auto& g : grids) {
+    const std::string label = fmt::format("grid {}x{}x{}", g.M, g.N, g.K);
+    merged.add(label, simulate_workspace(g.M, g.N, g.K, ix));
+    merged.add(label, simulate_launch(c, g.M, g.N, g.K));
+    merged.add(label, simulate_epilogue(c, g.M, g.N, true, ix));
+  }
+  if (!grids.empty()) {
+    const auto& g = grids.back();
+    merged.add(fmt::format("grid {}x{}x{}", g.M, g.N, g.K),
+               simulate_epilogue(c, g.M, g.N, false, ix));
+  }
+  return merged.report();
+}
+
+std::string simulation_scope() {
+  return "the split-TF32 wgmma kernel: its prepass in both storages at 5 row and 7 k extents "
+         "(leading dimensions tight and padded): every read inside the operand, every panel "
+         "element written once with op(X)(r, k), zeros past K; the panel workspace; the ring's "
+         "boxes, alignment and barrier bytes, the k-slices; and on 5 launch grids the block order "
+         "and the epilogue (each accumulator at its wgmma C element, each C element once, float2 "
+         "pairs aligned)";
+}
+
+}  // namespace sgt::tf32x3_wg

@@ -1,0 +1,44 @@
+// The worker's split_maps launch (split_maps_launch.hpp).
+#include "split_maps_launch.hpp"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "check.hpp"
+#include "error.hpp"
+#include "launch_plan.h"
+#include "tma_maps.h"
+
+namespace sgt::gpu {
+
+void run_split_maps(const SplitMapsKernel& k, int M, int N, int K, float alpha, const float* A,
+                    int lda, bool trans_a, const float* B, int ldb, bool trans_b, float beta,
+                    float* C, int ldc, cudaMemPool_t pool, cudaStream_t stream) {
+  const auto plan = sgt_kernel::plan_split_call(k.BM, k.BN, M, N, K, trans_a, trans_b);
+  if (plan.too_large) throw Error("grid too large for this problem");
+  if (plan.workspace_floats > 0 && !k.split)
+    throw Error("split_maps launch without its split prepass (the request's pack_kernel)");
+  std::string refused;  // why the tile step launched nothing (run_split_call still frees)
+  const auto tile_step = [&](const float* work) {
+    // With K = 0 the kernel copies nothing: zero maps.
+    sgt_kernel::SplitMaps maps{};
+    if (work) {
+      if (const CUresult r = sgt_kernel::tma_encode_split_maps(maps, work, M, N, K);
+          r != CUDA_SUCCESS) {
+        refused =
+            fmt::format("cuTensorMapEncodeTiled failed on a split panel ({})", static_cast<int>(r));
+        return cudaErrorInvalidValue;
+      }
+    }
+    return sgt_kernel::launch_split_maps(k.tile, plan, k.threads, k.smem_bytes, maps.a_big,
+                                         maps.a_small, maps.b_big, maps.b_small, M, N, K, alpha,
+                                         beta, C, ldc, stream);
+  };
+  const cudaError_t e =
+      sgt_kernel::run_split_call(plan, k.split, M, N, K, A, lda, B, ldb, pool, stream, tile_step);
+  if (!refused.empty()) throw Error(refused);
+  SGT_CUDA_CHECK(e);
+}
+
+}  // namespace sgt::gpu
