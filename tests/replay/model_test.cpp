@@ -9,6 +9,7 @@
 #include <set>
 
 #include "dataset.hpp"
+#include "family.hpp"
 #include "strategy.hpp"
 
 namespace sgt {
@@ -94,6 +95,51 @@ TEST(ModelStrategy, WithoutHistoryItSamplesThenLearnsAndAsksEachCandidateOnce) {
   }
   EXPECT_EQ(asked.size(), 399u);
   EXPECT_FALSE(asked.count(3));
+}
+
+// A family the history never measured is no evidence against it: trained on FFMA trials only,
+// the first batch still measures one candidate of the split-TF32 family added to the candidates
+// (the miss of 2026-12-04 at 4096^3, where 253 trials never tried it); once the history holds a
+// trial of that family, the model's order alone decides.
+TEST(ModelStrategy, FirstBatchScoutsEachFamilyTheHistoryNeverMeasured) {
+  auto h = held_out("4096x4096x4096-NN", {"1024x1024x1024-NN", "2048x2048x2048-TT"});
+  const KernelFamily* wg_family = find_family("tf32x3_wg");
+  ASSERT_NE(wg_family, nullptr);
+  const auto& wg = *wg_family;
+  std::set<size_t> wg_idx;
+  for (const char* name : {"tw3_128x128x32_s2", "tw3_128x128x32_s3", "tw3_128x128x32_s3_g8"}) {
+    const auto c = from_name(name);
+    ASSERT_TRUE(c) << name;
+    ASSERT_EQ(&family_of(*c), &wg) << name;
+    wg_idx.insert(h.candidates.size());
+    h.candidates.push_back(*c);
+  }
+  h.known.resize(h.candidates.size());
+  for (const auto& t : h.history) ASSERT_NE(&family_of(t.config), &wg);
+  const auto count_wg = [&](const std::vector<size_t>& batch) {
+    return std::count_if(batch.begin(), batch.end(), [&](size_t i) { return wg_idx.count(i); });
+  };
+  for (std::uint64_t seed : {1, 2, 3}) {
+    auto model = make_strategy("model");
+    model->start({h.candidates, h.problem, h.known, seed, 132, h.history});
+    EXPECT_EQ(count_wg(model->ask(8)), 1) << "seed " << seed;
+  }
+  // Without history either: the family is still scouted in the first batch.
+  const std::vector<Trial> none;
+  auto cold = make_strategy("model");
+  cold->start({h.candidates, h.problem, h.known, 1, 132, none});
+  EXPECT_EQ(count_wg(cold->ask(8)), 1);
+  // A history that has measured the family: no scout, the model ranks (an FFMA-trained model on a
+  // 4096^3 problem puts FFMA tiles first).
+  Trial seen;
+  seen.config = h.candidates[*wg_idx.begin()];
+  seen.problem = Problem{2048, 2048, 2048, "NN"};
+  seen.status = TrialStatus::inaccurate;
+  auto with_seen = h.history;
+  with_seen.push_back(seen);
+  auto model = make_strategy("model");
+  model->start({h.candidates, h.problem, h.known, 1, 132, with_seen});
+  EXPECT_EQ(count_wg(model->ask(8)), 0);
 }
 
 }  // namespace

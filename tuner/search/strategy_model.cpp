@@ -8,11 +8,17 @@
 // (shape-free); a trial cut early is censored (its first repetitions were already too slow): it
 // counts as at least as slow as its own fast repetitions showed, and never as fast as the best; a
 // failed one (spills, incorrect, crashed, ...) as slower than anything measured for its problem.
+//
+// A family that neither the history nor this problem's trials have ever measured is unknown to
+// the model, not known to be slow: the first batch measures the best-ranked candidate of each such
+// family (a scout) before the model's own order, so one trial tells the model what it is worth.
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 
 #include "cost_model.hpp"
+#include "family.hpp"
 #include "features.hpp"
 #include "strategy.hpp"
 
@@ -35,6 +41,7 @@ class ModelSearch final : public SearchStrategy {
     }
     history_groups();
     if (!history_.empty() || current_.rows() > 0) fit();
+    plan_scouts();
   }
 
   std::vector<size_t> ask(size_t n) override {
@@ -45,9 +52,14 @@ class ModelSearch final : public SearchStrategy {
     }
     if (open.empty()) return {};
     std::vector<size_t> out;
+    for (size_t i : scouts_) {
+      if (out.size() < n && !asked_[i]) out.push_back(i), asked_[i] = true;
+    }
+    scouts_.clear();
+    std::erase_if(open, [&](size_t i) { return asked_[i]; });
     if (scores_.empty()) {
       std::shuffle(open.begin(), open.end(), rng_);  // no model yet: a space-filling sample
-      out.assign(open.begin(), open.begin() + std::min(n, open.size()));
+      out.insert(out.end(), open.begin(), open.begin() + std::min(n - out.size(), open.size()));
     } else {
       // The best-ranked, with one pick in ten left to chance so that a wrong model still learns.
       std::stable_sort(open.begin(), open.end(),
@@ -102,6 +114,30 @@ class ModelSearch final : public SearchStrategy {
     }
   }
 
+  // One candidate of every family that no trial of the history nor of this problem has measured:
+  // the model's best-ranked of the family (a random one while there is no model).
+  void plan_scouts() {
+    std::set<const KernelFamily*> seen;
+    for (const auto& t : ctx_->history) seen.insert(&family_of(t.config));
+    for (const auto& k : ctx_->known) {
+      if (k) seen.insert(&family_of(k->config));
+    }
+    std::map<const KernelFamily*, std::vector<size_t>> unseen;
+    for (size_t i = 0; i < ctx_->candidates.size(); ++i) {
+      const KernelFamily* f = &family_of(ctx_->candidates[i]);
+      if (!seen.count(f) && !asked_[i]) unseen[f].push_back(i);
+    }
+    if (unseen.size() + seen.size() < 2) return;  // one family only: the model's order decides
+    for (auto& [family, idx] : unseen) {
+      std::shuffle(idx.begin(), idx.end(), rng_);
+      size_t best = idx.front();
+      if (!scores_.empty()) {
+        for (size_t i : idx) best = scores_[i] > scores_[best] ? i : best;
+      }
+      scouts_.push_back(best);
+    }
+  }
+
   void fit() {
     stale_ = 0;
     std::vector<const RankGroup*> groups;
@@ -125,6 +161,7 @@ class ModelSearch final : public SearchStrategy {
   RankGroup current_;
   size_t stale_ = 0;
   std::vector<float> scores_;
+  std::vector<size_t> scouts_;  // asked first (plan_scouts)
 };
 
 }  // namespace
