@@ -129,14 +129,40 @@ TEST(ModelStrategy, FirstBatchScoutsEachFamilyTheHistoryNeverMeasured) {
   auto cold = make_strategy("model");
   cold->start({h.candidates, h.problem, h.known, 1, 132, none});
   EXPECT_EQ(count_wg(cold->ask(8)), 1);
-  // A history that has measured the family: no scout, the model ranks (an FFMA-trained model on a
-  // 4096^3 problem puts FFMA tiles first).
+  // A scout that fails is followed by the family's next candidate in the next batch, up to three
+  // in all; one that runs ends the scouting.
+  {
+    auto s = make_strategy("model");
+    s->start({h.candidates, h.problem, h.known, 1, 132, h.history});
+    std::vector<size_t> scouted;
+    for (int round = 0; round < 5; ++round) {
+      for (size_t i : s->ask(8)) {
+        if (!wg_idx.count(i)) continue;
+        scouted.push_back(i);
+        Trial failed;
+        failed.config = h.candidates[i];
+        failed.problem = h.problem;
+        failed.status = TrialStatus::compile_failed;
+        s->tell(i, failed);
+      }
+    }
+    EXPECT_EQ(scouted.size(), 3u);
+    EXPECT_EQ(std::set<size_t>(scouted.begin(), scouted.end()).size(), scouted.size());
+  }
+  // A history that holds an ok trial of the family: no scout, the model ranks (an FFMA-trained
+  // model on a 4096^3 problem puts FFMA tiles first). A failed one alone is no measurement.
   Trial seen;
   seen.config = h.candidates[*wg_idx.begin()];
   seen.problem = Problem{2048, 2048, 2048, "NN"};
-  seen.status = TrialStatus::inaccurate;
+  seen.status = TrialStatus::compile_failed;
   auto with_seen = h.history;
   with_seen.push_back(seen);
+  auto failed_only = make_strategy("model");
+  failed_only->start({h.candidates, h.problem, h.known, 1, 132, with_seen});
+  EXPECT_EQ(count_wg(failed_only->ask(8)), 1);
+  with_seen.back().status = TrialStatus::ok;
+  with_seen.back().time.median_ms = 1.0;
+  with_seen.back().cublas_median_ms = 2.0;
   auto model = make_strategy("model");
   model->start({h.candidates, h.problem, h.known, 1, 132, with_seen});
   EXPECT_EQ(count_wg(model->ask(8)), 0);

@@ -358,7 +358,7 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const KernelInstance& in,
     fresh.missing_report = true;
     r.status = TrialStatus::compile_failed;
     r.reason = fmt::format("ptxas printed no resource report for {} (options: {})", r.lowered_name,
-                           fmt::join(options_, " "));
+                           fmt::join(options, " "));
   } else if (info.spill_store_bytes > 0 || info.spill_load_bytes > 0 || info.stack_bytes > 0) {
     // A stack frame without spills still means local memory: the accumulators were not kept in
     // registers, which costs as much as spilling.

@@ -9,9 +9,11 @@
 // counts as at least as slow as its own fast repetitions showed, and never as fast as the best; a
 // failed one (spills, incorrect, crashed, ...) as slower than anything measured for its problem.
 //
-// A family that neither the history nor this problem's trials have ever measured is unknown to
+// A family of which neither the history nor this problem's trials hold an ok trial is unknown to
 // the model, not known to be slow: the first batch measures the best-ranked candidate of each such
-// family (a scout) before the model's own order, so one trial tells the model what it is worth.
+// family (a scout) before the model's own order, so one trial tells the model what it is worth. A
+// scout that fails (a compile that NVRTC botched, a spill) is followed by the family's next-ranked
+// candidate, up to kScoutTries of them.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -84,6 +86,12 @@ class ModelSearch final : public SearchStrategy {
   void tell(size_t index, const Trial& trial) override {
     learn(ctx_->candidates[index], trial);
     ++stale_;
+    const KernelFamily* f = &family_of(ctx_->candidates[index]);
+    if (trial.status == TrialStatus::ok) {
+      scouting_.erase(f);
+    } else if (auto it = scouting_.find(f); it != scouting_.end() && --it->second > 0) {
+      if (const auto next = best_unasked(f)) scouts_.push_back(*next);
+    }
   }
 
  private:
@@ -114,28 +122,40 @@ class ModelSearch final : public SearchStrategy {
     }
   }
 
-  // One candidate of every family that no trial of the history nor of this problem has measured:
+  // One candidate of every family of which no trial of the history nor of this problem is ok:
   // the model's best-ranked of the family (a random one while there is no model).
   void plan_scouts() {
-    std::set<const KernelFamily*> seen;
-    for (const auto& t : ctx_->history) seen.insert(&family_of(t.config));
+    std::set<const KernelFamily*> seen, present;
+    for (const auto& t : ctx_->history) {
+      if (t.status == TrialStatus::ok) seen.insert(&family_of(t.config));
+    }
     for (const auto& k : ctx_->known) {
-      if (k) seen.insert(&family_of(k->config));
+      if (k && k->status == TrialStatus::ok) seen.insert(&family_of(k->config));
     }
-    std::map<const KernelFamily*, std::vector<size_t>> unseen;
-    for (size_t i = 0; i < ctx_->candidates.size(); ++i) {
-      const KernelFamily* f = &family_of(ctx_->candidates[i]);
-      if (!seen.count(f) && !asked_[i]) unseen[f].push_back(i);
-    }
-    if (unseen.size() + seen.size() < 2) return;  // one family only: the model's order decides
-    for (auto& [family, idx] : unseen) {
-      std::shuffle(idx.begin(), idx.end(), rng_);
-      size_t best = idx.front();
-      if (!scores_.empty()) {
-        for (size_t i : idx) best = scores_[i] > scores_[best] ? i : best;
+    for (const auto& c : ctx_->candidates) present.insert(&family_of(c));
+    if (present.size() < 2) return;  // one family only: the model's order decides
+    for (const KernelFamily* f : present) {
+      if (seen.count(f)) continue;
+      if (const auto first = best_unasked(f)) {
+        scouts_.push_back(*first);
+        scouting_[f] = kScoutTries;
       }
-      scouts_.push_back(best);
     }
+  }
+
+  // The family's best-ranked candidate not yet asked for (a random one while there is no model).
+  std::optional<size_t> best_unasked(const KernelFamily* f) {
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < ctx_->candidates.size(); ++i) {
+      if (!asked_[i] && &family_of(ctx_->candidates[i]) == f) idx.push_back(i);
+    }
+    if (idx.empty()) return std::nullopt;
+    std::shuffle(idx.begin(), idx.end(), rng_);
+    size_t best = idx.front();
+    if (!scores_.empty()) {
+      for (size_t i : idx) best = scores_[i] > scores_[best] ? i : best;
+    }
+    return best;
   }
 
   void fit() {
@@ -161,7 +181,9 @@ class ModelSearch final : public SearchStrategy {
   RankGroup current_;
   size_t stale_ = 0;
   std::vector<float> scores_;
-  std::vector<size_t> scouts_;  // asked first (plan_scouts)
+  static constexpr int kScoutTries = 3;
+  std::vector<size_t> scouts_;                   // asked first (plan_scouts, tell)
+  std::map<const KernelFamily*, int> scouting_;  // families scouted, tries left
 };
 
 }  // namespace
