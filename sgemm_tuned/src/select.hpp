@@ -368,13 +368,16 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
     return shape_distance(call.M, call.N, call.K, table::kShapes[a]) <
            shape_distance(call.M, call.N, call.K, table::kShapes[b]);
   });
-  // A non-strict config's accuracy against FP64 was measured at its tuned shape's K (format 10):
-  // not served for a deeper sum.
+  // A non-strict config's accuracy against FP64 was measured at its tuned shape (format 10),
+  // against cuBLAS's there: served at no other shape (its error ratio moves with K, M and N).
   auto too_deep = [&](int config, int shape) -> std::string {
 #if SGT_TUNED_TABLE_FORMAT_VERSION >= 10
-    if (shape >= 0 && table::kConfigNonStrict[config] && call.K > table::kShapes[shape].K)
-      return strf("its accuracy against FP64 was measured at K = %lld, not up to K = %d",
-                  static_cast<long long>(table::kShapes[shape].K), call.K);
+    const auto* s = shape >= 0 ? &table::kShapes[shape] : nullptr;
+    if (table::kConfigNonStrict[config] &&
+        (!s || s->M != call.M || s->N != call.N || s->K != call.K))
+      return s ? strf("its accuracy against FP64 was measured at %s only",
+                      shape_text(s->M, s->N, s->K).c_str())
+               : std::string("its accuracy against FP64 was measured at no shape");
 #else
     (void)config, (void)shape;
 #endif

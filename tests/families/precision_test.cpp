@@ -4,6 +4,9 @@
 // table states its class.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "../db/db_test_util.hpp"
@@ -120,20 +123,22 @@ TEST(Precision, QueriesAndWinnersKeepToTheClassAskedFor) {
   EXPECT_EQ(acc.winner->ok_trials, 2);  // chosen from both classes' trials
 
   // The nearest-shape fallback keeps to the class too, and never takes a non-strict winner to a
-  // deeper K than its accuracy was measured at.
-  Problem near = p;
-  near.K = 384;
-  EXPECT_EQ(store.query(id, near).config_name, to_name(strict_config));
-  EXPECT_EQ(store.query(id, near, accurate).config_name, to_name(split_config));
-  Problem deeper = p;
-  deeper.K = 640;
-  const auto deep = store.query(id, deeper, accurate);
-  EXPECT_EQ(deep.source, db::Source::nearest);
-  EXPECT_EQ(deep.config_name, to_name(strict_config));
-  ASSERT_EQ(deep.skipped.size(), 1u);
-  EXPECT_EQ(deep.skipped[0].config_name, to_name(split_config));
-  ASSERT_FALSE(deep.skipped[0].violations.empty());
-  EXPECT_EQ(deep.skipped[0].violations[0].rule, "precision_depth");
+  // shape other than the one its accuracy was measured at: not deeper, not shallower (its error
+  // ratio grows at small K: the split's windows), not wider (cuBLAS's algorithm changes).
+  for (const auto& [M, N, K] : std::vector<std::array<long long, 3>>{
+           {p.M, p.N, p.K + 128}, {p.M, p.N, p.K - 128}, {p.M + 64, p.N, p.K}}) {
+    Problem other = p;
+    other.M = M, other.N = N, other.K = K;
+    SCOPED_TRACE(other.shape());
+    EXPECT_EQ(store.query(id, other).config_name, to_name(strict_config));
+    const auto q = store.query(id, other, accurate);
+    EXPECT_EQ(q.source, db::Source::nearest);
+    EXPECT_EQ(q.config_name, to_name(strict_config));
+    ASSERT_EQ(q.skipped.size(), 1u);
+    EXPECT_EQ(q.skipped[0].config_name, to_name(split_config));
+    ASSERT_FALSE(q.skipped[0].violations.empty());
+    EXPECT_EQ(q.skipped[0].violations[0].rule, "precision_shape");
+  }
 
   const auto ws = store.winners(false);
   ASSERT_EQ(ws.size(), 1u);

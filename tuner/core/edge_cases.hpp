@@ -24,8 +24,8 @@ std::vector<EdgeCheck> edge_cases(const WarpTileConfig& c, const std::string& la
 // reference with cuBLAS FP32's on the same inputs. The label names the inputs, which the worker
 // builds (worker_protocol.hpp): "exponents" (mantissas times 2^e, e over -30..30), "underflow"
 // (products near 2^-120) and "cancellation" (every sum nearly cancels). The depth of the sums is
-// the problem's own K: a kernel's accuracy is measured at the K it is tuned for, and a
-// non-strict winner is never served for a deeper K (query, the dispatch library). Aligned
+// the problem's own K: a kernel's accuracy is measured at the shape it is tuned for, and a
+// non-strict winner is served at no other shape (query, the dispatch library). Aligned
 // pointers at their row lengths, as the family's kernel is served (adjust_edge_case); alpha 1,
 // beta 0. Deterministic.
 std::vector<EdgeCheck> accuracy_stress_cases(const WarpTileConfig& c, const Problem& problem);

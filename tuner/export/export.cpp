@@ -147,6 +147,9 @@ void choose_default(TableGpu& gpu, const WarpTileConfig& fallback, std::string_v
     for (std::size_t i = 0; i < gpu.shapes.size(); ++i) {
       const auto& s = gpu.shapes[i];
       if (s.problem.layout != layout || s.problem.dtype != "f32") continue;
+      // A non-strict winner serves only its own shape (its accuracy was measured there): never a
+      // default for others.
+      if (family_of(s.config).precision() != Precision::fp32) continue;
       if (s.ratio() > best) {
         best = s.ratio();
         chosen = i;
@@ -445,7 +448,7 @@ std::string render_cpp(const Table& t) {
       line(fmt::format("    {},", cpp_string_literal(family_of(c).id())));
     line("};");
     line("// Whether its family is of a precision class other than fp32 (format 10): its accuracy");
-    line("// was measured at its tuned shape's K, and it is not served for a deeper K.");
+    line("// was measured at its tuned shape, and it is served at no other.");
     line("inline constexpr bool kConfigNonStrict[] = {");
     for (const auto& c : configs)
       line(fmt::format("    {},", family_of(c).precision() != Precision::fp32 ? "true" : "false"));

@@ -88,8 +88,9 @@ struct Table {
 
 // Per layout, the default is the winner with the best % of cuBLAS across the GPU's f32 shapes of
 // that layout (ties to the earlier shape), since it is the config that held up best against the
-// baseline; each layout with tuned shapes gets one (layout_defaults). default_config is the NN
-// default, or `fallback` when the GPU has no NN shape.
+// baseline; each layout with tuned shapes of a strict (fp32) winner gets one (layout_defaults): a
+// non-strict winner serves only its own shape. default_config is the NN default, or `fallback`
+// when the GPU has no such NN shape.
 void choose_default(TableGpu& gpu, const WarpTileConfig& fallback, std::string_view fallback_name);
 
 // Every config the table serves (shape winners and defaults), deduplicated, in order of first use:
