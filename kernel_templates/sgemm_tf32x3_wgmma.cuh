@@ -1,6 +1,6 @@
 // Split-TF32 ("3xTF32") SGEMM on Hopper's warpgroup MMA: wgmma.mma_async m64n128k8 on TF32,
 // operands delivered by tensor copies (TMA) into a ring of shared-memory stages. sm_90a only.
-// Kernel family tf32x3_wg (tuner/core/families/tf32x3_wg/), which always takes ACC 3; also measured
+// Kernel family tf32x3_wg (tuner/core/families/tf32x3_wg/), which takes ACC 3 or 4; also measured
 // with every ACC by tools/tf32x3/tf32x3_probe.cu (--wgmma). Its geometry and index arithmetic
 // (tile, stages, panels, the prepass's and the epilogue's indexing) are tf32x3_wg_geometry.h's.
 //
@@ -25,6 +25,14 @@
 //   2: as 1, with two partials in turn, so that one k-step's adds overlap the next one's wgmmas;
 //   3: as 2, but each slice's last partial is waited for and added before the next slice (no
 //      partial in flight across the slice loop, which ptxas's wgmma pipeline analysis follows).
+//   4: a window of one slice: its kWgBK / 8 k-steps' products summed in the tensor core into one
+//      zeroed partial, waited for and added by FP32 adds once a slice (a two-level sum: the
+//      window's truncating sum, then the FP32 chain of K / kWgBK windows);
+//   5: windows of two k-steps, two partials in turn within a slice (the first window's adds
+//      overlap the second's wgmmas);
+//   6: as 4, with a third level: each slice's partial is added into a middle sum in FP32, which
+//      is added to the running sum every kWgMidSlices slices (the FP32 chain kWgMidSlices times
+//      shorter, in the registers of ACC 3's second partial set).
 // Same SGEMM semantics as the other kernels: row-major C = alpha op(A) op(B) + beta C, C never
 // read when beta == 0; any M, N, K (tiles past the matrix read TMA's zero fill).
 // STAGES (2 or 3: the ring's depth; 4 would not fit 227 KB) and GROUP_M (the block order,
@@ -38,6 +46,9 @@
 #include "tf32x3_wg_geometry.h"
 
 namespace sgt_kernel {
+
+// ACC 6: slices summed into the middle sum before it joins the running sum.
+constexpr int kWgMidSlices = 8;
 
 __device__ __forceinline__ void tf32x3_wg_split(float x, float& big, float& small) {
   unsigned b, s;
@@ -136,7 +147,7 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
     (defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_SPECIFIC__) || \
      defined(__CUDA_ARCH_FAMILY_SPECIFIC__))
   using namespace sgt_kernel;
-  static_assert(ACC >= 0 && ACC <= 3, "acc: 0 to 3");
+  static_assert(ACC >= 0 && ACC <= 6, "acc: 0 to 6");
   static_assert(STAGES >= kWgMinStages && STAGES <= kWgMaxStages,
                 "tf32x3_wg_stages: STAGES is 2 or 3 (the ring fits 227 KB of shared memory)");
   static_assert(GROUP_M >= 1, "positive_values: GROUP_M is at least 1");
@@ -184,6 +195,10 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
   float acc[64], p0[64], p1[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
+  if constexpr (ACC == 6) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) p1[i] = 0.0f;  // the middle sum
+  }
 
   for (int kb = 0; kb < nk; ++kb) {
     const int s = kb % ST;
@@ -231,6 +246,41 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
 #pragma unroll
           for (int i = 0; i < 64; ++i) acc[i] += cur[i];
         }
+      } else if constexpr (ACC == 4 || ACC == 6) {
+        if (ks == 0) tf32x3_wg_fence();
+        tf32x3_wg_mma(p0, das + o, dbb + o, ks == 0 ? 0 : 1);
+        tf32x3_wg_mma(p0, dab + o, dbs + o, 1);
+        tf32x3_wg_mma(p0, dab + o, dbb + o, 1);
+        if (ks == kWgBK / 8 - 1) {
+          tf32x3_wg_commit();
+          tf32x3_wg_wait<0>();
+          tf32x3_wg_pin(p0);
+          float(&sum)[64] = ACC == 6 ? p1 : acc;
+#pragma unroll
+          for (int i = 0; i < 64; ++i) sum[i] += p0[i];
+          if (ACC == 6 && (kb + 1) % kWgMidSlices == 0) {
+#pragma unroll
+            for (int i = 0; i < 64; ++i) acc[i] += p1[i], p1[i] = 0.0f;
+          }
+        }
+      } else if constexpr (ACC == 5) {
+        static_assert(kWgBK / 8 == 4, "acc 5: two windows of two k-steps a slice");
+        float(&cur)[64] = ks < 2 ? p0 : p1;
+        if (ks % 2 == 0) tf32x3_wg_fence();
+        tf32x3_wg_mma(cur, das + o, dbb + o, ks % 2);
+        tf32x3_wg_mma(cur, dab + o, dbs + o, 1);
+        tf32x3_wg_mma(cur, dab + o, dbb + o, 1);
+        if (ks % 2 == 1) tf32x3_wg_commit();
+        if (ks == 3) {
+          tf32x3_wg_wait<1>();
+          tf32x3_wg_pin(p0);
+#pragma unroll
+          for (int i = 0; i < 64; ++i) acc[i] += p0[i];
+          tf32x3_wg_wait<0>();
+          tf32x3_wg_pin(p1);
+#pragma unroll
+          for (int i = 0; i < 64; ++i) acc[i] += p1[i];
+        }
       } else {
         float(&cur)[64] = (ks & 1) ? p1 : p0;
         float(&prev)[64] = (ks & 1) ? p0 : p1;
@@ -253,13 +303,16 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
       tf32x3_wg_commit();
       tf32x3_wg_wait<1>();
       if (kb > 0) mbar_arrive(&empty[(kb + ST - 1) % ST]);
-    } else if constexpr (ACC == 1 || ACC == 3) {
+    } else if constexpr (ACC == 1 || ACC >= 3) {
       mbar_arrive(&empty[s]);
     }
   }
   if constexpr (ACC == 0) {
     tf32x3_wg_wait<0>();
     tf32x3_wg_pin(acc);
+  } else if constexpr (ACC == 6) {
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] += p1[i];  // the last, partly filled middle sum
   } else if constexpr (ACC == 2) {
     tf32x3_wg_wait<0>();
     if (nk > 0) {

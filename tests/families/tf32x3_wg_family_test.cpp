@@ -204,6 +204,9 @@ TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
   EXPECT_FALSE(tw3().impossible_value("STAGES", 2));
   EXPECT_FALSE(tw3().impossible_value("GROUP_M", 8));
   EXPECT_FALSE(tw3().impossible_value("NUM_THREADS", 384));
+  // FMA_ORDER names the accumulation order here: 0 (ACC 3), 1 (ACC 6).
+  EXPECT_FALSE(tw3().impossible_value("FMA_ORDER", 1));
+  EXPECT_EQ(tw3().impossible_value("FMA_ORDER", 2)->rfind("rule tf32x3_wg_accumulation", 0), 0u);
   // A space of the family alone refuses a value every config would break.
   const nlohmann::json space = {{"parameters",
                                  {{"BM", {128}},
@@ -231,29 +234,36 @@ TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
 TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
   const auto space = load_space("tf32x3_wg");
   EXPECT_EQ(space.families, (std::vector<std::string>{"tf32x3_wg"}));
-  EXPECT_EQ(space.combinations(), 4);
+  EXPECT_EQ(space.combinations(), 8);
   EXPECT_TRUE(enumerate(space).survivors.empty());
   const auto accurate = enumerate(space, {}, Precision::fp32_accurate);
-  ASSERT_EQ(accurate.survivors.size(), 4u);  // STAGES 2, 3 x GROUP_M 1, 8
+  ASSERT_EQ(accurate.survivors.size(), 8u);  // STAGES 2, 3 x GROUP_M 1, 8 x FMA_ORDER 0, 1
   std::set<std::string> seen;
   for (const auto& c : accurate.survivors) {
     EXPECT_TRUE(check(c, space.limits).empty()) << to_name(c);
     seen.insert(to_name(c));
   }
   EXPECT_EQ(seen, (std::set<std::string>{"tw3_128x128x32_s2", "tw3_128x128x32_s2_g8",
-                                         "tw3_128x128x32_s3", "tw3_128x128x32_s3_g8"}));
+                                         "tw3_128x128x32_s3", "tw3_128x128x32_s3_g8",
+                                         "tw3_128x128x32_s2_o1", "tw3_128x128x32_s2_g8_o1",
+                                         "tw3_128x128x32_s3_o1", "tw3_128x128x32_s3_g8_o1"}));
+  // The name expression carries the accumulation the field names.
+  EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s3_g8"), "NT", true),
+            "sgemm_tf32x3_wgmma<3,3,8>");
+  EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s2_o1"), "NT", true),
+            "sgemm_tf32x3_wgmma<6,2,1>");
   // Every layout and leading dimension: no shape rule refuses a problem.
   for (const char* layout : {"NN", "NT", "TN", "TT"}) {
     const Problem p{1001, 999, 1003, layout, "f32"};
-    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 4u) << layout;
+    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 8u) << layout;
   }
-  // `auto` holds the space: its four configs under fp32-accurate, none under fp32.
+  // `auto` holds the space: its eight configs under fp32-accurate, none under fp32.
   const auto count = [](const Enumeration& e) {
     return std::count_if(e.survivors.begin(), e.survivors.end(),
                          [](const WarpTileConfig& c) { return c.family == "tf32x3_wg"; });
   };
   const auto h200 = parse_arch("sm_90");
-  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 4);
+  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 8);
   EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32).enumeration), 0);
   // On an sm_80 GPU none.
   const auto a100 = parse_arch("sm_80");

@@ -117,6 +117,9 @@ void register_all() {
   add_wgmma<1, 3>();
   add_wgmma<2, 3>();
   add_wgmma<3, 3>();
+  add_wgmma<4, 3>();
+  add_wgmma<5, 3>();
+  add_wgmma<6, 3>();
   add_wgmma<3, 2>();
   add_config<128, 128, 32, 64, 64, 3>();
   add_config<128, 256, 32, 64, 64, 3>();

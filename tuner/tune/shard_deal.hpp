@@ -59,8 +59,9 @@ double imbalance(const std::vector<double>& costs, const std::vector<unsigned>& 
 
 // What tuning one problem costs, to deal shapes by: each measured candidate takes
 // per_candidate_s plus per_flop_s for every flop of the problem (its repetitions, verification and
-// overhead together). The defaults are the fit (fit_tune_cost) of the recordings in datasets/h200,
-// fixed here rather than read at run time so that every shard deals alike whatever is installed
+// overhead together). The defaults are the fit (fit_tune_cost) of the recordings in datasets/h200
+// of a space of thousands of candidates (a suite's tune; the eight-config tf32x3_wg files, whose
+// every trial also pays the accuracy checks, are left out), fixed here rather than read at run time so that every shard deals alike whatever is installed
 // beside it; a test fits them again. Compilation is left out: the kernel cache is shared by every
 // problem whose configs share an instance, and a compile-only job can warm it before the shards.
 struct TuneCostModel {

@@ -76,7 +76,7 @@ std::vector<sgt::WarpTileConfig> space_configs() {
 
 TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
   const auto configs = space_configs();
-  ASSERT_EQ(configs.size(), 4u);
+  ASSERT_EQ(configs.size(), 8u);
   sgt::test::TempDir dir;
   sgt::gpu::KernelCompiler k(dir.path(), {});
   const auto results = k.compile_all(configs, 2, {}, "TN", false);
@@ -87,7 +87,10 @@ TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
     ASSERT_EQ(r.status, sgt::TrialStatus::ok) << r.reason << "\n" << r.log;
     // The one instance of every layout and alignment: the panels' NT.
     EXPECT_EQ(r.layout, "NT");
-    EXPECT_EQ(r.lowered_name.rfind("_Z18sgemm_tf32x3_wgmmaILi3EL", 0), 0u) << r.lowered_name;
+    // The accumulation its FMA_ORDER names: ACC 3 (0) or ACC 6 (1).
+    const std::string acc = configs[i].FMA_ORDER == 1 ? "6" : "3";
+    EXPECT_EQ(r.lowered_name.rfind("_Z18sgemm_tf32x3_wgmmaILi" + acc + "EL", 0), 0u)
+        << r.lowered_name;
     EXPECT_EQ(r.pack_lowered_name.rfind("_Z20tf32x3_split_operand", 0), 0u) << r.pack_lowered_name;
     EXPECT_TRUE(r.reduce_lowered_name.empty());  // no split-K
     EXPECT_EQ(r.spill_store_bytes, 0);

@@ -8,11 +8,16 @@
 // The kernel's tile is fixed: BM = BN = 128, BK = 32 (rule tf32x3_wg_tile; its names still write
 // them, so that a later kernel with other tiles names its configs in the same scheme), two
 // consumer warpgroups of 64 x 128 (WM 64, WN 128) and a producer warpgroup (NUM_THREADS 384, the
-// whole block). Its configs search STAGES (2 or 3) and GROUP_M; every other field holds one value
-// (implied(): its names leave them out). The kernel's ACC is not a field: the name expression
-// fixes it at 3 (two partial sets in turn within a slice, each k-step's three products added by
-// FP32 adds), the accurate method that measured fastest (docs/experiments/2026-12-04-tf32x3-
-// wgmma.md); ACC 0 to 2 stay measurements of the probe.
+// whole block). Its configs search STAGES (2 or 3), GROUP_M and the accumulation order, which
+// the field FMA_ORDER names in this family (rule tf32x3_wg_accumulation): 0 the kernel's ACC 3
+// (each k-step's three products into a zeroed partial, two partial sets in turn, added by FP32
+// adds: within cuBLAS's error down to small K), 1 its ACC 6 (a slice's twelve products summed in
+// the tensor core, slices summed by FP32 adds in groups of 8 before the running sum: 12 % faster,
+// and more accurate from K = 512 on, above cuBLAS's error at K <= 256;
+// docs/experiments/2026-12-05-tf32x3-wg-accumulation.md). Which one may serve a problem is the
+// accuracy check's: both are measured against FP64 on it.
+// Every other field holds one value (implied(): its names leave them out; FMA_ORDER 0 too, so
+// names from before the knob still parse and name the same kernel).
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -38,8 +43,16 @@ using sgt_kernel::kWgMaxStages;
 using sgt_kernel::kWgMinStages;
 using sgt_kernel::kWgThreads;
 
-// The kernel's accumulation across k-steps (its template parameter ACC).
-constexpr int kAcc = 3;
+// The kernel's accumulation across k-steps (its template parameter ACC) for each value of the field
+// FMA_ORDER, which names it in this family.
+constexpr int kAccOfOrder[] = {3, 6};
+constexpr int kAccOrders = 2;
+int acc_of(const WarpTileConfig& c) {
+  return c.FMA_ORDER >= 0 && c.FMA_ORDER < kAccOrders ? kAccOfOrder[c.FMA_ORDER] : -1;
+}
+// Register sets of 64 a consumer thread holds besides its accumulators: two partials for ACC 3,
+// a partial and the middle sum for ACC 6.
+constexpr int kPartialSets = 2;
 // The one architecture its kernel has a body for (wgmma, setmaxnreg, tensor copies: sm_90a).
 constexpr int kArch = 90;
 
@@ -56,7 +69,6 @@ const std::vector<std::pair<int WarpTileConfig::*, int>>& fixed_fields() {
       {&WarpTileConfig::MIN_BLOCKS, 1},
       {&WarpTileConfig::PAD_A, 0},
       {&WarpTileConfig::SPLIT_K, 1},
-      {&WarpTileConfig::FMA_ORDER, 0},
       {&WarpTileConfig::PAD_B, 0},
       {&WarpTileConfig::PACK, 0},
       {&WarpTileConfig::STAGE_C, 0},
@@ -83,8 +95,14 @@ const std::vector<RuleInfo>& own_rules() {
       {"tf32x3_wg_fixed_fields",
        "in family tf32x3_wg, the fields its kernel does not read hold one value: WM 64 and WN 128 "
        "(a consumer warpgroup's tile), NUM_THREADS 384 (two consumer warpgroups and a producer), "
-       "WNITER, TM, TN, MIN_BLOCKS and SPLIT_K 1, PAD_A, PAD_B, FMA_ORDER, PACK and STAGE_C 0 "
-       "(its names leave them out)",
+       "WNITER, TM, TN, MIN_BLOCKS and SPLIT_K 1, PAD_A, PAD_B, PACK and STAGE_C 0 (its names "
+       "leave them out)",
+       false},
+      {"tf32x3_wg_accumulation",
+       "in family tf32x3_wg, FMA_ORDER names the accumulation across k-steps: 0 each k-step's "
+       "products into zeroed partials added by FP32 adds (the kernel's ACC 3), 1 a slice's "
+       "products summed in the tensor core, the slices by FP32 adds in groups of 8 before they "
+       "join the running sum (ACC 6)",
        false},
       {"tf32x3_wg_tile",
        "in family tf32x3_wg, the block tile is the kernel's: BM = BN = 128 (two wgmma m64n128 "
@@ -132,6 +150,7 @@ class Tf32x3Wg final : public KernelFamily {
         own("tf32x3_wg_fixed_fields"),
         own("tf32x3_wg_tile"),
         own("tf32x3_wg_stages"),
+        own("tf32x3_wg_accumulation"),
         warptile::rule("max_threads_per_block"),
         own("tf32x3_wg_shared_memory"),
         own("tf32x3_wg_architecture"),
@@ -153,6 +172,9 @@ class Tf32x3Wg final : public KernelFamily {
                                          : kWgBK);
     if (field == "STAGES" && (v < kWgMinStages || v > kWgMaxStages))
       return "rule tf32x3_wg_stages: STAGES must be 2 or 3 in family tf32x3_wg";
+    if (field == "FMA_ORDER" && (v < 0 || v >= kAccOrders))
+      return "rule tf32x3_wg_accumulation: FMA_ORDER must be 0 (ACC 3) or 1 (ACC 6) in family "
+             "tf32x3_wg";
     return std::nullopt;
   }
 
@@ -180,6 +202,12 @@ class Tf32x3Wg final : public KernelFamily {
     if (!stages_ok) {
       fail("tf32x3_wg_stages",
            fmt::format("STAGES = {}: the kernel's ring has 2 or 3 stages", c.STAGES));
+    }
+    if (acc_of(c) < 0) {
+      fail("tf32x3_wg_accumulation",
+           fmt::format("FMA_ORDER = {}: the family's accumulation orders are 0 (ACC 3) and 1 "
+                       "(ACC 6)",
+                       c.FMA_ORDER));
     }
     if (kWgThreads > limits.max_threads_per_block) {
       fail("max_threads_per_block", fmt::format("{} threads per block exceed the limit {}",
@@ -215,8 +243,7 @@ class Tf32x3Wg final : public KernelFamily {
   }
 
   std::string name_expression(const WarpTileConfig& c, std::string_view, bool) const override {
-    // ACC is fixed at 3 (see kAcc): not a field, not searched.
-    return fmt::format("sgemm_tf32x3_wgmma<{},{},{}>", kAcc, c.STAGES, c.GROUP_M);
+    return fmt::format("sgemm_tf32x3_wgmma<{},{},{}>", acc_of(c), c.STAGES, c.GROUP_M);
   }
   // One instance for every layout and alignment: it reads the panels, op(A) stored M x Kp and
   // op(B)^T N x Kp, i.e. the NT layout, always with whole boxes.
@@ -255,10 +282,11 @@ class Tf32x3Wg final : public KernelFamily {
   std::vector<std::string_view> asserted_rules() const override { return {"tf32x3_wg_stages"}; }
 
   ThreadWork thread_work(const WarpTileConfig&) const override {
-    // A consumer thread holds 64 accumulators and two partial sets of 64 (ACC 3); wgmma reads
-    // both operands from shared memory (no fragment registers), a 64 x 128 tile per warpgroup.
+    // A consumer thread holds 64 accumulators and two more sets of 64 (kPartialSets); wgmma
+    // reads both operands from shared memory (no fragment registers), a 64 x 128 tile per
+    // warpgroup.
     constexpr int rows = sgt_kernel::kWgWarpgroupRows;
-    return {sgt_kernel::kWgAccumulators, 2 * sgt_kernel::kWgAccumulators, 1,
+    return {sgt_kernel::kWgAccumulators, kPartialSets * sgt_kernel::kWgAccumulators, 1,
             static_cast<double>(rows) * kWgBN / (rows + kWgBN)};
   }
 
@@ -266,17 +294,17 @@ class Tf32x3Wg final : public KernelFamily {
     return {{"THREADS", kWgThreads},
             {"CONSUMER_WARPGROUPS", sgt_kernel::kWgConsumers / 128},
             {"ACCUMULATORS", sgt_kernel::kWgAccumulators},
-            {"PARTIAL_SETS", 2},
-            {"ACC", kAcc},
+            {"PARTIAL_SETS", kPartialSets},
+            {"ACC", acc_of(c)},
             {"DYNAMIC_SHARED_BYTES", sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES)},
             {"SHARED_BYTES", shared_bytes(c)},
             {"WORKSPACE", "2 (M + N) Kp floats, Kp = K rounded up to 4"}};
   }
   std::string derived_line(const WarpTileConfig& c) const override {
     return fmt::format(
-        "threads {} (2 consumer warpgroups + 1 producer)  accumulators {} + 2 partial sets  ACC "
+        "threads {} (2 consumer warpgroups + 1 producer)  accumulators {} + {} partial sets  ACC "
         "{}  shared {} B ({} dynamic)  workspace 2 (M + N) Kp floats",
-        kWgThreads, sgt_kernel::kWgAccumulators, kAcc, shared_bytes(c),
+        kWgThreads, sgt_kernel::kWgAccumulators, kPartialSets, acc_of(c), shared_bytes(c),
         sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES));
   }
 
