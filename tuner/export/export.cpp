@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <system_error>
+#include <utility>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -241,19 +242,24 @@ std::string cpp_string_literal(std::string_view text) {
   return out;
 }
 
-std::string render_cpp(const Table& t) {
-  const auto configs = table_configs(t);
-  std::size_t shape_count = 0, layout_default_count = 0;
-  for (const auto& g : t.gpus) {
-    shape_count += g.shapes.size();
-    layout_default_count += g.layout_defaults.size();
-  }
+namespace {
 
-  std::string h;
-  auto line = [&h](const std::string& s) {
-    h += s;
-    h += '\n';
-  };
+// The lines of the generated header, one call each (the sections below write them in order).
+class HeaderLines {
+ public:
+  void operator()(const std::string& s) {
+    text_ += s;
+    text_ += '\n';
+  }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+// The opening comment: where the table comes from, its GPUs and shapes; the format version.
+void cpp_preamble(HeaderLines& line, const Table& t, const std::vector<WarpTileConfig>& configs,
+                  std::size_t shape_count) {
   // Every text from the database goes through cpp_string_literal, also inside comments: a raw
   // newline or a trailing backslash there would end or splice the comment into code.
   line(fmt::format(
@@ -283,6 +289,10 @@ std::string render_cpp(const Table& t) {
   line("");
   line(fmt::format("#define SGT_TUNED_TABLE_FORMAT_VERSION {}", kTableFormatVersion));
   line("");
+}
+
+// The X-lists of the configs and their kernel instances, and the kernel files they are in.
+void cpp_config_macros(HeaderLines& line, const std::vector<WarpTileConfig>& configs) {
   std::string field_list;
   for (const auto& f : kConfigFields) field_list += fmt::format(", {}", f.name);
   line(fmt::format("// X(index{}):", field_list));
@@ -327,8 +337,10 @@ std::string render_cpp(const Table& t) {
     line(fmt::format("#define SGT_TUNED_KERNEL_FILE_{} {}", i, cpp_string_literal(files[i])));
   line(fmt::format("#define SGT_TUNED_KERNEL_FILE_COUNT {}", files.size()));
   line("");
-  line("namespace sgt_tuned_table {");
-  line("");
+}
+
+// The structs of the table: Config, Launch, Shape, Gpu, LayoutDefault.
+void cpp_structs(HeaderLines& line) {
   line("struct Config {");
   for (const auto& f : kConfigFields) line(fmt::format("  int {};  // {}", f.name, f.description));
   line("};");
@@ -387,6 +399,10 @@ std::string render_cpp(const Table& t) {
   line("  int shape;           // index into kShapes of the shape it won");
   line("};");
   line("");
+}
+
+// The table's provenance: versions, database, hashes, stale and precision, the field names.
+void cpp_constants(HeaderLines& line, const Table& t) {
   line(fmt::format("inline constexpr int kFormatVersion = {};", kTableFormatVersion));
   line(fmt::format("inline constexpr const char* kToolVersion = {};",
                    cpp_string_literal(t.tool_version)));
@@ -426,6 +442,10 @@ std::string render_cpp(const Table& t) {
   }
   line(fmt::format("inline constexpr const char* kFieldNames[] = {{{}}};", names));
   line("");
+}
+
+// kConfigs and what the dispatch library reads beside it: names, families, launches.
+void cpp_config_arrays(HeaderLines& line, const std::vector<WarpTileConfig>& configs) {
   line(fmt::format("inline constexpr int kConfigCount = {};", configs.size()));
   if (configs.empty()) {
     line("inline constexpr Config kConfigs[1] = {};");
@@ -470,6 +490,11 @@ std::string render_cpp(const Table& t) {
     line("};");
   }
   line("");
+}
+
+// kShapes, grouped by GPU.
+void cpp_shapes(HeaderLines& line, const Table& t, const std::vector<WarpTileConfig>& configs,
+                std::size_t shape_count) {
   line(fmt::format("inline constexpr int kShapeCount = {};", shape_count));
   if (shape_count == 0) {
     line("inline constexpr Shape kShapes[1] = {};");
@@ -487,6 +512,10 @@ std::string render_cpp(const Table& t) {
     line("};");
   }
   line("");
+}
+
+// kGpus, each with its slice of kShapes and its default.
+void cpp_gpus(HeaderLines& line, const Table& t, const std::vector<WarpTileConfig>& configs) {
   line(fmt::format("inline constexpr int kGpuCount = {};", t.gpus.size()));
   if (t.gpus.empty()) {
     line("inline constexpr Gpu kGpus[1] = {};");
@@ -504,6 +533,12 @@ std::string render_cpp(const Table& t) {
     line("};");
   }
   line("");
+}
+
+// kLayoutDefaults, by GPU and layout.
+void cpp_layout_defaults(HeaderLines& line, const Table& t,
+                         const std::vector<WarpTileConfig>& configs,
+                         std::size_t layout_default_count) {
   line(fmt::format("inline constexpr int kLayoutDefaultCount = {};", layout_default_count));
   if (layout_default_count == 0) {
     line("inline constexpr LayoutDefault kLayoutDefaults[1] = {};");
@@ -521,8 +556,31 @@ std::string render_cpp(const Table& t) {
     line("};");
   }
   line("");
+}
+
+}  // namespace
+
+std::string render_cpp(const Table& t) {
+  const auto configs = table_configs(t);
+  std::size_t shape_count = 0, layout_default_count = 0;
+  for (const auto& g : t.gpus) {
+    shape_count += g.shapes.size();
+    layout_default_count += g.layout_defaults.size();
+  }
+
+  HeaderLines line;
+  cpp_preamble(line, t, configs, shape_count);
+  cpp_config_macros(line, configs);
+  line("namespace sgt_tuned_table {");
+  line("");
+  cpp_structs(line);
+  cpp_constants(line, t);
+  cpp_config_arrays(line, configs);
+  cpp_shapes(line, t, configs, shape_count);
+  cpp_gpus(line, t, configs);
+  cpp_layout_defaults(line, t, configs, layout_default_count);
   line("}  // namespace sgt_tuned_table");
-  return h;
+  return line.take();
 }
 
 nlohmann::json table_json(const Table& t) {
