@@ -63,28 +63,42 @@ std::string describe(const PrepassCase& pc) {
                      pc.k_contig ? "k-contiguous" : "r-contiguous");
 }
 
-SimReport simulate_prepass(const PrepassCase& pc, const Indexing& ix) {
-  Tally t;
-  const int R = pc.R, K = pc.K, ldx = pc.ldx;
-  const long long kp = ix.kp(K);
-  const long long stored_rows = pc.k_contig ? R : K, stored_cols = pc.k_contig ? K : R;
-  if (R < 1 || K < 1 || ldx < stored_cols || kp < 1 || kp > INT_MAX ||
-      1LL * R * kp > kMaxPrepassElems || stored_rows * ldx > kMaxPrepassElems) {
-    t.add(kDegenerate, 1,
-          fmt::format("{}: not a prepass the simulation replays (Kp {})", describe(pc), kp));
-    return t.report();
-  }
-  // The panel as written: the value of each write (the big and the small panel get the same
-  // element, split; one model stands for both) and how many writes each element took.
-  std::vector<long long> panel(static_cast<size_t>(R * kp), kUnwritten);
-  std::vector<std::uint8_t> writes(panel.size(), 0);
+namespace {
+
+// One prepass replayed: the panel as written (the big and the small panel get the same element,
+// split; one model stands for both) and how many writes each element took, and the tile of the
+// block at hand.
+struct PrepassRun {
+  const PrepassCase& pc;
+  const Indexing& ix;
+  Tally& t;
+  long long kp, stored_rows, stored_cols;
+  std::vector<long long> panel;
+  std::vector<std::uint8_t> writes;
+  std::vector<long long> tile;
+  std::vector<std::uint8_t> tile_writes;
+
+  PrepassRun(const PrepassCase& pc_, const Indexing& ix_, Tally& t_, long long kp_)
+      : pc(pc_),
+        ix(ix_),
+        t(t_),
+        kp(kp_),
+        stored_rows(pc_.k_contig ? pc_.R : pc_.K),
+        stored_cols(pc_.k_contig ? pc_.K : pc_.R),
+        panel(static_cast<size_t>(pc_.R * kp_), kUnwritten),
+        writes(panel.size(), 0),
+        tile(static_cast<size_t>(kSplitTile * kSplitTile)),
+        tile_writes(tile.size()) {}
+
   // What op(X)(r, k) is, stated independently: its stored index + 1.
-  const auto expected = [&](long long r, long long k) -> long long {
-    if (k >= K) return 0;
-    return (pc.k_contig ? r * ldx + k : k * ldx + r) + 1;
-  };
+  long long expected(long long r, long long k) const {
+    if (k >= pc.K) return 0;
+    return (pc.k_contig ? r * pc.ldx + k : k * pc.ldx + r) + 1;
+  }
+
   // A read of the stored operand at `idx` by a thread that wants op(X)(r, k).
-  const auto read = [&](long long idx, int r, int k, int tx, int ty, long long bx, long long by) {
+  long long read(long long idx, int r, int k, int tx, int ty, long long bx, long long by) {
+    const int ldx = pc.ldx;
     const long long row = ldx > 0 ? idx / ldx : -1, col = ldx > 0 ? idx % ldx : -1;
     if (idx < 0 || row >= stored_rows || col >= stored_cols) {
       t.note(kSplitRead, [&] {
@@ -96,119 +110,146 @@ SimReport simulate_prepass(const PrepassCase& pc, const Indexing& ix) {
       return kUnwritten;
     }
     return idx + 1;
-  };
+  }
 
+  // An r-contiguous operand's load phase, every thread of block (bx, by) before the barrier.
+  void load_tile(long long bx, long long by, int k0, int r0) {
+    const int R = pc.R, K = pc.K, ldx = pc.ldx;
+    for (int ty = 0; ty < kSplitRowsPerPass; ++ty) {
+      for (int tx = 0; tx < kSplitTile; ++tx) {
+        for (int i = 0; i < kSplitPasses; ++i) {
+          const int k = ix.load_k(k0, ty, i), r = ix.load_r(r0, tx);
+          const int sr = k - k0, sc = r - r0;
+          if (sr < 0 || sr >= kSplitTile || sc < 0 || sc >= kSplitTile) {
+            t.note(kSplitTileSlot, [&] {
+              return fmt::format(
+                  "{}: thread ({}, {}) of block ({}, {}) pass {} stores op(X)({}, {}) to "
+                  "tile slot [{}][{}], outside the {} x {} tile",
+                  describe(pc), tx, ty, bx, by, i, r, k, sr, sc, kSplitTile, kSplitTile);
+            });
+            continue;
+          }
+          const size_t slot = static_cast<size_t>(sr * kSplitTile + sc);
+          tile[slot] = k < K && r < R ? read(ix.src(r, k, ldx, false), r, k, tx, ty, bx, by) : 0;
+          ++tile_writes[slot];
+        }
+      }
+    }
+    for (size_t s = 0; s < tile.size(); ++s) {
+      if (tile_writes[s] > 1)
+        t.note(kSplitTileSlot, [&] {
+          return fmt::format("{}: block ({}, {}) writes tile slot [{}][{}] {} times", describe(pc),
+                             bx, by, s / kSplitTile, s % kSplitTile,
+                             static_cast<int>(tile_writes[s]));
+        });
+    }
+  }
+
+  // The store phase of block (bx, by): the panel's elements, through the tile when r-contiguous.
+  void store_tile(long long bx, long long by, int k0, int r0) {
+    const int R = pc.R, K = pc.K, ldx = pc.ldx;
+    for (int ty = 0; ty < kSplitRowsPerPass; ++ty) {
+      for (int tx = 0; tx < kSplitTile; ++tx) {
+        for (int i = 0; i < kSplitPasses; ++i) {
+          const int r = ix.store_r(r0, ty, i), k = ix.store_k(k0, tx);
+          if (r >= R || k >= kp) continue;  // the kernel's guard
+          long long v = 0;
+          if (pc.k_contig) {
+            v = k < K ? read(ix.src(r, k, ldx, true), r, k, tx, ty, bx, by) : 0;
+          } else {
+            const int sr = k - k0, sc = r - r0;
+            if (sr < 0 || sr >= kSplitTile || sc < 0 || sc >= kSplitTile) {
+              t.note(kSplitTileSlot, [&] {
+                return fmt::format(
+                    "{}: thread ({}, {}) of block ({}, {}) pass {} reads tile slot [{}][{}] for "
+                    "op(X)({}, {}), outside the tile",
+                    describe(pc), tx, ty, bx, by, i, sr, sc, r, k);
+              });
+              continue;
+            }
+            v = tile[static_cast<size_t>(sr * kSplitTile + sc)];
+            if (v == kUnwritten)
+              t.note(kSplitTileSlot, [&] {
+                return fmt::format(
+                    "{}: thread ({}, {}) of block ({}, {}) pass {} reads tile slot [{}][{}], "
+                    "which no load wrote",
+                    describe(pc), tx, ty, bx, by, i, sr, sc);
+              });
+          }
+          const long long d = ix.dst(r, k, static_cast<int>(kp));
+          if (r < 0 || k < 0 || d < 0 || d >= static_cast<long long>(panel.size())) {
+            t.note(kSplitPanelOut, [&] {
+              return fmt::format(
+                  "{}: thread ({}, {}) of block ({}, {}) pass {} writes panel float {} for "
+                  "op(X)({}, {}), outside the {} x {} panel",
+                  describe(pc), tx, ty, bx, by, i, d, r, k, R, kp);
+            });
+            continue;
+          }
+          panel[static_cast<size_t>(d)] = v;
+          if (writes[static_cast<size_t>(d)] < 255) ++writes[static_cast<size_t>(d)];
+        }
+      }
+    }
+  }
+
+  // Every panel element written once, with its own element.
+  void check_panel() {
+    const int R = pc.R;
+    for (long long r = 0; r < R; ++r) {
+      for (long long k = 0; k < kp; ++k) {
+        const size_t at = static_cast<size_t>(r * kp + k);
+        if (writes[at] == 0) {
+          t.note(kSplitPanelHole, [&] {
+            return fmt::format("{}: panel row {} column {} (op(X)({}, {})) is never written",
+                               describe(pc), r, k, r, k);
+          });
+        } else if (writes[at] > 1) {
+          t.note(kSplitPanelOverlap, [&] {
+            return fmt::format("{}: panel row {} column {} is written {} times", describe(pc), r, k,
+                               static_cast<int>(writes[at]));
+          });
+        } else if (panel[at] != expected(r, k)) {
+          t.note(kSplitPanelMisplaced, [&] {
+            return fmt::format("{}: panel row {} column {} holds {}, not op(X)({}, {}) = {}",
+                               describe(pc), r, k, element(panel[at]), r, k,
+                               element(expected(r, k)));
+          });
+        }
+      }
+    }
+  }
+};
+
+}  // namespace
+
+SimReport simulate_prepass(const PrepassCase& pc, const Indexing& ix) {
+  Tally t;
+  const int R = pc.R, K = pc.K, ldx = pc.ldx;
+  const long long kp = ix.kp(K);
+  const long long stored_rows = pc.k_contig ? R : K, stored_cols = pc.k_contig ? K : R;
+  if (R < 1 || K < 1 || ldx < stored_cols || kp < 1 || kp > INT_MAX ||
+      1LL * R * kp > kMaxPrepassElems || stored_rows * ldx > kMaxPrepassElems) {
+    t.add(kDegenerate, 1,
+          fmt::format("{}: not a prepass the simulation replays (Kp {})", describe(pc), kp));
+    return t.report();
+  }
   const long long gx = ix.grid_x(K), gy = ix.grid_y(R);
   if (gx < 1 || gy < 1 || gx * gy * kSplitTile * kSplitTile > 4 * kMaxPrepassElems) {
     t.add(kDegenerate, 1, fmt::format("{}: a grid of {} x {} blocks", describe(pc), gx, gy));
     return t.report();
   }
-  std::vector<long long> tile(static_cast<size_t>(kSplitTile * kSplitTile));
-  std::vector<std::uint8_t> tile_writes(tile.size());
+  PrepassRun run(pc, ix, t, kp);
   for (long long by = 0; by < gy; ++by) {
     for (long long bx = 0; bx < gx; ++bx) {
       const int k0 = static_cast<int>(bx * kSplitTile), r0 = static_cast<int>(by * kSplitTile);
-      std::fill(tile.begin(), tile.end(), kUnwritten);
-      std::fill(tile_writes.begin(), tile_writes.end(), 0);
-      if (!pc.k_contig) {
-        // The load phase, every thread before the barrier.
-        for (int ty = 0; ty < kSplitRowsPerPass; ++ty) {
-          for (int tx = 0; tx < kSplitTile; ++tx) {
-            for (int i = 0; i < kSplitPasses; ++i) {
-              const int k = ix.load_k(k0, ty, i), r = ix.load_r(r0, tx);
-              const int sr = k - k0, sc = r - r0;
-              if (sr < 0 || sr >= kSplitTile || sc < 0 || sc >= kSplitTile) {
-                t.note(kSplitTileSlot, [&] {
-                  return fmt::format(
-                      "{}: thread ({}, {}) of block ({}, {}) pass {} stores op(X)({}, {}) to "
-                      "tile slot [{}][{}], outside the {} x {} tile",
-                      describe(pc), tx, ty, bx, by, i, r, k, sr, sc, kSplitTile, kSplitTile);
-                });
-                continue;
-              }
-              const size_t slot = static_cast<size_t>(sr * kSplitTile + sc);
-              tile[slot] =
-                  k < K && r < R ? read(ix.src(r, k, ldx, false), r, k, tx, ty, bx, by) : 0;
-              ++tile_writes[slot];
-            }
-          }
-        }
-        for (size_t s = 0; s < tile.size(); ++s) {
-          if (tile_writes[s] > 1)
-            t.note(kSplitTileSlot, [&] {
-              return fmt::format("{}: block ({}, {}) writes tile slot [{}][{}] {} times",
-                                 describe(pc), bx, by, s / kSplitTile, s % kSplitTile,
-                                 static_cast<int>(tile_writes[s]));
-            });
-        }
-      }
-      // The store phase.
-      for (int ty = 0; ty < kSplitRowsPerPass; ++ty) {
-        for (int tx = 0; tx < kSplitTile; ++tx) {
-          for (int i = 0; i < kSplitPasses; ++i) {
-            const int r = ix.store_r(r0, ty, i), k = ix.store_k(k0, tx);
-            if (r >= R || k >= kp) continue;  // the kernel's guard
-            long long v = 0;
-            if (pc.k_contig) {
-              v = k < K ? read(ix.src(r, k, ldx, true), r, k, tx, ty, bx, by) : 0;
-            } else {
-              const int sr = k - k0, sc = r - r0;
-              if (sr < 0 || sr >= kSplitTile || sc < 0 || sc >= kSplitTile) {
-                t.note(kSplitTileSlot, [&] {
-                  return fmt::format(
-                      "{}: thread ({}, {}) of block ({}, {}) pass {} reads tile slot [{}][{}] for "
-                      "op(X)({}, {}), outside the tile",
-                      describe(pc), tx, ty, bx, by, i, sr, sc, r, k);
-                });
-                continue;
-              }
-              v = tile[static_cast<size_t>(sr * kSplitTile + sc)];
-              if (v == kUnwritten)
-                t.note(kSplitTileSlot, [&] {
-                  return fmt::format(
-                      "{}: thread ({}, {}) of block ({}, {}) pass {} reads tile slot [{}][{}], "
-                      "which no load wrote",
-                      describe(pc), tx, ty, bx, by, i, sr, sc);
-                });
-            }
-            const long long d = ix.dst(r, k, static_cast<int>(kp));
-            if (r < 0 || k < 0 || d < 0 || d >= static_cast<long long>(panel.size())) {
-              t.note(kSplitPanelOut, [&] {
-                return fmt::format(
-                    "{}: thread ({}, {}) of block ({}, {}) pass {} writes panel float {} for "
-                    "op(X)({}, {}), outside the {} x {} panel",
-                    describe(pc), tx, ty, bx, by, i, d, r, k, R, kp);
-              });
-              continue;
-            }
-            panel[static_cast<size_t>(d)] = v;
-            if (writes[static_cast<size_t>(d)] < 255) ++writes[static_cast<size_t>(d)];
-          }
-        }
-      }
+      std::fill(run.tile.begin(), run.tile.end(), kUnwritten);
+      std::fill(run.tile_writes.begin(), run.tile_writes.end(), 0);
+      if (!pc.k_contig) run.load_tile(bx, by, k0, r0);
+      run.store_tile(bx, by, k0, r0);
     }
   }
-  for (long long r = 0; r < R; ++r) {
-    for (long long k = 0; k < kp; ++k) {
-      const size_t at = static_cast<size_t>(r * kp + k);
-      if (writes[at] == 0) {
-        t.note(kSplitPanelHole, [&] {
-          return fmt::format("{}: panel row {} column {} (op(X)({}, {})) is never written",
-                             describe(pc), r, k, r, k);
-        });
-      } else if (writes[at] > 1) {
-        t.note(kSplitPanelOverlap, [&] {
-          return fmt::format("{}: panel row {} column {} is written {} times", describe(pc), r, k,
-                             static_cast<int>(writes[at]));
-        });
-      } else if (panel[at] != expected(r, k)) {
-        t.note(kSplitPanelMisplaced, [&] {
-          return fmt::format("{}: panel row {} column {} holds {}, not op(X)({}, {}) = {}",
-                             describe(pc), r, k, element(panel[at]), r, k, element(expected(r, k)));
-        });
-      }
-    }
-  }
+  run.check_panel();
   return t.report();
 }
 
@@ -261,6 +302,26 @@ SimReport simulate_workspace(int M, int N, int K, const Indexing& ix) {
   }
   return t.report();
 }
+
+namespace {
+
+// Every element of the M x N matrix C written once (writes: per element, row-major).
+void check_c_writes(Tally& t, const std::string& label, const std::vector<std::uint8_t>& writes,
+                    int M, int N) {
+  for (long long r = 0; r < M; ++r) {
+    for (long long col = 0; col < N; ++col) {
+      const int w = writes[static_cast<size_t>(r * N + col)];
+      if (w == 0)
+        t.note(kCHole,
+               [&] { return fmt::format("{}: C({}, {}) is never written", label, r, col); });
+      else if (w > 1)
+        t.note(kCOverlap,
+               [&] { return fmt::format("{}: C({}, {}) is written {} times", label, r, col, w); });
+    }
+  }
+}
+
+}  // namespace
 
 SimReport simulate_epilogue(const WarpTileConfig& c, int M, int N, bool pairs, const Indexing& ix) {
   Tally t;
@@ -333,17 +394,7 @@ SimReport simulate_epilogue(const WarpTileConfig& c, int M, int N, bool pairs, c
       }
     }
   }
-  for (long long r = 0; r < M; ++r) {
-    for (long long col = 0; col < N; ++col) {
-      const int w = writes[static_cast<size_t>(r * N + col)];
-      if (w == 0)
-        t.note(kCHole,
-               [&] { return fmt::format("{}: C({}, {}) is never written", label, r, col); });
-      else if (w > 1)
-        t.note(kCOverlap,
-               [&] { return fmt::format("{}: C({}, {}) is written {} times", label, r, col, w); });
-    }
-  }
+  check_c_writes(t, label, writes, M, N);
   return t.report();
 }
 
