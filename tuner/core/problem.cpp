@@ -257,71 +257,78 @@ std::string precision_refusal(const std::vector<std::string>& types, const std::
 // trailer "i!Process=...; Thread=...; GPU=0; ...; MathMode=CUBLAS_DEFAULT_MATH". Every FP32
 // GEMM entry point is read (Sgemm, SgemmEx, GemmEx and their batched and _64 forms); the rest is
 // skipped. Scalars behind pointers are not in the log.
+using LoggedArgs = std::map<std::string, std::string, std::less<>>;
+
+// One call of a cuBLAS API log, its arguments and the handle's math mode read: a Found when it is
+// an FP32 GEMM entry point, else nothing.
+void read_logged_call(const std::string& path, const std::string& function, size_t function_line,
+                      const LoggedArgs& args, const std::string& math, std::vector<Found>& out) {
+  if (function.empty()) return;
+  std::string name = function;
+  if (name.ends_with("_64")) name.resize(name.size() - 3);
+  static const std::set<std::string, std::less<>> kGemms = {
+      "cublasSgemm_v2",      "cublasSgemm",
+      "cublasSgemmEx",       "cublasGemmEx",
+      "cublasSgemmBatched",  "cublasSgemmStridedBatched",
+      "cublasGemmBatchedEx", "cublasGemmStridedBatchedEx"};
+  if (!kGemms.contains(name)) return;
+  auto bad = [&](std::string_view why) {
+    return InputError(
+        fmt::format("{}:{}: {} call: {}", path, function_line, terminal_safe(function), why));
+  };
+  // "CUBLAS_OP_N(0)" -> "CUBLAS_OP_N"
+  auto enumerator = [&](const char* key) {
+    const auto it = args.find(key);
+    if (it == args.end()) return std::string();
+    return std::string(trim(std::string_view(it->second).substr(0, it->second.find('('))));
+  };
+  auto integer = [&](const char* key) {
+    const auto it = args.find(key);
+    if (it == args.end()) throw bad(fmt::format("no argument '{}'", key));
+    const auto v = to_integer(trim(it->second));
+    if (!v) throw bad(fmt::format("'{}' is not an integer: '{}'", key, quote_line(it->second)));
+    return *v;
+  };
+  auto op = [&](const char* key) -> char {
+    if (!args.contains(key)) throw bad(fmt::format("no argument '{}'", key));
+    const auto e = enumerator(key);
+    // cublasOperation_t, or the legacy API's character.
+    if (e == "CUBLAS_OP_N" || e == "N" || e == "n") return 'N';
+    if (e == "CUBLAS_OP_T" || e == "CUBLAS_OP_C" || e == "CUBLAS_OP_HERMITAN" || e == "T" ||
+        e == "t" || e == "C" || e == "c") {
+      return 'T';
+    }
+    throw bad(fmt::format("'{}' is not an operation: '{}'", key, quote_line(e)));
+  };
+  Found f;
+  const char transa = op("transa"), transb = op("transb");
+  const long long m = integer("m"), n = integer("n"), k = integer("k");
+  f.problem = from_column_major(transa, transb, m, n, k);
+  f.calls = 1;
+  std::vector<std::string> types;
+  for (const char* t : {"Atype", "Btype", "Ctype"}) {
+    if (args.contains(t)) types.push_back(enumerator(t));
+  }
+  f.left_out = precision_refusal(types, enumerator("computeType"), math);
+  if (f.left_out.empty() && args.contains("batchCount") && integer("batchCount") != 1) {
+    f.left_out = "batched";
+  }
+  // A scalar is logged by value only when cuBLAS prints one; a pointer says nothing.
+  if (f.left_out.empty() && args.contains("alpha")) {
+    const auto v = trim(args.at("alpha"));
+    if (v == "0" || v == "0.000000" || v == "-0.000000") f.left_out = "alpha = 0";
+  }
+  if (f.left_out.empty()) f.left_out = size_refusal(m, n, k);
+  out.push_back(std::move(f));
+}
+
 std::vector<Found> read_cublas_log(const std::string& path, std::istream& in) {
   std::vector<Found> out;
   std::string function;
   size_t function_line = 0;
-  std::map<std::string, std::string, std::less<>> args;
+  LoggedArgs args;
   std::string math;
-  auto finish = [&] {
-    if (function.empty()) return;
-    std::string name = function;
-    if (name.ends_with("_64")) name.resize(name.size() - 3);
-    static const std::set<std::string, std::less<>> kGemms = {
-        "cublasSgemm_v2",      "cublasSgemm",
-        "cublasSgemmEx",       "cublasGemmEx",
-        "cublasSgemmBatched",  "cublasSgemmStridedBatched",
-        "cublasGemmBatchedEx", "cublasGemmStridedBatchedEx"};
-    if (!kGemms.contains(name)) return;
-    auto bad = [&](std::string_view why) {
-      return InputError(
-          fmt::format("{}:{}: {} call: {}", path, function_line, terminal_safe(function), why));
-    };
-    // "CUBLAS_OP_N(0)" -> "CUBLAS_OP_N"
-    auto enumerator = [&](const char* key) {
-      const auto it = args.find(key);
-      if (it == args.end()) return std::string();
-      return std::string(trim(std::string_view(it->second).substr(0, it->second.find('('))));
-    };
-    auto integer = [&](const char* key) {
-      const auto it = args.find(key);
-      if (it == args.end()) throw bad(fmt::format("no argument '{}'", key));
-      const auto v = to_integer(trim(it->second));
-      if (!v) throw bad(fmt::format("'{}' is not an integer: '{}'", key, quote_line(it->second)));
-      return *v;
-    };
-    auto op = [&](const char* key) -> char {
-      if (!args.contains(key)) throw bad(fmt::format("no argument '{}'", key));
-      const auto e = enumerator(key);
-      // cublasOperation_t, or the legacy API's character.
-      if (e == "CUBLAS_OP_N" || e == "N" || e == "n") return 'N';
-      if (e == "CUBLAS_OP_T" || e == "CUBLAS_OP_C" || e == "CUBLAS_OP_HERMITAN" || e == "T" ||
-          e == "t" || e == "C" || e == "c") {
-        return 'T';
-      }
-      throw bad(fmt::format("'{}' is not an operation: '{}'", key, quote_line(e)));
-    };
-    Found f;
-    const char transa = op("transa"), transb = op("transb");
-    const long long m = integer("m"), n = integer("n"), k = integer("k");
-    f.problem = from_column_major(transa, transb, m, n, k);
-    f.calls = 1;
-    std::vector<std::string> types;
-    for (const char* t : {"Atype", "Btype", "Ctype"}) {
-      if (args.contains(t)) types.push_back(enumerator(t));
-    }
-    f.left_out = precision_refusal(types, enumerator("computeType"), math);
-    if (f.left_out.empty() && args.contains("batchCount") && integer("batchCount") != 1) {
-      f.left_out = "batched";
-    }
-    // A scalar is logged by value only when cuBLAS prints one; a pointer says nothing.
-    if (f.left_out.empty() && args.contains("alpha")) {
-      const auto v = trim(args.at("alpha"));
-      if (v == "0" || v == "0.000000" || v == "-0.000000") f.left_out = "alpha = 0";
-    }
-    if (f.left_out.empty()) f.left_out = size_refusal(m, n, k);
-    out.push_back(std::move(f));
-  };
+  auto finish = [&] { read_logged_call(path, function, function_line, args, math, out); };
   std::string raw;
   for (size_t no = 1; std::getline(in, raw); ++no) {
     const std::string_view line = trim(raw);
@@ -358,8 +365,8 @@ std::vector<Found> read_cublas_log(const std::string& path, std::istream& in) {
   return out;
 }
 
-// A capture of libsgemm_tune_preload (docs/preload.md, docs/schemas/captured.schema.json).
-std::vector<Found> read_capture(const std::string& path, const nlohmann::json& j) {
+// Checks a capture's format and version, and that it holds a list of problems.
+void check_capture_format(const std::string& path, const nlohmann::json& j) {
   const auto format = j.at("format");
   if (!format.is_string() || format.get<std::string>() != "sgemm-tune-capture") {
     throw InputError(
@@ -378,81 +385,95 @@ std::vector<Found> read_capture(const std::string& path, const nlohmann::json& j
   if (!j.contains("problems") || !j.at("problems").is_array()) {
     throw InputError(fmt::format("{}: a capture needs a list 'problems'", path));
   }
+}
+
+// Why a captured FP32-sized problem cannot be tuned as plain FP32 (precision, batch, epilogue,
+// scalars, C and D layouts), or "".
+std::string capture_refusal(const nlohmann::json& e, const std::string& precision, long long batch,
+                            const std::string& alpha, const std::string& beta) {
+  if (precision != "fp32") {
+    return precision == "tf32"       ? "TF32 allowed"
+           : precision == "reduced"  ? "reduced precision"
+           : precision == "emulated" ? "emulated FP32"
+                                     : "not FP32";
+  } else if (batch != 1) {
+    return "batched";
+  } else if (e.contains("epilogue") && e.at("epilogue") != "default") {
+    return "epilogue";
+  } else if (alpha == "vector" || beta == "vector") {
+    return "alpha vector";
+  } else if (alpha == "zero") {
+    return "alpha = 0";
+  } else if (e.contains("c_matches_d") && e.at("c_matches_d") == false && beta != "zero") {
+    return "C and D layouts differ";
+  }
+  return "";
+}
+
+// Problem #i of a capture.
+Found read_captured_problem(const std::string& path, size_t i, const nlohmann::json& e) {
+  auto where = [&](const std::string& what) {
+    return InputError(fmt::format("{}: problem #{}: {}", path, i, what));
+  };
+  if (!e.is_object()) throw where("expected an object");
+  auto text = [&](const char* key) {
+    if (!e.contains(key) || !e.at(key).is_string()) {
+      throw where(fmt::format("'{}' must be a string", key));
+    }
+    return e.at(key).get<std::string>();
+  };
+  auto count = [&](const char* key) {
+    if (!e.contains(key) || !e.at(key).is_number_integer() || e.at(key).get<long long>() < 0) {
+      throw where(fmt::format("'{}' must be a whole number", key));
+    }
+    return e.at(key).get<long long>();
+  };
+  Found f;
+  const std::string shape = text("shape");
+  try {
+    f.problem.layout = parse_layout(text("layout"));
+    // The 64-bit entry points can record sizes beyond what sgemm-tune tunes: left out, not
+    // an error in the file.
+    const auto dims = split(shape, 'x');
+    const auto m = dims.size() == 3 ? to_integer(dims[0]) : std::nullopt;
+    const auto n = dims.size() == 3 ? to_integer(dims[1]) : std::nullopt;
+    const auto k = dims.size() == 3 ? to_integer(dims[2]) : std::nullopt;
+    if (m && n && k && size_refusal(*m, *n, *k) == "too large") {
+      f.problem.M = *m;
+      f.problem.N = *n;
+      f.problem.K = *k;
+      f.left_out = "too large";
+    } else {
+      const std::string layout = f.problem.layout;
+      f.problem = parse_shape(shape);
+      f.problem.layout = layout;
+    }
+  } catch (const InputError& err) {
+    throw where(err.what());
+  }
+  f.calls = count("calls");
+  const long long batch = count("batch");
+  const std::string precision = text("precision");
+  const std::string alpha = text("alpha"), beta = text("beta");
+  if (e.contains("time_ms") && e.at("time_ms").is_number() && e.contains("timed_calls")) {
+    const long long timed = count("timed_calls");
+    if (timed > 0) {
+      f.timed = true;
+      f.time_ms =
+          e.at("time_ms").get<double>() * static_cast<double>(f.calls) / static_cast<double>(timed);
+    }
+  }
+  if (f.left_out.empty()) f.left_out = capture_refusal(e, precision, batch, alpha, beta);
+  return f;
+}
+
+// A capture of libsgemm_tune_preload (docs/preload.md, docs/schemas/captured.schema.json).
+std::vector<Found> read_capture(const std::string& path, const nlohmann::json& j) {
+  check_capture_format(path, j);
   std::vector<Found> out;
   const auto& problems = j.at("problems");
-  for (size_t i = 0; i < problems.size(); ++i) {
-    const auto& e = problems[i];
-    auto where = [&](const std::string& what) {
-      return InputError(fmt::format("{}: problem #{}: {}", path, i, what));
-    };
-    if (!e.is_object()) throw where("expected an object");
-    auto text = [&](const char* key) {
-      if (!e.contains(key) || !e.at(key).is_string()) {
-        throw where(fmt::format("'{}' must be a string", key));
-      }
-      return e.at(key).get<std::string>();
-    };
-    auto count = [&](const char* key) {
-      if (!e.contains(key) || !e.at(key).is_number_integer() || e.at(key).get<long long>() < 0) {
-        throw where(fmt::format("'{}' must be a whole number", key));
-      }
-      return e.at(key).get<long long>();
-    };
-    Found f;
-    const std::string shape = text("shape");
-    try {
-      f.problem.layout = parse_layout(text("layout"));
-      // The 64-bit entry points can record sizes beyond what sgemm-tune tunes: left out, not
-      // an error in the file.
-      const auto dims = split(shape, 'x');
-      const auto m = dims.size() == 3 ? to_integer(dims[0]) : std::nullopt;
-      const auto n = dims.size() == 3 ? to_integer(dims[1]) : std::nullopt;
-      const auto k = dims.size() == 3 ? to_integer(dims[2]) : std::nullopt;
-      if (m && n && k && size_refusal(*m, *n, *k) == "too large") {
-        f.problem.M = *m;
-        f.problem.N = *n;
-        f.problem.K = *k;
-        f.left_out = "too large";
-      } else {
-        const std::string layout = f.problem.layout;
-        f.problem = parse_shape(shape);
-        f.problem.layout = layout;
-      }
-    } catch (const InputError& err) {
-      throw where(err.what());
-    }
-    f.calls = count("calls");
-    const long long batch = count("batch");
-    const std::string precision = text("precision");
-    const std::string alpha = text("alpha"), beta = text("beta");
-    if (e.contains("time_ms") && e.at("time_ms").is_number() && e.contains("timed_calls")) {
-      const long long timed = count("timed_calls");
-      if (timed > 0) {
-        f.timed = true;
-        f.time_ms = e.at("time_ms").get<double>() * static_cast<double>(f.calls) /
-                    static_cast<double>(timed);
-      }
-    }
-    if (!f.left_out.empty()) {
-      // too large, above
-    } else if (precision != "fp32") {
-      f.left_out = precision == "tf32"       ? "TF32 allowed"
-                   : precision == "reduced"  ? "reduced precision"
-                   : precision == "emulated" ? "emulated FP32"
-                                             : "not FP32";
-    } else if (batch != 1) {
-      f.left_out = "batched";
-    } else if (e.contains("epilogue") && e.at("epilogue") != "default") {
-      f.left_out = "epilogue";
-    } else if (alpha == "vector" || beta == "vector") {
-      f.left_out = "alpha vector";
-    } else if (alpha == "zero") {
-      f.left_out = "alpha = 0";
-    } else if (e.contains("c_matches_d") && e.at("c_matches_d") == false && beta != "zero") {
-      f.left_out = "C and D layouts differ";
-    }
-    out.push_back(std::move(f));
-  }
+  for (size_t i = 0; i < problems.size(); ++i)
+    out.push_back(read_captured_problem(path, i, problems[i]));
   return out;
 }
 

@@ -174,12 +174,94 @@ std::vector<const KernelFamily*> parse_families(const nlohmann::json& params, co
   return out;
 }
 
+// An error in a space, prefixed with where the space came from.
+struct SpaceError {
+  std::string_view origin;
+  InputError operator()(const std::string& what) const {
+    return InputError(fmt::format("{}: {}", origin, what));
+  }
+};
+
+// The value list of every config field: the space's, checked, or the field's default.
+void parse_value_lists(const nlohmann::json& params, const std::vector<const KernelFamily*>& fams,
+                       SearchSpace& s, const SpaceError& err) {
+  for (const auto& f : kConfigFields) {
+    const std::string key(f.name);
+    auto it = params.find(key);
+    if (it == params.end()) {
+      // A knob the space does not mention stays at its default (the seed kernel's behaviour).
+      if (f.default_value != kRequired) {
+        s.values.push_back({f.default_value});
+        continue;
+      }
+      throw err(fmt::format("parameter '{}' is missing", key));
+    }
+    if (!it->is_array()) throw err(fmt::format("parameter '{}' must be a list of integers", key));
+    if (it->empty()) throw err(fmt::format("parameter '{}' has an empty value list", key));
+    std::vector<int> vals;
+    for (const auto& v : *it) {
+      if (!v.is_number_integer()) {
+        throw err(fmt::format("parameter '{}': value {} is not an integer", key, v.dump()));
+      }
+      const auto x = v.get<long long>();
+      if (x < f.min_value || x > kMaxConfigValue) {
+        throw err(fmt::format("parameter '{}': value {} is out of range ({}..{})", key, x,
+                              f.min_value, kMaxConfigValue));
+      }
+      if (auto why = single_value_rule(fams, key, static_cast<int>(x))) {
+        throw err(fmt::format("parameter '{}': value {} can never be valid ({})", key, x, *why));
+      }
+      if (std::find(vals.begin(), vals.end(), x) != vals.end()) {
+        throw err(fmt::format("parameter '{}': value {} is listed twice", key, x));
+      }
+      vals.push_back(static_cast<int>(x));
+    }
+    s.values.push_back(std::move(vals));
+  }
+}
+
+// The space's own limits (shared memory, accumulator budget, ...), each a positive integer.
+void parse_limits(const nlohmann::json& j, SearchSpace& s, const SpaceError& err) {
+  if (auto it = j.find("limits"); it != j.end()) {
+    if (!it->is_object()) throw err("'limits' must be an object");
+    for (const auto& [k, v] : it->items()) {
+      auto f = std::find_if(std::begin(kLimitFields), std::end(kLimitFields),
+                            [&](const LimitField& lf) { return lf.key == k; });
+      if (f == std::end(kLimitFields)) throw err(fmt::format("unknown limit '{}'", k));
+      if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 30)) {
+        throw err(fmt::format("limit '{}' must be a positive integer, got {}", k, v.dump()));
+      }
+      s.limits.*(f->member) = v.get<int>();
+    }
+  }
+}
+
+// Enumeration walks the whole product (constraints are judged per combination), so a space far
+// larger than any tune could search would run for hours: refused here, with the product named.
+void refuse_oversized(const SearchSpace& s, const SpaceError& err) {
+  if (s.combinations() > kMaxSpaceCombinations) {
+    std::string factors;
+    for (size_t i = 0; i < s.values.size(); ++i) {
+      if (s.values[i].size() < 2) continue;
+      factors += fmt::format("{}{} {}", factors.empty() ? "" : " x ", kConfigFields[i].name,
+                             s.values[i].size());
+    }
+    if (s.families.size() > 1)
+      factors += fmt::format("{}family {}", factors.empty() ? "" : " x ", s.families.size());
+    throw err(fmt::format(
+        "the value lists span {} combinations ({}), more than the {} one space may enumerate; "
+        "shorten the lists, or split the space into several joined with '+'",
+        s.combinations() == std::numeric_limits<long long>::max()
+            ? std::string("over 9.2e18")
+            : std::to_string(s.combinations()),
+        factors, kMaxSpaceCombinations));
+  }
+}
+
 }  // namespace
 
 SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
-  auto err = [&](const std::string& what) {
-    return InputError(fmt::format("{}: {}", origin, what));
-  };
+  const SpaceError err{origin};
   if (!j.is_object()) throw err("a search space must be a JSON object");
   static const std::set<std::string> kKeys = {"name", "description", "parameters", "constraints",
                                               "limits"};
@@ -216,39 +298,7 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
   const auto fams = parse_families(*params, err);
   s.families.clear();
   for (const auto* f : fams) s.families.emplace_back(f->id());
-  for (const auto& f : kConfigFields) {
-    const std::string key(f.name);
-    auto it = params->find(key);
-    if (it == params->end()) {
-      // A knob the space does not mention stays at its default (the seed kernel's behaviour).
-      if (f.default_value != kRequired) {
-        s.values.push_back({f.default_value});
-        continue;
-      }
-      throw err(fmt::format("parameter '{}' is missing", key));
-    }
-    if (!it->is_array()) throw err(fmt::format("parameter '{}' must be a list of integers", key));
-    if (it->empty()) throw err(fmt::format("parameter '{}' has an empty value list", key));
-    std::vector<int> vals;
-    for (const auto& v : *it) {
-      if (!v.is_number_integer()) {
-        throw err(fmt::format("parameter '{}': value {} is not an integer", key, v.dump()));
-      }
-      const auto x = v.get<long long>();
-      if (x < f.min_value || x > kMaxConfigValue) {
-        throw err(fmt::format("parameter '{}': value {} is out of range ({}..{})", key, x,
-                              f.min_value, kMaxConfigValue));
-      }
-      if (auto why = single_value_rule(fams, key, static_cast<int>(x))) {
-        throw err(fmt::format("parameter '{}': value {} can never be valid ({})", key, x, *why));
-      }
-      if (std::find(vals.begin(), vals.end(), x) != vals.end()) {
-        throw err(fmt::format("parameter '{}': value {} is listed twice", key, x));
-      }
-      vals.push_back(static_cast<int>(x));
-    }
-    s.values.push_back(std::move(vals));
-  }
+  parse_value_lists(*params, fams, s, err);
 
   if (auto it = j.find("constraints"); it != j.end()) {
     if (!it->is_array()) throw err("'constraints' must be a list of expression strings");
@@ -259,37 +309,8 @@ SearchSpace parse_space(const nlohmann::json& j, std::string_view origin) {
     ConstraintSet check_parse(s.constraints, origin);  // throws on a bad expression
   }
 
-  if (auto it = j.find("limits"); it != j.end()) {
-    if (!it->is_object()) throw err("'limits' must be an object");
-    for (const auto& [k, v] : it->items()) {
-      auto f = std::find_if(std::begin(kLimitFields), std::end(kLimitFields),
-                            [&](const LimitField& lf) { return lf.key == k; });
-      if (f == std::end(kLimitFields)) throw err(fmt::format("unknown limit '{}'", k));
-      if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > (1 << 30)) {
-        throw err(fmt::format("limit '{}' must be a positive integer, got {}", k, v.dump()));
-      }
-      s.limits.*(f->member) = v.get<int>();
-    }
-  }
-  // Enumeration walks the whole product (constraints are judged per combination), so a space far
-  // larger than any tune could search would run for hours: refused here, with the product named.
-  if (s.combinations() > kMaxSpaceCombinations) {
-    std::string factors;
-    for (size_t i = 0; i < s.values.size(); ++i) {
-      if (s.values[i].size() < 2) continue;
-      factors += fmt::format("{}{} {}", factors.empty() ? "" : " x ", kConfigFields[i].name,
-                             s.values[i].size());
-    }
-    if (s.families.size() > 1)
-      factors += fmt::format("{}family {}", factors.empty() ? "" : " x ", s.families.size());
-    throw err(fmt::format(
-        "the value lists span {} combinations ({}), more than the {} one space may enumerate; "
-        "shorten the lists, or split the space into several joined with '+'",
-        s.combinations() == std::numeric_limits<long long>::max()
-            ? std::string("over 9.2e18")
-            : std::to_string(s.combinations()),
-        factors, kMaxSpaceCombinations));
-  }
+  parse_limits(j, s, err);
+  refuse_oversized(s, err);
   return s;
 }
 

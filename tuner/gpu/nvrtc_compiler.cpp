@@ -258,6 +258,78 @@ std::string KernelCompiler::load_verified_cubin(const fs::path& p, const std::st
   return bytes;
 }
 
+namespace {
+
+// The mangled names of the kernels a program compiled: the tile kernel's, and the split-K
+// reduction's and the pack's where the family has them.
+void read_lowered_names(const Program& prog, const KernelFamily& family, const std::string& expr,
+                        const std::string& pack_expr, Compiled& r) {
+  const char* lowered = nullptr;
+  SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered));
+  r.lowered_name = lowered;
+  if (family.has_split_k_reduce()) {
+    SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kReduceExpression, &lowered));
+    r.reduce_lowered_name = lowered;
+  }
+  if (!pack_expr.empty()) {
+    SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), pack_expr.c_str(), &lowered));
+    r.pack_lowered_name = lowered;
+  }
+}
+
+// The status of a compiled program from ptxas's report (the log in r.log): resources,
+// compile_failed, spills or ok, with the reason; an ok program's CUBIN goes to `cubin`.
+// Returns whether the report was missing from a successful compilation.
+bool judge_compiled(const Program& prog, nvrtcResult rc,
+                    const std::vector<std::string>& nvrtc_options, Compiled& r,
+                    std::string& cubin) {
+  bool missing_report = false;
+  const PtxasInfo info = parse_ptxas_info(r.log, r.lowered_name);
+  r.registers = info.registers;
+  r.spill_store_bytes = info.spill_store_bytes;
+  r.spill_load_bytes = info.spill_load_bytes;
+  r.stack_bytes = info.stack_bytes;
+  r.shared_bytes = info.shared_bytes;
+
+  const Limits limits;
+  // NVRTC fails a kernel whose static shared memory is over 48 KB with no error text at all,
+  // after ptxas reported the size; the report then says more than "compile failed" would.
+  if (info.found && (info.registers > limits.max_registers_per_thread ||
+                     info.shared_bytes > limits.max_static_shared_bytes)) {
+    r.status = TrialStatus::resources;
+    r.reason = fmt::format(
+        "ptxas: {} registers (limit {}), {} bytes static shared memory (limit {})", info.registers,
+        limits.max_registers_per_thread, info.shared_bytes, limits.max_static_shared_bytes);
+  } else if (rc != NVRTC_SUCCESS) {
+    r.status = TrialStatus::compile_failed;
+    r.reason = compile_failure_reason(r.log);
+  } else if (!info.found) {
+    // Seen on the GPU host: NVRTC 13.0 occasionally returns a cubin with an empty log. Without
+    // the report, spills cannot be ruled out, so the binary is not used.
+    missing_report = true;
+    r.status = TrialStatus::compile_failed;
+    r.reason = fmt::format("ptxas printed no resource report for {} (options: {})", r.lowered_name,
+                           fmt::join(nvrtc_options, " "));
+  } else if (info.spill_store_bytes > 0 || info.spill_load_bytes > 0 || info.stack_bytes > 0) {
+    // A stack frame without spills still means local memory: the accumulators were not kept in
+    // registers, which costs as much as spilling.
+    r.status = TrialStatus::spills;
+    r.reason = fmt::format(
+        "ptxas: {} bytes stack frame, {} bytes spill stores, {} bytes spill loads ({} registers)",
+        info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes, info.registers);
+  } else {
+    r.status = TrialStatus::ok;
+    size_t size = 0;
+    SGT_NVRTC_CHECK(nvrtcGetCUBINSize(prog.get(), &size));
+    if (size == 0) throw Error(fmt::format("NVRTC produced an empty CUBIN for {}", r.config_name));
+    cubin.resize(size);
+    SGT_NVRTC_CHECK(nvrtcGetCUBIN(prog.get(), cubin.data()));
+  }
+  return missing_report;
+}
+
+}  // namespace
+
 KernelCompiler::Fresh KernelCompiler::compile_uncached(const KernelInstance& in, int attempt) {
   const WarpTileConfig& c = in.config;
   const std::string_view layout = in.layout;
@@ -320,60 +392,8 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const KernelInstance& in,
     throw Error(fmt::format("NVRTC call failed: nvrtcCompileProgram({}) -> {} ({})\n{}",
                             r.config_name, nvrtcGetErrorString(rc), static_cast<int>(rc), r.log));
 
-  if (rc == NVRTC_SUCCESS) {
-    const char* lowered = nullptr;
-    SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), expr.c_str(), &lowered));
-    r.lowered_name = lowered;
-    if (family.has_split_k_reduce()) {
-      SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), kReduceExpression, &lowered));
-      r.reduce_lowered_name = lowered;
-    }
-    if (!pack_expr.empty()) {
-      SGT_NVRTC_CHECK(nvrtcGetLoweredName(prog.get(), pack_expr.c_str(), &lowered));
-      r.pack_lowered_name = lowered;
-    }
-  }
-  const PtxasInfo info = parse_ptxas_info(r.log, r.lowered_name);
-  r.registers = info.registers;
-  r.spill_store_bytes = info.spill_store_bytes;
-  r.spill_load_bytes = info.spill_load_bytes;
-  r.stack_bytes = info.stack_bytes;
-  r.shared_bytes = info.shared_bytes;
-
-  const Limits limits;
-  // NVRTC fails a kernel whose static shared memory is over 48 KB with no error text at all,
-  // after ptxas reported the size; the report then says more than "compile failed" would.
-  if (info.found && (info.registers > limits.max_registers_per_thread ||
-                     info.shared_bytes > limits.max_static_shared_bytes)) {
-    r.status = TrialStatus::resources;
-    r.reason = fmt::format(
-        "ptxas: {} registers (limit {}), {} bytes static shared memory (limit {})", info.registers,
-        limits.max_registers_per_thread, info.shared_bytes, limits.max_static_shared_bytes);
-  } else if (rc != NVRTC_SUCCESS) {
-    r.status = TrialStatus::compile_failed;
-    r.reason = compile_failure_reason(r.log);
-  } else if (!info.found) {
-    // Seen on the GPU host: NVRTC 13.0 occasionally returns a cubin with an empty log. Without
-    // the report, spills cannot be ruled out, so the binary is not used.
-    fresh.missing_report = true;
-    r.status = TrialStatus::compile_failed;
-    r.reason = fmt::format("ptxas printed no resource report for {} (options: {})", r.lowered_name,
-                           fmt::join(options, " "));
-  } else if (info.spill_store_bytes > 0 || info.spill_load_bytes > 0 || info.stack_bytes > 0) {
-    // A stack frame without spills still means local memory: the accumulators were not kept in
-    // registers, which costs as much as spilling.
-    r.status = TrialStatus::spills;
-    r.reason = fmt::format(
-        "ptxas: {} bytes stack frame, {} bytes spill stores, {} bytes spill loads ({} registers)",
-        info.stack_bytes, info.spill_store_bytes, info.spill_load_bytes, info.registers);
-  } else {
-    r.status = TrialStatus::ok;
-    size_t size = 0;
-    SGT_NVRTC_CHECK(nvrtcGetCUBINSize(prog.get(), &size));
-    if (size == 0) throw Error(fmt::format("NVRTC produced an empty CUBIN for {}", r.config_name));
-    fresh.cubin.resize(size);
-    SGT_NVRTC_CHECK(nvrtcGetCUBIN(prog.get(), fresh.cubin.data()));
-  }
+  if (rc == NVRTC_SUCCESS) read_lowered_names(prog, family, expr, pack_expr, r);
+  fresh.missing_report = judge_compiled(prog, rc, options, r, fresh.cubin);
   return fresh;
 }
 
