@@ -589,6 +589,95 @@ void run_bench(const BenchOpts& o) {
   bench.report();
 }
 
+// The suite, the GPUs, the database and what tuning a shape without a winner takes.
+void add_bench_input_options(CLI::App& sub, BenchOpts& o) {
+  sub.add_option("--suite", o.suite,
+                 "JSON list of problems: \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": "
+                 "\"NN\"|\"NT\"|\"TN\"|\"TT\", \"space\": FILE|NAME} (e.g. bench/shapes.json); "
+                 "an entry's space overrides --space for that shape")
+      ->required();
+  add_gpu_option(sub, o.gpu,
+                 "the shapes are spread over them whole, the next shape going to the next idle "
+                 "GPU, which tunes it (when the database has no winner) and re-times it beside "
+                 "cuBLAS, so every ratio is a same-GPU comparison; the device column says which. "
+                 "-j is shared among them");
+  add_db_option(sub, o.db);
+  sub.add_option(
+         "--space", o.space,
+         "Search space for the shapes that must be tuned first and name none of their own: "
+         "a JSON file or a built-in name, several joined by '+' (default+tma), or auto (every "
+         "built-in space); such shapes are tuned as `tune` does by default: the model strategy, "
+         "until 200 measurements bring no gain, at most 5 minutes each")
+      ->capture_default_str();
+  add_precision_option(sub, o.precision,
+                       "the winners benchmarked (and tuned first) are of that class");
+  add_cache_dir_option(sub, o.cache_dir);
+  sub.add_option("-j,--jobs", o.jobs,
+                 "NVRTC threads when tuning (default: all cores), shared among the GPUs of a set")
+      ->check(CLI::Range(0, 1024));
+  sub.add_option("--seed", o.seed,
+                 "Seed of the random inputs, 1 to 2^64 - 1 (default or 0: random, logged)");
+}
+
+// How each side is timed, and what is written.
+void add_bench_measure_options(CLI::App& sub, BenchOpts& o) {
+  sub.add_option(
+         "--reps", o.reps,
+         fmt::format(
+             "Timed repetitions per side (tuned, cuBLAS, cuBLASLt, cuBLAS 1xTF32), round and L2 "
+             "timing; each side is the median of its round, best of {} "
+             "interleaved rounds (at least {})",
+             kRounds, kMinReps))
+      ->check(CLI::Range(kMinReps, 100000))
+      ->capture_default_str();
+  sub.add_option(
+         "--baseline", o.baseline,
+         "What the tuned kernel is timed against, comma-separated: cublas (cublasSgemm, pedantic "
+         "FP32: the reference every result is verified against and the ratio column; always "
+         "timed) and cublaslt (cuBLASLt FP32, CUBLAS_COMPUTE_32F, no TF32: up to --lt-algos "
+         "algorithms of its heuristic for the problem and layout, with a 32 MiB workspace, each "
+         "verified against cublasSgemm and timed, the fastest kept and re-timed in every round: "
+         "the ratio_lt column), and cublas-tf32 (opt-in: cuBLAS 1xTF32, cublasGemmEx with "
+         "CUBLAS_COMPUTE_32F_FAST_TF32 on TF32 tensor cores, timed as cuBLAS is: the ratio_tf32 "
+         "column. It is NOT FP32-accurate: its result is verified against cublasSgemm with a "
+         "tolerance of 1e-2 only, and tf32_error_ratio gives its error against an FP64 reference "
+         "over cuBLAS FP32's). `--baseline cublas` skips the cuBLASLt search")
+      ->capture_default_str();
+  sub.add_option("--lt-algos", o.lt_algos,
+                 "How many algorithms cuBLASLt's heuristic is asked for (it may return fewer)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  sub.add_option(
+         "--l2", o.l2,
+         "How each timed repetition, of every side alike, meets the L2: flush (a buffer twice the "
+         "L2 is overwritten before each repetition; the ms and ratio columns), rotate (a cold L2 "
+         "without a flush: each repetition on the next of enough copies of A, B and C, random "
+         "inputs each, that the others hold at least twice the L2, as PyTorch TunableOp's "
+         "rotating buffer does; the _cold columns; the result is verified on one copy too), or "
+         "both (each round times each side both ways)")
+      ->capture_default_str();
+  sub.add_flag("--no-tune", o.no_tune,
+               "Tune nothing: a shape without a winner in the database is reported 'untuned' and "
+               "skipped");
+  sub.add_option("--csv", o.csv,
+                 "CSV (default: in the current directory) written as shapes finish, one row per "
+                 "shape (shape,M,N,K,layout,config,"
+                 "tuned_ms,cublas_ms,ratio,tuned_gflops,cublas_gflops,status,gpu,date,..., "
+                 "cublaslt_ms,ratio_lt,...,ratio_cold,ratio_lt_cold,rotate_copies,"
+                 "cublas_tf32_ms,ratio_tf32,...,tf32_error_ratio,...,tf32_reason)")
+      ->capture_default_str();
+  sub.add_option("--plot", o.plot,
+                 "Also draw the ratio per shape from the CSV into this .png or .svg (runs "
+                 "tools/plot_bench.py with a python3 that has matplotlib; $SGT_PYTHON picks one)");
+  sub.add_option("--plot-script", o.plot_script,
+                 "The plot script (default: share/sgemm-tune/plot_bench.py beside the installed "
+                 "binary, else tools/plot_bench.py of the source tree)");
+  add_shard_option(sub, o.shard, "The shapes of --suite",
+                   "Give each shard its own --csv, and its own --db when shapes are tuned; `db "
+                   "merge` gathers the databases (docs/cluster.md)");
+  sub.add_flag("--json", o.json, "Print the rows and the summary as one JSON document");
+}
+
 }  // namespace
 
 void register_bench(CLI::App& app) {
@@ -601,87 +690,8 @@ void register_bench(CLI::App& app) {
       "worker phase on the same random inputs, with the L2 flushed and with a cold L2 (rotated\n"
       "operands). Prints a table and the geometric mean and minimum of each ratio, writes a CSV\n"
       "and, with --plot, a chart.");
-  sub->add_option("--suite", o->suite,
-                  "JSON list of problems: \"MxNxK\" or {\"shape\": \"MxNxK\", \"layout\": "
-                  "\"NN\"|\"NT\"|\"TN\"|\"TT\", \"space\": FILE|NAME} (e.g. bench/shapes.json); "
-                  "an entry's space overrides --space for that shape")
-      ->required();
-  add_gpu_option(*sub, o->gpu,
-                 "the shapes are spread over them whole, the next shape going to the next idle "
-                 "GPU, which tunes it (when the database has no winner) and re-times it beside "
-                 "cuBLAS, so every ratio is a same-GPU comparison; the device column says which. "
-                 "-j is shared among them");
-  add_db_option(*sub, o->db);
-  sub->add_option(
-         "--space", o->space,
-         "Search space for the shapes that must be tuned first and name none of their own: "
-         "a JSON file or a built-in name, several joined by '+' (default+tma), or auto (every "
-         "built-in space); such shapes are tuned as `tune` does by default: the model strategy, "
-         "until 200 measurements bring no gain, at most 5 minutes each")
-      ->capture_default_str();
-  add_precision_option(*sub, o->precision,
-                       "the winners benchmarked (and tuned first) are of that class");
-  add_cache_dir_option(*sub, o->cache_dir);
-  sub->add_option("-j,--jobs", o->jobs,
-                  "NVRTC threads when tuning (default: all cores), shared among the GPUs of a set")
-      ->check(CLI::Range(0, 1024));
-  sub->add_option("--seed", o->seed,
-                  "Seed of the random inputs, 1 to 2^64 - 1 (default or 0: random, logged)");
-  sub->add_option(
-         "--reps", o->reps,
-         fmt::format(
-             "Timed repetitions per side (tuned, cuBLAS, cuBLASLt, cuBLAS 1xTF32), round and L2 "
-             "timing; each side is the median of its round, best of {} "
-             "interleaved rounds (at least {})",
-             kRounds, kMinReps))
-      ->check(CLI::Range(kMinReps, 100000))
-      ->capture_default_str();
-  sub->add_option(
-         "--baseline", o->baseline,
-         "What the tuned kernel is timed against, comma-separated: cublas (cublasSgemm, pedantic "
-         "FP32: the reference every result is verified against and the ratio column; always "
-         "timed) and cublaslt (cuBLASLt FP32, CUBLAS_COMPUTE_32F, no TF32: up to --lt-algos "
-         "algorithms of its heuristic for the problem and layout, with a 32 MiB workspace, each "
-         "verified against cublasSgemm and timed, the fastest kept and re-timed in every round: "
-         "the ratio_lt column), and cublas-tf32 (opt-in: cuBLAS 1xTF32, cublasGemmEx with "
-         "CUBLAS_COMPUTE_32F_FAST_TF32 on TF32 tensor cores, timed as cuBLAS is: the ratio_tf32 "
-         "column. It is NOT FP32-accurate: its result is verified against cublasSgemm with a "
-         "tolerance of 1e-2 only, and tf32_error_ratio gives its error against an FP64 reference "
-         "over cuBLAS FP32's). `--baseline cublas` skips the cuBLASLt search")
-      ->capture_default_str();
-  sub->add_option("--lt-algos", o->lt_algos,
-                  "How many algorithms cuBLASLt's heuristic is asked for (it may return fewer)")
-      ->check(CLI::Range(1, 1024))
-      ->capture_default_str();
-  sub->add_option(
-         "--l2", o->l2,
-         "How each timed repetition, of every side alike, meets the L2: flush (a buffer twice the "
-         "L2 is overwritten before each repetition; the ms and ratio columns), rotate (a cold L2 "
-         "without a flush: each repetition on the next of enough copies of A, B and C, random "
-         "inputs each, that the others hold at least twice the L2, as PyTorch TunableOp's "
-         "rotating buffer does; the _cold columns; the result is verified on one copy too), or "
-         "both (each round times each side both ways)")
-      ->capture_default_str();
-  sub->add_flag("--no-tune", o->no_tune,
-                "Tune nothing: a shape without a winner in the database is reported 'untuned' and "
-                "skipped");
-  sub->add_option("--csv", o->csv,
-                  "CSV (default: in the current directory) written as shapes finish, one row per "
-                  "shape (shape,M,N,K,layout,config,"
-                  "tuned_ms,cublas_ms,ratio,tuned_gflops,cublas_gflops,status,gpu,date,..., "
-                  "cublaslt_ms,ratio_lt,...,ratio_cold,ratio_lt_cold,rotate_copies,"
-                  "cublas_tf32_ms,ratio_tf32,...,tf32_error_ratio,...,tf32_reason)")
-      ->capture_default_str();
-  sub->add_option("--plot", o->plot,
-                  "Also draw the ratio per shape from the CSV into this .png or .svg (runs "
-                  "tools/plot_bench.py with a python3 that has matplotlib; $SGT_PYTHON picks one)");
-  sub->add_option("--plot-script", o->plot_script,
-                  "The plot script (default: share/sgemm-tune/plot_bench.py beside the installed "
-                  "binary, else tools/plot_bench.py of the source tree)");
-  add_shard_option(*sub, o->shard, "The shapes of --suite",
-                   "Give each shard its own --csv, and its own --db when shapes are tuned; `db "
-                   "merge` gathers the databases (docs/cluster.md)");
-  sub->add_flag("--json", o->json, "Print the rows and the summary as one JSON document");
+  add_bench_input_options(*sub, *o);
+  add_bench_measure_options(*sub, *o);
   sub->footer(
       "ratio = cuBLAS median / tuned median (above 1: the tuned kernel is faster); ratio_lt the\n"
       "same with cuBLASLt's time; ratio_cold and ratio_lt_cold the same two timed with a cold L2\n"

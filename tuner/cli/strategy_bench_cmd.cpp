@@ -286,138 +286,153 @@ void print(const std::map<std::string, Summary>& sums, size_t patience) {
   }
 }
 
+// What `strategy-bench` was asked.
+struct StrategyBenchOpts {
+  std::vector<std::string> datasets;
+  std::string strategies = "random,model", csv = "strategy-bench.csv", plot, plot_script,
+              local_look = "auto";
+  int seeds = 5;
+  double max_fraction = 0.25;
+  size_t patience = 0;
+  unsigned threads = 16;
+  bool json = false, include_incomplete = false;
+};
+
+void add_strategy_bench_options(CLI::App& sub, StrategyBenchOpts& o) {
+  sub.add_option("datasets", o.datasets,
+                 "Dataset files (default: every dataset shipped with sgemm-tune)")
+      ->check(CLI::ExistingFile);
+  sub.add_option("--strategies", o.strategies, "Comma-separated strategies")->capture_default_str();
+  sub.add_option("--seeds", o.seeds, "Seeds per strategy and dataset")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  sub.add_option("--max-fraction", o.max_fraction,
+                 "Each run measures at most this fraction of the candidates")
+      ->check(CLI::Range(0.0001, 1.0))
+      ->capture_default_str();
+  sub.add_option("--patience", o.patience,
+                 "Stop each run after this many measurements in a row without a 0.5 % gain, as "
+                 "`tune --patience` does, and report where the runs stopped (0: never)")
+      ->check(CLI::Range(std::size_t{0}, kMaxCount))
+      ->capture_default_str();
+  sub.add_option("--local-look", o.local_look,
+                 "With --patience: the last look before a converged run stops (the one-knob "
+                 "neighbours of its best 3 it never measured), as `tune` takes it: auto (as "
+                 "tune: on for the strategies that converge by default), on, off, or both (each "
+                 "strategy run without it and with it, as <strategy>+look)")
+      ->check(CLI::IsMember({"auto", "on", "off", "both"}))
+      ->capture_default_str();
+  sub.add_option("--threads", o.threads,
+                 "Compile threads of the simulated clock (the recording machine's cores)")
+      ->check(CLI::Range(1u, 1024u))
+      ->capture_default_str();
+  sub.add_option("--csv", o.csv, "One row per strategy, dataset and seed")->capture_default_str();
+  sub.add_option("--plot", o.plot, "Draw the mean fraction of the optimum per strategy (PNG)");
+  sub.add_option("--plot-script", o.plot_script,
+                 "The plot script (default: tools/plot_strategy_bench.py)");
+  sub.add_flag("--include-incomplete", o.include_incomplete,
+               "Also replay datasets that do not cover their whole candidate set");
+  sub.add_flag("--json", o.json, "Print the summary as JSON on stdout");
+}
+
+// Every run: each complete dataset (or every one, with --include-incomplete), replayed with each
+// strategy and seed.
+std::vector<Run> replay_datasets(const StrategyBenchOpts& o, const std::vector<db::Dataset>& all,
+                                 const std::vector<std::string>& strategies) {
+  // Each strategy's runs: one set as --local-look says, or two (without, and with as "+look").
+  auto variants = [&](const std::string& s) {
+    std::vector<std::pair<std::string, std::optional<bool>>> out;
+    if (o.local_look == "both") return decltype(out){{s, false}, {s + "+look", true}};
+    if (o.local_look == "auto") return decltype(out){{s, std::nullopt}};
+    return decltype(out){{s, o.local_look == "on"}};
+  };
+  std::vector<Run> runs;
+  for (size_t d = 0; d < all.size(); ++d) {
+    if (!all[d].header.complete && !o.include_incomplete) {
+      spdlog::warn("{}: incomplete ({} of {} candidates), skipped", all[d].path.string(),
+                   all[d].header.measured, all[d].header.candidates);
+      continue;
+    }
+    eval::Recording rec{all[d].path.string(), all[d].gpu.fingerprint, all[d].header.problem, {}};
+    std::vector<WarpTileConfig> candidates;
+    for (const auto& st : all[d].trials) {
+      rec.trials.push_back(st.trial);
+      if (st.trial.phase != TrialPhase::final) candidates.push_back(st.trial.config);
+    }
+    std::vector<Trial> history;
+    for (size_t h = 0; h < all.size(); ++h) {
+      if (h == d || !(all[h].gpu.identity() == all[d].gpu.identity())) continue;
+      for (const auto& st : all[h].trials) history.push_back(st.trial);
+    }
+    for (const auto& s : strategies) {
+      for (const auto& [label, look] : variants(s)) {
+        for (int seed = 1; seed <= o.seeds; ++seed) {
+          runs.push_back(replay_one(rec, candidates, history, s, label, look,
+                                    static_cast<std::uint64_t>(seed), o.max_fraction, o.patience,
+                                    o.threads));
+          std::fprintf(stderr, "\r%s %s seed %d   ", label.c_str(), runs.back().problem.c_str(),
+                       seed);
+        }
+      }
+    }
+  }
+  return runs;
+}
+
+void run_strategy_bench(const StrategyBenchOpts& o) {
+  std::vector<std::string> strategies;
+  for (size_t a = 0; a <= o.strategies.size();) {
+    const size_t b = std::min(o.strategies.find(',', a), o.strategies.size());
+    strategies.push_back(o.strategies.substr(a, b - a));
+    make_strategy(strategies.back());  // InputError for an unknown one
+    a = b + 1;
+  }
+  std::vector<fs::path> files(o.datasets.begin(), o.datasets.end());
+  if (files.empty()) files = shipped_datasets();
+  if (files.empty()) throw InputError("no datasets given, and none shipped were found");
+  fs::path plot_script;
+  if (!o.plot.empty()) plot_script = find_plot_script(o.plot_script, "plot_strategy_bench.py");
+  // Every dataset, as recorded; the model's history for one is all the others.
+  std::vector<db::Dataset> all;
+  for (const auto& f : files) all.push_back(db::read_dataset(f));
+  const auto level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);
+  const auto runs = replay_datasets(o, all, strategies);
+  std::fputc('\n', stderr);
+  spdlog::set_level(level);
+  if (runs.empty()) throw InputError("no complete dataset to replay (--include-incomplete?)");
+  write_file_atomically(o.csv, csv_of(runs));
+  const auto sums = summarize(runs);
+  if (o.json) {
+    // Wrapped, so that format_version is not taken for a strategy's name.
+    print_json({{"strategies", json_of(sums)}});
+  } else {
+    print(sums, o.patience);
+    fmt::print("per run: {}\n", o.csv);
+  }
+  if (!o.plot.empty()) {
+    std::string why;
+    const auto py = find_python(why);
+    if (!py) throw Error("cannot draw the plot: " + why + "; the CSV was written");
+    if (run_program({*py, plot_script.string(), o.csv, o.plot}, false) != 0) {
+      throw Error(
+          fmt::format("the plot script {} failed; the CSV was written", plot_script.string()));
+    }
+  }
+}
+
 }  // namespace
 
 void register_strategy_bench(CLI::App& app) {
-  struct Opts {
-    std::vector<std::string> datasets;
-    std::string strategies = "random,model", csv = "strategy-bench.csv", plot, plot_script,
-                local_look = "auto";
-    int seeds = 5;
-    double max_fraction = 0.25;
-    size_t patience = 0;
-    unsigned threads = 16;
-    bool json = false, include_incomplete = false;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<StrategyBenchOpts>();
   auto* sub = app.add_subcommand(
       "strategy-bench",
       "Replay recorded datasets with each search strategy over several seeds (leave one shape\n"
       "out for the model: it never learns from the shape it replays) and report the fraction of\n"
       "the optimum reached after 1, 2, 5, 10 and 25 % of the candidates, and the evaluations and\n"
       "simulated time (recorded compile + measure seconds) to reach 0.98 and 0.99. No GPU.");
-  sub->add_option("datasets", o->datasets,
-                  "Dataset files (default: every dataset shipped with sgemm-tune)")
-      ->check(CLI::ExistingFile);
-  sub->add_option("--strategies", o->strategies, "Comma-separated strategies")
-      ->capture_default_str();
-  sub->add_option("--seeds", o->seeds, "Seeds per strategy and dataset")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  sub->add_option("--max-fraction", o->max_fraction,
-                  "Each run measures at most this fraction of the candidates")
-      ->check(CLI::Range(0.0001, 1.0))
-      ->capture_default_str();
-  sub->add_option("--patience", o->patience,
-                  "Stop each run after this many measurements in a row without a 0.5 % gain, as "
-                  "`tune --patience` does, and report where the runs stopped (0: never)")
-      ->check(CLI::Range(std::size_t{0}, kMaxCount))
-      ->capture_default_str();
-  sub->add_option("--local-look", o->local_look,
-                  "With --patience: the last look before a converged run stops (the one-knob "
-                  "neighbours of its best 3 it never measured), as `tune` takes it: auto (as "
-                  "tune: on for the strategies that converge by default), on, off, or both (each "
-                  "strategy run without it and with it, as <strategy>+look)")
-      ->check(CLI::IsMember({"auto", "on", "off", "both"}))
-      ->capture_default_str();
-  sub->add_option("--threads", o->threads,
-                  "Compile threads of the simulated clock (the recording machine's cores)")
-      ->check(CLI::Range(1u, 1024u))
-      ->capture_default_str();
-  sub->add_option("--csv", o->csv, "One row per strategy, dataset and seed")->capture_default_str();
-  sub->add_option("--plot", o->plot, "Draw the mean fraction of the optimum per strategy (PNG)");
-  sub->add_option("--plot-script", o->plot_script,
-                  "The plot script (default: tools/plot_strategy_bench.py)");
-  sub->add_flag("--include-incomplete", o->include_incomplete,
-                "Also replay datasets that do not cover their whole candidate set");
-  sub->add_flag("--json", o->json, "Print the summary as JSON on stdout");
-  sub->callback([o] {
-    std::vector<std::string> strategies;
-    for (size_t a = 0; a <= o->strategies.size();) {
-      const size_t b = std::min(o->strategies.find(',', a), o->strategies.size());
-      strategies.push_back(o->strategies.substr(a, b - a));
-      make_strategy(strategies.back());  // InputError for an unknown one
-      a = b + 1;
-    }
-    // Each strategy's runs: one set as --local-look says, or two (without, and with as "+look").
-    auto variants = [&](const std::string& s) {
-      std::vector<std::pair<std::string, std::optional<bool>>> out;
-      if (o->local_look == "both") return decltype(out){{s, false}, {s + "+look", true}};
-      if (o->local_look == "auto") return decltype(out){{s, std::nullopt}};
-      return decltype(out){{s, o->local_look == "on"}};
-    };
-    std::vector<fs::path> files(o->datasets.begin(), o->datasets.end());
-    if (files.empty()) files = shipped_datasets();
-    if (files.empty()) throw InputError("no datasets given, and none shipped were found");
-    fs::path plot_script;
-    if (!o->plot.empty()) plot_script = find_plot_script(o->plot_script, "plot_strategy_bench.py");
-    // Every dataset, as recorded; the model's history for one is all the others.
-    std::vector<db::Dataset> all;
-    for (const auto& f : files) all.push_back(db::read_dataset(f));
-    std::vector<Run> runs;
-    const auto level = spdlog::get_level();
-    spdlog::set_level(spdlog::level::warn);
-    for (size_t d = 0; d < all.size(); ++d) {
-      if (!all[d].header.complete && !o->include_incomplete) {
-        spdlog::warn("{}: incomplete ({} of {} candidates), skipped", all[d].path.string(),
-                     all[d].header.measured, all[d].header.candidates);
-        continue;
-      }
-      eval::Recording rec{all[d].path.string(), all[d].gpu.fingerprint, all[d].header.problem, {}};
-      std::vector<WarpTileConfig> candidates;
-      for (const auto& st : all[d].trials) {
-        rec.trials.push_back(st.trial);
-        if (st.trial.phase != TrialPhase::final) candidates.push_back(st.trial.config);
-      }
-      std::vector<Trial> history;
-      for (size_t h = 0; h < all.size(); ++h) {
-        if (h == d || !(all[h].gpu.identity() == all[d].gpu.identity())) continue;
-        for (const auto& st : all[h].trials) history.push_back(st.trial);
-      }
-      for (const auto& s : strategies) {
-        for (const auto& [label, look] : variants(s)) {
-          for (int seed = 1; seed <= o->seeds; ++seed) {
-            runs.push_back(replay_one(rec, candidates, history, s, label, look,
-                                      static_cast<std::uint64_t>(seed), o->max_fraction,
-                                      o->patience, o->threads));
-            std::fprintf(stderr, "\r%s %s seed %d   ", label.c_str(), runs.back().problem.c_str(),
-                         seed);
-          }
-        }
-      }
-    }
-    std::fputc('\n', stderr);
-    spdlog::set_level(level);
-    if (runs.empty()) throw InputError("no complete dataset to replay (--include-incomplete?)");
-    write_file_atomically(o->csv, csv_of(runs));
-    const auto sums = summarize(runs);
-    if (o->json) {
-      // Wrapped, so that format_version is not taken for a strategy's name.
-      print_json({{"strategies", json_of(sums)}});
-    } else {
-      print(sums, o->patience);
-      fmt::print("per run: {}\n", o->csv);
-    }
-    if (!o->plot.empty()) {
-      std::string why;
-      const auto py = find_python(why);
-      if (!py) throw Error("cannot draw the plot: " + why + "; the CSV was written");
-      if (run_program({*py, plot_script.string(), o->csv, o->plot}, false) != 0) {
-        throw Error(
-            fmt::format("the plot script {} failed; the CSV was written", plot_script.string()));
-      }
-    }
-  });
+  add_strategy_bench_options(*sub, *o);
+  sub->callback([o] { run_strategy_bench(*o); });
 }
 
 }  // namespace sgt::cli
