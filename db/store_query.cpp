@@ -321,6 +321,66 @@ StaleCounts SqliteStore::stale_trials(const GpuIdentity& gpu, const std::optiona
   return c;
 }
 
+namespace {
+
+// The winners of every tuned shape of the filter's GPU, layout and dtype in its precision class,
+// and, for a wider class, each shape's strict winner too.
+std::vector<Winner> nearest_candidates(const StoreImpl& impl, const Filter& f,
+                                       const QueryOptions& opts) {
+  auto candidates = run_winners(impl, f, opts.reference, opts.allow_stale);
+  // A wider class's winner of a shape may not reach the requested shape (precision_shape):
+  // each shape's strict winner stands behind it, at the same distance.
+  if (f.precision != Precision::fp32) {
+    Filter strict = f;
+    strict.precision = Precision::fp32;
+    for (auto& w : run_winners(impl, strict, opts.reference, opts.allow_stale)) {
+      const bool listed = std::any_of(candidates.begin(), candidates.end(),
+                                      [&](const Winner& c) { return c.best.id == w.best.id; });
+      if (!listed) candidates.push_back(std::move(w));
+    }
+  }
+  return candidates;
+}
+
+// The nearest of the candidates that can run `problem`, as r's winner (source nearest); the
+// nearer ones that cannot are listed in r.skipped.
+void choose_nearest(QueryResult& r, const std::vector<Winner>& candidates, const Problem& problem) {
+  std::vector<std::pair<double, size_t>> by_distance;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    by_distance.emplace_back(shape_distance(problem, candidates[i].best.trial.problem), i);
+  }
+  // Ties go to the earlier-recorded shape (candidates come ordered by problem id).
+  std::stable_sort(by_distance.begin(), by_distance.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  // The nearest winner that can run the requested shape: a nearer one that cannot (a TMA
+  // config at 1x1x1) is passed over and named, as the dispatch library does.
+  for (const auto& [d, i] : by_distance) {
+    const auto& t = candidates[i].best.trial;
+    auto violations = check_shape(t.config, problem);
+    // A non-strict kernel's accuracy against FP64 was measured at the shape it was tuned for,
+    // against cuBLAS's there: its error ratio moves with K (both ways: the split's windows cost
+    // more at small K) and with M and N (cuBLAS's own algorithm changes), so no other shape is
+    // what it was admitted for.
+    if (family_of(t.config).precision() != Precision::fp32 &&
+        (problem.M != t.problem.M || problem.N != t.problem.N || problem.K != t.problem.K))
+      violations.push_back(
+          {"precision_shape",
+           fmt::format("its accuracy against FP64 was measured at {} only, not at {}",
+                       t.problem.shape(), problem.shape())});
+    if (!violations.empty()) {
+      r.skipped.push_back({t.config_name, t.problem, d, std::move(violations)});
+      continue;
+    }
+    r.winner = candidates[i];
+    r.source = Source::nearest;
+    r.served = t.problem;
+    r.distance = d;
+    break;
+  }
+}
+
+}  // namespace
+
 QueryResult SqliteStore::query(const GpuIdentity& gpu, const Problem& problem,
                                const QueryOptions& opts) const {
   QueryResult r;
@@ -340,50 +400,8 @@ QueryResult SqliteStore::query(const GpuIdentity& gpu, const Problem& problem,
     f.layout = problem.layout;
     f.dtype = problem.dtype;
     f.precision = opts.precision;
-    auto candidates = run_winners(*impl_, f, opts.reference, opts.allow_stale);
-    // A wider class's winner of a shape may not reach the requested shape (precision_shape):
-    // each shape's strict winner stands behind it, at the same distance.
-    if (f.precision != Precision::fp32) {
-      Filter strict = f;
-      strict.precision = Precision::fp32;
-      for (auto& w : run_winners(*impl_, strict, opts.reference, opts.allow_stale)) {
-        const bool listed = std::any_of(candidates.begin(), candidates.end(),
-                                        [&](const Winner& c) { return c.best.id == w.best.id; });
-        if (!listed) candidates.push_back(std::move(w));
-      }
-    }
-    std::vector<std::pair<double, size_t>> by_distance;
-    for (size_t i = 0; i < candidates.size(); ++i) {
-      by_distance.emplace_back(shape_distance(problem, candidates[i].best.trial.problem), i);
-    }
-    // Ties go to the earlier-recorded shape (candidates come ordered by problem id).
-    std::stable_sort(by_distance.begin(), by_distance.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    // The nearest winner that can run the requested shape: a nearer one that cannot (a TMA
-    // config at 1x1x1) is passed over and named, as the dispatch library does.
-    for (const auto& [d, i] : by_distance) {
-      const auto& t = candidates[i].best.trial;
-      auto violations = check_shape(t.config, problem);
-      // A non-strict kernel's accuracy against FP64 was measured at the shape it was tuned for,
-      // against cuBLAS's there: its error ratio moves with K (both ways: the split's windows
-      // cost more at small K) and with M and N (cuBLAS's own algorithm changes), so no other
-      // shape is what it was admitted for.
-      if (family_of(t.config).precision() != Precision::fp32 &&
-          (problem.M != t.problem.M || problem.N != t.problem.N || problem.K != t.problem.K))
-        violations.push_back(
-            {"precision_shape",
-             fmt::format("its accuracy against FP64 was measured at {} only, not at {}",
-                         t.problem.shape(), problem.shape())});
-      if (!violations.empty()) {
-        r.skipped.push_back({t.config_name, t.problem, d, std::move(violations)});
-        continue;
-      }
-      r.winner = candidates[i];
-      r.source = Source::nearest;
-      r.served = t.problem;
-      r.distance = d;
-      break;
-    }
+    const auto candidates = nearest_candidates(*impl_, f, opts);
+    choose_nearest(r, candidates, problem);
     if (!opts.allow_stale) {
       Filter sf = f;
       Stmt s(impl_->conn, candidates_cte(*impl_) + kStaleSql);

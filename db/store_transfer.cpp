@@ -61,9 +61,8 @@ void nulls_to_nan(nlohmann::json& trial) {
   }
 }
 
-// What a tune could have written, field by field: the first field that no tune writes, named with
-// why, or nothing. `tj` is the trial's JSON (its number types), `t` the trial read from it.
-std::optional<std::string> invalid_trial_field(const nlohmann::json& tj, const Trial& t) {
+// The fields a tune writes as integers, in the trial's JSON.
+std::optional<std::string> invalid_integer_field(const nlohmann::json& tj) {
   auto integer = [&](const nlohmann::json& j, const char* key) {
     const auto it = j.find(key);
     return it == j.end() || it->is_number_integer();
@@ -80,12 +79,11 @@ std::optional<std::string> invalid_trial_field(const nlohmann::json& tj, const T
       return fmt::format("problem.{} {} is not an integer", key, tj.at("problem").at(key).dump());
     }
   }
-  if (!is_layout(t.problem.layout)) {
-    return fmt::format("problem.layout '{}' is not one of NN, NT, TN, TT", t.problem.layout);
-  }
-  if (t.problem.dtype != "f32") {
-    return fmt::format("problem.dtype '{}' is not f32", t.problem.dtype);
-  }
+  return std::nullopt;
+}
+
+// Times, rates, error ratios, counts and the timestamp of a trial: what a measurement can give.
+std::optional<std::string> invalid_measurement(const Trial& t) {
   // Times and rates: never negative or infinite; NaN only where nothing was timed.
   auto bad_real = [](double v) { return !std::isnan(v) && (v < 0 || std::isinf(v)); };
   const std::pair<const char*, double> reals[] = {{"time.median_ms", t.time.median_ms},
@@ -129,6 +127,11 @@ std::optional<std::string> invalid_trial_field(const nlohmann::json& tj, const T
   if (!std::regex_match(t.timestamp, utc)) {
     return fmt::format("timestamp '{}' is not a UTC time like 2026-12-01T12:00:00Z", t.timestamp);
   }
+  return std::nullopt;
+}
+
+// The trial's config against the rules a tune enforces, and its edge checks' problems.
+std::optional<std::string> invalid_config(const Trial& t) {
   // The config: every rule the index simulation proves (a tune never measures a config that breaks
   // one), and the shape rules of its problem.
   for (const auto& v : check(t.config)) {
@@ -150,6 +153,20 @@ std::optional<std::string> invalid_trial_field(const nlohmann::json& tj, const T
     }
   }
   return std::nullopt;
+}
+
+// What a tune could have written, field by field: the first field that no tune writes, named with
+// why, or nothing. `tj` is the trial's JSON (its number types), `t` the trial read from it.
+std::optional<std::string> invalid_trial_field(const nlohmann::json& tj, const Trial& t) {
+  if (auto why = invalid_integer_field(tj)) return why;
+  if (!is_layout(t.problem.layout)) {
+    return fmt::format("problem.layout '{}' is not one of NN, NT, TN, TT", t.problem.layout);
+  }
+  if (t.problem.dtype != "f32") {
+    return fmt::format("problem.dtype '{}' is not f32", t.problem.dtype);
+  }
+  if (auto why = invalid_measurement(t)) return why;
+  return invalid_config(t);
 }
 
 long long file_size_or_zero(const std::filesystem::path& p) {
@@ -220,10 +237,69 @@ IngestResult SqliteStore::import_json(const std::filesystem::path& file) {
   return import_json(read_json_file(file, "import file"), file.string());
 }
 
-StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
-  auto bad = [&](const std::string& why) {
+namespace {
+
+// An error in an import file: nothing of it is imported.
+struct ImportError {
+  std::string_view origin;
+  InputError operator()(const std::string& why) const {
     return InputError(fmt::format("import file '{}': {}; nothing was imported", origin, why));
-  };
+  }
+};
+
+// Trial #i of an export, read and checked: its GPU among the listed ones (known_gpus), its name,
+// sizes and fields what a tune writes.
+StoredTrial read_export_trial(const nlohmann::json& entry, size_t i,
+                              const std::map<std::string, bool>& known_gpus,
+                              const ImportError& bad) {
+  StoredTrial st;
+  std::optional<std::string> invalid;
+  try {
+    st.gpu = identity_from_json(entry.at("gpu"));
+    entry.at("driver_version").get_to(st.driver_version);
+    entry.at("nvrtc_major").get_to(st.nvrtc_major);
+    auto trial = entry.at("trial");
+    nulls_to_nan(trial);
+    trial.get_to(st.trial);
+    invalid = invalid_trial_field(trial, st.trial);
+  } catch (const std::exception& e) {
+    throw bad(fmt::format("trial {}: {}", i, e.what()));
+  }
+  if (!known_gpus.count(st.gpu.key())) {
+    throw bad(fmt::format("trial {}: GPU {} is not listed in \"gpus\"", i, st.gpu.key()));
+  }
+  const auto& t = st.trial;
+  if (t.config_name != to_name(t.config)) {
+    throw bad(fmt::format("trial {}: config_name '{}' does not match its config ({})", i,
+                          t.config_name, to_name(t.config)));
+  }
+  if (t.problem.M < 1 || t.problem.N < 1 || t.problem.K < 1) {
+    throw bad(fmt::format("trial {}: problem {} has a size below 1", i, t.problem.shape()));
+  }
+  if (invalid) throw bad(fmt::format("trial {} ({}): {}", i, t.config_name, *invalid));
+  for (std::size_t k = 0; k < t.edge_checks.size(); ++k) {
+    const auto& e = t.edge_checks[k];
+    if (e.problem.M < 0 || e.problem.N < 0 || e.problem.K < 0) {
+      throw bad(fmt::format("trial {}: edge check {} ('{}') has a negative size: {}", i, k, e.label,
+                            e.problem.shape()));
+    }
+  }
+  return st;
+}
+
+// A trial's identity in the store (the unique index of schema 7).
+std::string trial_identity(const StoredTrial& st) {
+  const auto& t = st.trial;
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", st.gpu.key(), t.problem.shape(),
+                     t.problem.layout, t.problem.dtype, t.config_name, t.kernel_template,
+                     t.kernel_hash, t.timestamp, t.seed) +
+         fmt::format("|{}|{}|{}", t.strategy, to_string(t.phase), to_string(t.source));
+}
+
+}  // namespace
+
+StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
+  const ImportError bad{origin};
   if (!j.is_object() || j.value("format", "") != kFormat) {
     throw bad(fmt::format("not an sgemm-tune export (expected \"format\": \"{}\")", kFormat));
   }
@@ -256,44 +332,9 @@ StoreDump parse_export(const nlohmann::json& j, std::string_view origin) {
   // but other results would be answered one way by a replay and another by an import.
   std::map<std::string, size_t> identities;
   for (size_t i = 0; i < trials.size(); ++i) {
-    StoredTrial st;
-    std::optional<std::string> invalid;
-    try {
-      const auto& e = trials[i];
-      st.gpu = identity_from_json(e.at("gpu"));
-      e.at("driver_version").get_to(st.driver_version);
-      e.at("nvrtc_major").get_to(st.nvrtc_major);
-      auto trial = e.at("trial");
-      nulls_to_nan(trial);
-      trial.get_to(st.trial);
-      invalid = invalid_trial_field(trial, st.trial);
-    } catch (const std::exception& e) {
-      throw bad(fmt::format("trial {}: {}", i, e.what()));
-    }
-    if (!known_gpus.count(st.gpu.key())) {
-      throw bad(fmt::format("trial {}: GPU {} is not listed in \"gpus\"", i, st.gpu.key()));
-    }
+    StoredTrial st = read_export_trial(trials[i], i, known_gpus, bad);
     const auto& t = st.trial;
-    if (t.config_name != to_name(t.config)) {
-      throw bad(fmt::format("trial {}: config_name '{}' does not match its config ({})", i,
-                            t.config_name, to_name(t.config)));
-    }
-    if (t.problem.M < 1 || t.problem.N < 1 || t.problem.K < 1) {
-      throw bad(fmt::format("trial {}: problem {} has a size below 1", i, t.problem.shape()));
-    }
-    if (invalid) throw bad(fmt::format("trial {} ({}): {}", i, t.config_name, *invalid));
-    for (std::size_t k = 0; k < t.edge_checks.size(); ++k) {
-      const auto& e = t.edge_checks[k];
-      if (e.problem.M < 0 || e.problem.N < 0 || e.problem.K < 0) {
-        throw bad(fmt::format("trial {}: edge check {} ('{}') has a negative size: {}", i, k,
-                              e.label, e.problem.shape()));
-      }
-    }
-    const auto identity =
-        fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", st.gpu.key(), t.problem.shape(), t.problem.layout,
-                    t.problem.dtype, t.config_name, t.kernel_template, t.kernel_hash, t.timestamp,
-                    t.seed) +
-        fmt::format("|{}|{}|{}", t.strategy, to_string(t.phase), to_string(t.source));
+    const auto identity = trial_identity(st);
     const auto [first, fresh] = identities.emplace(identity, i);
     if (!fresh && trials[first->second] != trials[i]) {
       throw bad(fmt::format(
