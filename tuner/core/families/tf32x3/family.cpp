@@ -11,13 +11,13 @@
 // (docs/experiments/2026-12-03-tf32x3-kernel.md), so it is a measurement, not a knob to search.
 #include <algorithm>
 #include <climits>
-#include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "edge_cases.hpp"
+#include "families/fixed_fields.hpp"
 #include "families/tf32x3/simulation.hpp"
 #include "families/warptile/rules.hpp"
 #include "family.hpp"
@@ -59,8 +59,8 @@ int kernel_threads(const WarpTileConfig& c) {
 }
 
 // The fields the kernel does not read, and the one value each holds.
-const std::vector<std::pair<int WarpTileConfig::*, int>>& fixed_fields() {
-  static const std::vector<std::pair<int WarpTileConfig::*, int>> kFixed = {
+const FixedFields& fixed_fields() {
+  static const FixedFields kFixed = {
       {&WarpTileConfig::WNITER, 1},  {&WarpTileConfig::TM, 1},
       {&WarpTileConfig::TN, 1},      {&WarpTileConfig::MIN_BLOCKS, 1},
       {&WarpTileConfig::PAD_A, 0},   {&WarpTileConfig::FMA_ORDER, 0},
@@ -68,12 +68,6 @@ const std::vector<std::pair<int WarpTileConfig::*, int>>& fixed_fields() {
       {&WarpTileConfig::STAGE_C, 0},
   };
   return kFixed;
-}
-
-std::string_view field_name(int WarpTileConfig::*member) {
-  for (const auto& f : kConfigFields)
-    if (f.member == member) return f.name;
-  return "?";
 }
 
 // A function's static: the registry may be built during another translation unit's static
@@ -122,9 +116,7 @@ const std::vector<RuleInfo>& own_rules() {
 }
 
 const RuleInfo& own(std::string_view name) {
-  for (const auto& r : own_rules())
-    if (r.name == name) return r;
-  throw std::logic_error("not a tf32x3 rule: " + std::string(name));
+  return find_rule(own_rules(), "tf32x3", name);
 }
 
 class Tf32x3 final : public KernelFamily {
@@ -163,10 +155,7 @@ class Tf32x3 final : public KernelFamily {
   }
 
   std::optional<std::string> impossible_value(std::string_view field, int v) const override {
-    for (const auto& [member, value] : fixed_fields()) {
-      if (field == field_name(member) && v != value)
-        return fmt::format("rule tf32x3_fixed_fields: {} is {} in family tf32x3", field, value);
-    }
+    if (auto why = fixed_field_refusal(fixed_fields(), id(), field, v)) return why;
     if ((field == "BM" || field == "BN") && v % kBlockMultiple != 0)
       return fmt::format("rule tf32x3_block_tile: {} must be a multiple of 32", field);
     if (field == "BK" && v % kMmaK != 0) return "rule tf32x3_bk: BK must be a multiple of 8";
@@ -193,12 +182,7 @@ class Tf32x3 final : public KernelFamily {
       fail("positive_values", "tile products overflow 32-bit index arithmetic");
       return;
     }
-    std::string fixed;
-    for (const auto& [member, value] : fixed_fields()) {
-      if (c.*member != value)
-        fixed += fmt::format("{}{} = {} (not {})", fixed.empty() ? "" : ", ", field_name(member),
-                             c.*member, value);
-    }
+    const std::string fixed = fixed_field_mismatches(fixed_fields(), c);
     if (!fixed.empty()) {
       fail("tf32x3_fixed_fields",
            fmt::format("tf32x3 reads none of these fields, which hold one value in the family: {}",
@@ -238,12 +222,7 @@ class Tf32x3 final : public KernelFamily {
     }
     // The layout that needs least: a config too large even there is invalid; the shape rule
     // shape_tf32x3_shared_memory checks the problem's.
-    long long least = LLONG_MAX;
-    const char* least_layout = "";
-    for (const char* l : kLayouts) {
-      const long long b = geometry(c, l[0] == 'T', l[1] == 'T').SMEM_BYTES;
-      if (b < least) least = b, least_layout = l;
-    }
+    const auto [least, least_layout] = least_shared_bytes(c);
     if (least > limits.max_dynamic_shared_bytes) {
       fail("tf32x3_shared_memory",
            fmt::format("{} stages of padded slices take {} bytes even in {}, over the dynamic "
@@ -255,18 +234,7 @@ class Tf32x3 final : public KernelFamily {
       fail("accumulator_budget", fmt::format("{} accumulators per thread exceed the budget {}",
                                              g.ACCUMULATORS, limits.max_accumulators));
     }
-    if (c.NUM_THREADS > 0) {
-      // __launch_bounds__(NUM_THREADS, 1): registers are granted per thread in multiples of 8.
-      const long long cap = std::min<long long>(limits.max_registers_per_thread,
-                                                (limits.registers_per_sm / c.NUM_THREADS) / 8 * 8);
-      const int need = g.ACCUMULATORS + g.FRAGMENTS;
-      if (cap < need) {
-        fail("tf32x3_register_cap",
-             fmt::format("{} threads per block leave {} registers per thread, below the {} that "
-                         "{} accumulators and {} fragment registers alone need",
-                         c.NUM_THREADS, cap, need, g.ACCUMULATORS, g.FRAGMENTS));
-      }
-    }
+    if (auto why = register_cap_failure(c, limits)) fail("tf32x3_register_cap", *why);
     if (!implemented_for(limits.compute_capability)) {
       fail("tf32x3_architecture",
            fmt::format("tf32x3 needs sm_{} or later (mma.sync on TF32, cp.async), not sm_{}",
@@ -382,6 +350,34 @@ class Tf32x3 final : public KernelFamily {
   std::string simulation_scope() const override { return tf32x3::simulation_scope(); }
 
  private:
+  // The dynamic shared memory of the layout that needs least, and that layout.
+  static std::pair<long long, const char*> least_shared_bytes(const WarpTileConfig& c) {
+    long long least = LLONG_MAX;
+    const char* least_layout = "";
+    for (const char* l : kLayouts) {
+      const long long b = geometry(c, l[0] == 'T', l[1] == 'T').SMEM_BYTES;
+      if (b < least) least = b, least_layout = l;
+    }
+    return {least, least_layout};
+  }
+
+  // Why the registers the launch bounds leave a thread cannot hold its accumulators and one
+  // k-step's fragments, or nullopt.
+  static std::optional<std::string> register_cap_failure(const WarpTileConfig& c,
+                                                         const Limits& limits) {
+    if (c.NUM_THREADS <= 0) return std::nullopt;
+    const auto g = geometry(c, false, false);
+    // __launch_bounds__(NUM_THREADS, 1): registers are granted per thread in multiples of 8.
+    const long long cap = std::min<long long>(limits.max_registers_per_thread,
+                                              (limits.registers_per_sm / c.NUM_THREADS) / 8 * 8);
+    const int need = g.ACCUMULATORS + g.FRAGMENTS;
+    if (cap >= need) return std::nullopt;
+    return fmt::format(
+        "{} threads per block leave {} registers per thread, below the {} that "
+        "{} accumulators and {} fragment registers alone need",
+        c.NUM_THREADS, cap, need, g.ACCUMULATORS, g.FRAGMENTS);
+  }
+
   // Why the kernel's copies of some slice cannot be mapped onto its threads, or nullopt: every
   // layout's A and B slice with both copy widths, as tf32x3_copy_slice's static_asserts test them.
   static std::optional<std::string> copy_mapping_failure(const WarpTileConfig& c, int nt) {

@@ -18,13 +18,13 @@
 // accuracy check's: both are measured against FP64 on it.
 // Every other field holds one value (implied(): its names leave them out; FMA_ORDER 0 too, so
 // names from before the knob still parse and name the same kernel).
-#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "families/fixed_fields.hpp"
 #include "families/tf32x3_wg/simulation.hpp"
 #include "families/warptile/rules.hpp"
 #include "family.hpp"
@@ -58,8 +58,8 @@ constexpr int kArch = 90;
 
 // The fields the kernel does not read or fixes, and the one value each holds: a consumer
 // warpgroup's tile (WM x WN), the block's threads, no split-K (the launch plan has no reduction).
-const std::vector<std::pair<int WarpTileConfig::*, int>>& fixed_fields() {
-  static const std::vector<std::pair<int WarpTileConfig::*, int>> kFixed = {
+const FixedFields& fixed_fields() {
+  static const FixedFields kFixed = {
       {&WarpTileConfig::WM, sgt_kernel::kWgWarpgroupRows},
       {&WarpTileConfig::WN, kWgBN},
       {&WarpTileConfig::WNITER, 1},
@@ -74,12 +74,6 @@ const std::vector<std::pair<int WarpTileConfig::*, int>>& fixed_fields() {
       {&WarpTileConfig::STAGE_C, 0},
   };
   return kFixed;
-}
-
-std::string_view field_name(int WarpTileConfig::*member) {
-  for (const auto& f : kConfigFields)
-    if (f.member == member) return f.name;
-  return "?";
 }
 
 // The whole block's shared memory: the ring (dynamic, with its alignment slack) and the barriers.
@@ -125,9 +119,7 @@ const std::vector<RuleInfo>& own_rules() {
 }
 
 const RuleInfo& own(std::string_view name) {
-  for (const auto& r : own_rules())
-    if (r.name == name) return r;
-  throw std::logic_error("not a tf32x3_wg rule: " + std::string(name));
+  return find_rule(own_rules(), "tf32x3_wg", name);
 }
 
 class Tf32x3Wg final : public KernelFamily {
@@ -159,11 +151,7 @@ class Tf32x3Wg final : public KernelFamily {
   }
 
   std::optional<std::string> impossible_value(std::string_view field, int v) const override {
-    for (const auto& [member, value] : fixed_fields()) {
-      if (field == field_name(member) && v != value)
-        return fmt::format("rule tf32x3_wg_fixed_fields: {} is {} in family tf32x3_wg", field,
-                           value);
-    }
+    if (auto why = fixed_field_refusal(fixed_fields(), id(), field, v)) return why;
     if ((field == "BM" && v != kWgBM) || (field == "BN" && v != kWgBN) ||
         (field == "BK" && v != kWgBK))
       return fmt::format("rule tf32x3_wg_tile: {} is {} in family tf32x3_wg", field,
@@ -183,12 +171,7 @@ class Tf32x3Wg final : public KernelFamily {
     auto fail = [&](std::string_view rule, std::string reason) {
       out.push_back({std::string(rule), std::move(reason)});
     };
-    std::string fixed;
-    for (const auto& [member, value] : fixed_fields()) {
-      if (c.*member != value)
-        fixed += fmt::format("{}{} = {} (not {})", fixed.empty() ? "" : ", ", field_name(member),
-                             c.*member, value);
-    }
+    const std::string fixed = fixed_field_mismatches(fixed_fields(), c);
     if (!fixed.empty()) {
       fail("tf32x3_wg_fixed_fields",
            fmt::format("tf32x3_wg fixes these fields, which hold one value in the family: {}",

@@ -61,6 +61,60 @@ const std::vector<RuleInfo>& own_rules() {
   return kOwnRules;
 }
 
+// The rules of the tensor copies: staging rows the swizzle takes, boxes of whole float4s for each
+// producer thread and at most 256 along a dimension, consumers ending on a warpgroup.
+void check_tma_copies(const WarpTileConfig& c, const sgt_kernel::Geometry& g,
+                      std::vector<RuleViolation>& out) {
+  if (c.BK != 16 && c.BK != 32) {
+    out.push_back(
+        {"tma_slice", fmt::format("ws_tma with BK = {}: the staging rows are 64 (BK 16) or 128 "
+                                  "bytes (BK 32), as the copies' swizzle needs",
+                                  c.BK)});
+  }
+  const long long box = 1LL * kVec * sgt_kernel::kTmaProducerThreads;
+  if ((1LL * c.BM * c.BK) % box != 0 || (1LL * c.BN * c.BK) % box != 0) {
+    out.push_back(
+        {"tma_transpose",
+         fmt::format("ws_tma: the {}x{} and {}x{} staging boxes are not whole float4s for each "
+                     "of the {} producer threads (some would transpose less than the box)",
+                     c.BM, c.BK, c.BN, c.BK, sgt_kernel::kTmaProducerThreads)});
+  }
+  if (g.AS_LD > 256 || g.BS_LD > 256) {
+    out.push_back(
+        {"tma_box", fmt::format("ws_tma: boxes of BM+PAD_A = {} and BN+PAD_B = {} floats; a "
+                                "copy's box is at most 256 along each dimension",
+                                g.AS_LD, g.BS_LD)});
+  }
+  if (c.NUM_THREADS % sgt_kernel::kTmaProducerThreads != 0) {
+    out.push_back(
+        {"tma_warpgroups",
+         fmt::format("ws_tma with NUM_THREADS = {}: the consumers end inside a warpgroup that "
+                     "the producer's first warps complete, and setmaxnreg must be executed by "
+                     "all four warps of a warpgroup alike (NUM_THREADS a multiple of 128)",
+                     c.NUM_THREADS)});
+  }
+}
+
+void check_tma_registers(const WarpTileConfig& c, const sgt_kernel::TmaLayout& tl,
+                         std::vector<RuleViolation>& out) {
+  // The kernel's own derivation: the launch bounds' share of the register file, in multiples
+  // of 8, below the 248 that would leave it uncapped, and no less than what the producer's
+  // setmaxnreg.dec goes down to.
+  if (tl.LAUNCH_REGS >= 248) {
+    out.push_back(
+        {"tma_registers",
+         fmt::format("ws_tma: {} threads x MIN_BLOCKS {} leave the launch registers uncapped "
+                     "(more than 264 are needed), so setmaxnreg has no budget to move",
+                     tl.THREADS, c.MIN_BLOCKS)});
+  } else if (tl.LAUNCH_REGS < sgt_kernel::kTmaProducerRegs) {
+    out.push_back(
+        {"tma_registers",
+         fmt::format("ws_tma: {} threads x MIN_BLOCKS {} start each thread with {} registers, "
+                     "fewer than the {} the producer's setmaxnreg.dec goes down to",
+                     tl.THREADS, c.MIN_BLOCKS, tl.LAUNCH_REGS, sgt_kernel::kTmaProducerRegs)});
+  }
+}
+
 class WsTma final : public KernelFamily {
  public:
   std::string_view id() const override { return "ws_tma"; }
@@ -134,44 +188,8 @@ class WsTma final : public KernelFamily {
     // large even there is invalid; the shape rule shape_tma_shared_memory checks the layout a
     // problem has (NN and TT stage one operand, NT both).
     const auto tl = sgt_kernel::make_tma_layout(g, true, false, c.MIN_BLOCKS);
-    if (c.BK != 16 && c.BK != 32) {
-      fail("tma_slice", fmt::format("ws_tma with BK = {}: the staging rows are 64 (BK 16) or 128 "
-                                    "bytes (BK 32), as the copies' swizzle needs",
-                                    c.BK));
-    }
-    const long long box = 1LL * kVec * sgt_kernel::kTmaProducerThreads;
-    if ((1LL * c.BM * c.BK) % box != 0 || (1LL * c.BN * c.BK) % box != 0) {
-      fail("tma_transpose",
-           fmt::format("ws_tma: the {}x{} and {}x{} staging boxes are not whole float4s for each "
-                       "of the {} producer threads (some would transpose less than the box)",
-                       c.BM, c.BK, c.BN, c.BK, sgt_kernel::kTmaProducerThreads));
-    }
-    if (g.AS_LD > 256 || g.BS_LD > 256) {
-      fail("tma_box", fmt::format("ws_tma: boxes of BM+PAD_A = {} and BN+PAD_B = {} floats; a "
-                                  "copy's box is at most 256 along each dimension",
-                                  g.AS_LD, g.BS_LD));
-    }
-    if (c.NUM_THREADS % sgt_kernel::kTmaProducerThreads != 0) {
-      fail("tma_warpgroups",
-           fmt::format("ws_tma with NUM_THREADS = {}: the consumers end inside a warpgroup that "
-                       "the producer's first warps complete, and setmaxnreg must be executed by "
-                       "all four warps of a warpgroup alike (NUM_THREADS a multiple of 128)",
-                       c.NUM_THREADS));
-    }
-    // The kernel's own derivation: the launch bounds' share of the register file, in multiples
-    // of 8, below the 248 that would leave it uncapped, and no less than what the producer's
-    // setmaxnreg.dec goes down to.
-    if (tl.LAUNCH_REGS >= 248) {
-      fail("tma_registers",
-           fmt::format("ws_tma: {} threads x MIN_BLOCKS {} leave the launch registers uncapped "
-                       "(more than 264 are needed), so setmaxnreg has no budget to move",
-                       tl.THREADS, c.MIN_BLOCKS));
-    } else if (tl.LAUNCH_REGS < sgt_kernel::kTmaProducerRegs) {
-      fail("tma_registers",
-           fmt::format("ws_tma: {} threads x MIN_BLOCKS {} start each thread with {} registers, "
-                       "fewer than the {} the producer's setmaxnreg.dec goes down to",
-                       tl.THREADS, c.MIN_BLOCKS, tl.LAUNCH_REGS, sgt_kernel::kTmaProducerRegs));
-    }
+    check_tma_copies(c, g, out);
+    check_tma_registers(c, tl, out);
     if (!limits.tma_kernel) {
       fail("tma_architecture",
            "ws_tma: the warp-specialised TMA kernel is implemented for sm_90 only; on this "
