@@ -367,9 +367,13 @@ Recorder::Snapshot Recorder::snapshot() const {
   return s;
 }
 
-std::string Recorder::render(std::string_view existing) const {
-  json processes = json::array();
-  std::vector<json> problems;
+namespace {
+
+// What a capture file already holds that stays: every other process's entries, and their
+// problems renumbered (this process's, by its host, pid and start, are replaced). Nothing when the
+// file is blank; an error, leaving it as it is, when it is not a capture of format_version 1.
+void keep_other_processes(std::string_view existing, const ProcessInfo& process, json& processes,
+                          std::vector<json>& problems) {
   const auto blank = existing.find_first_not_of(" \t\r\n") == std::string_view::npos;
   if (!blank) {
     json old;
@@ -395,8 +399,8 @@ std::string Recorder::render(std::string_view existing) const {
     std::map<size_t, size_t> renumber;
     for (size_t i = 0; i < old_processes.size(); ++i) {
       const auto& p = old_processes[i];
-      if (p.is_object() && p.value("host", "") == process_.host &&
-          p.value("pid", 0L) == process_.pid && p.value("started", "") == process_.started) {
+      if (p.is_object() && p.value("host", "") == process.host &&
+          p.value("pid", 0L) == process.pid && p.value("started", "") == process.started) {
         continue;
       }
       renumber[i] = processes.size();
@@ -411,6 +415,35 @@ std::string Recorder::render(std::string_view existing) const {
       problems.push_back(std::move(copy));
     }
   }
+}
+
+// One line of JSON, invalid UTF-8 replaced.
+std::string json_line(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// One process or problem per line: readable, and a diff shows what changed.
+std::string capture_text(const json& processes, const std::vector<json>& problems,
+                         const std::vector<std::string>& rows) {
+  std::string out = "{\n \"format\": \"sgemm-tune-capture\",\n \"format_version\": 1,\n";
+  out += " \"writer\": \"libsgemm_tune_preload " SGT_PRELOAD_VERSION "\",\n \"processes\": [";
+  for (size_t i = 0; i < processes.size(); ++i) {
+    out += (i ? ",\n  " : "\n  ") + json_line(processes[i]);
+  }
+  out += "\n ],\n \"problems\": [";
+  size_t n = 0;
+  for (const auto& p : problems) out += (n++ ? ",\n  " : "\n  ") + json_line(p);
+  for (const auto& r : rows) out += (n++ ? ",\n  " : "\n  ") + r;
+  out += n == 0 ? "]\n}\n" : "\n ]\n}\n";
+  return out;
+}
+
+}  // namespace
+
+std::string Recorder::render(std::string_view existing) const {
+  json processes = json::array();
+  std::vector<json> problems;
+  keep_other_processes(existing, process_, processes, problems);
 
   const Snapshot s = snapshot();
   const size_t me = processes.size();
@@ -434,7 +467,6 @@ std::string Recorder::render(std::string_view existing) const {
                        {"devices", std::move(devices)},
                        {"timing", settings_.timing},
                        {"tf32_override", null_if_empty(process_.tf32_override)}});
-  auto line = [](const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); };
   // This process's problems most time first, then most calls (the order a tune takes them in),
   // then by their text, so that the same table always writes the same file.
   struct Row {
@@ -446,7 +478,7 @@ std::string Recorder::render(std::string_view existing) const {
   rows.reserve(s.rows.size());
   for (const auto& [f, st] : s.rows) {
     rows.push_back(
-        {st.timed_calls > 0 ? st.time_ms : -1.0, st.calls, line(problem_json(f, st, me))});
+        {st.timed_calls > 0 ? st.time_ms : -1.0, st.calls, json_line(problem_json(f, st, me))});
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
     if (a.time_ms != b.time_ms) return a.time_ms > b.time_ms;
@@ -454,18 +486,10 @@ std::string Recorder::render(std::string_view existing) const {
     return a.text < b.text;
   });
 
-  // One process or problem per line: readable, and a diff shows what changed.
-  std::string out = "{\n \"format\": \"sgemm-tune-capture\",\n \"format_version\": 1,\n";
-  out += " \"writer\": \"libsgemm_tune_preload " SGT_PRELOAD_VERSION "\",\n \"processes\": [";
-  for (size_t i = 0; i < processes.size(); ++i) {
-    out += (i ? ",\n  " : "\n  ") + line(processes[i]);
-  }
-  out += "\n ],\n \"problems\": [";
-  size_t n = 0;
-  for (const auto& p : problems) out += (n++ ? ",\n  " : "\n  ") + line(p);
-  for (const auto& r : rows) out += (n++ ? ",\n  " : "\n  ") + r.text;
-  out += n == 0 ? "]\n}\n" : "\n ]\n}\n";
-  return out;
+  std::vector<std::string> texts;
+  texts.reserve(rows.size());
+  for (auto& r : rows) texts.push_back(std::move(r.text));
+  return capture_text(processes, problems, texts);
 }
 
 bool Recorder::write(bool wait) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -367,6 +368,28 @@ const DeviceIdentity* current_device(Server& sv, int& index) {
 std::string problem_text(const sgt::preload::RowMajorGemm& g) {
   return std::to_string(g.M) + "x" + std::to_string(g.N) + "x" + std::to_string(g.K) + " " +
          g.layout();
+}
+
+sgt_serve_call serve_call(Server& sv, const Prepared& p, const sgt::preload::Decision& d,
+                          int index) {
+  sgt_serve_call c{};
+  c.kernel = &sv.kernels[static_cast<size_t>(d.kernel_index)];
+  c.device = index;
+  c.M = static_cast<int>(d.gemm.M);
+  c.N = static_cast<int>(d.gemm.N);
+  c.K = static_cast<int>(d.gemm.K);
+  c.trans_a = d.gemm.trans_a == 'T';
+  c.trans_b = d.gemm.trans_b == 'T';
+  std::memcpy(&c.alpha, p.alpha, sizeof c.alpha);
+  std::memcpy(&c.beta, p.beta, sizeof c.beta);
+  c.A = static_cast<const float*>(d.gemm.swapped ? p.b : p.a);
+  c.B = static_cast<const float*>(d.gemm.swapped ? p.a : p.b);
+  c.lda = static_cast<int>(d.gemm.lda);
+  c.ldb = static_cast<int>(d.gemm.ldb);
+  c.C = static_cast<float*>(p.c);
+  c.ldc = static_cast<int>(d.gemm.ldc);
+  c.stream = p.stream;
+  return c;
 }
 
 }  // namespace sgt::interpose

@@ -185,6 +185,11 @@ const DeviceIdentity* current_device(Server& sv, int& index);
 
 std::string problem_text(const sgt::preload::RowMajorGemm& g);
 
+// The serve library's call for a decided one: its kernel, on device `index`, the row-major
+// problem and its operands (swapped where decide swapped them), alpha and beta, the stream.
+sgt_serve_call serve_call(Server& sv, const Prepared& p, const sgt::preload::Decision& d,
+                          int index);
+
 template <typename Redirect>
 int reference_trampoline(void* context, float* out) {
   return (*static_cast<Redirect*>(context))(out) == CUBLAS_STATUS_SUCCESS ? 0 : 1;
@@ -224,23 +229,7 @@ std::optional<cublasStatus_t> try_serve(Runtime& rt, const Prepared& p, Redirect
           "would serve " + std::string(p.facts.entry) + " " + what + " (dry run: cuBLAS runs it)");
       return std::nullopt;
     }
-    sgt_serve_call c{};
-    c.kernel = &sv.kernels[static_cast<size_t>(d.kernel_index)];
-    c.device = index;
-    c.M = static_cast<int>(d.gemm.M);
-    c.N = static_cast<int>(d.gemm.N);
-    c.K = static_cast<int>(d.gemm.K);
-    c.trans_a = d.gemm.trans_a == 'T';
-    c.trans_b = d.gemm.trans_b == 'T';
-    std::memcpy(&c.alpha, p.alpha, sizeof c.alpha);
-    std::memcpy(&c.beta, p.beta, sizeof c.beta);
-    c.A = static_cast<const float*>(d.gemm.swapped ? p.b : p.a);
-    c.B = static_cast<const float*>(d.gemm.swapped ? p.a : p.b);
-    c.lda = static_cast<int>(d.gemm.lda);
-    c.ldb = static_cast<int>(d.gemm.ldb);
-    c.C = static_cast<float*>(p.c);
-    c.ldc = static_cast<int>(d.gemm.ldc);
-    c.stream = p.stream;
+    sgt_serve_call c = serve_call(sv, p, d, index);
     if (sv.verify) {
       c.reference = &reference_trampoline<Redirect>;
       c.reference_context = &redirect;

@@ -94,6 +94,38 @@ bool read_layout(cublasLtMatrixLayout_t l, LayoutInfo& out) {
   return ok;
 }
 
+// The scalars of a cuBLASLt call as its pointer mode gives them: read from the host, or only
+// their class (a device pointer, a vector).
+void read_lt_scalars(CallFacts& f, std::int32_t pointer_mode, const void* alpha, const void* beta,
+                     Scalar s) {
+  switch (pointer_mode) {
+    case CUBLASLT_POINTER_MODE_HOST:
+      f.pointer_mode = "host";
+      f.alpha = read_scalar(alpha, s);
+      f.beta = read_scalar(beta, s);
+      break;
+    case CUBLASLT_POINTER_MODE_DEVICE:
+      f.pointer_mode = "device";
+      break;
+    case CUBLASLT_POINTER_MODE_DEVICE_VECTOR:
+      f.pointer_mode = "device_vector";
+      f.alpha = f.beta = ScalarClass::Vector;
+      break;
+    case CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO:
+      f.pointer_mode = "alpha_device_vector_beta_zero";
+      f.alpha = ScalarClass::Vector;
+      f.beta = ScalarClass::Zero;
+      break;
+    case CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST:
+      f.pointer_mode = "alpha_device_vector_beta_host";
+      f.alpha = ScalarClass::Vector;
+      f.beta = read_scalar(beta, s);
+      break;
+    default:
+      f.pointer_mode = "unknown";
+  }
+}
+
 void prepare_lt(Runtime& rt, Prepared& p, cublasLtMatmulDesc_t desc, const void* alpha,
                 const void* a_ptr, cublasLtMatrixLayout_t adesc, const void* b_ptr,
                 cublasLtMatrixLayout_t bdesc, const void* beta, const void* c,
@@ -162,32 +194,7 @@ void prepare_lt(Runtime& rt, Prepared& p, cublasLtMatmulDesc_t desc, const void*
                   cl.rows == dl.rows && cl.cols == dl.cols;
   f.in_place = c == d;
   const Scalar s = scalar_of(static_cast<cudaDataType>(scale));
-  switch (pointer_mode) {
-    case CUBLASLT_POINTER_MODE_HOST:
-      f.pointer_mode = "host";
-      f.alpha = read_scalar(alpha, s);
-      f.beta = read_scalar(beta, s);
-      break;
-    case CUBLASLT_POINTER_MODE_DEVICE:
-      f.pointer_mode = "device";
-      break;
-    case CUBLASLT_POINTER_MODE_DEVICE_VECTOR:
-      f.pointer_mode = "device_vector";
-      f.alpha = f.beta = ScalarClass::Vector;
-      break;
-    case CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_ZERO:
-      f.pointer_mode = "alpha_device_vector_beta_zero";
-      f.alpha = ScalarClass::Vector;
-      f.beta = ScalarClass::Zero;
-      break;
-    case CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST:
-      f.pointer_mode = "alpha_device_vector_beta_host";
-      f.alpha = ScalarClass::Vector;
-      f.beta = read_scalar(beta, s);
-      break;
-    default:
-      f.pointer_mode = "unknown";
-  }
+  read_lt_scalars(f, pointer_mode, alpha, beta, s);
   if (dl.batch != 1) {
     set_batch(p, dl.batch, dl.batch_mode == 0 ? "strided" : "pointer_array");
     set_strides(p, a.stride, b.stride, dl.stride);

@@ -128,6 +128,76 @@ const char* key(FallThrough why) {
   return kFallThroughText[static_cast<int>(why)][0];
 }
 
+namespace {
+
+// kernels[i] of a plan (where: "kernels[i]").
+PlanKernel parse_kernel(const json& k, const std::string& where) {
+  PlanKernel out;
+  out.config_name = str(k, "config_name", where);
+  out.family = str(k, "family", where);
+  const std::string launch = str(k, "launch", where);
+  if (launch != "pointers" && launch != "tensor_maps")
+    throw std::runtime_error(where + ": launch '" + launch +
+                             "' is neither pointers nor tensor_maps");
+  out.tensor_maps = launch == "tensor_maps";
+  out.arch = str(k, "arch", where);
+  out.instance = str(k, "instance", where);
+  if (!is_layout(out.instance))
+    throw std::runtime_error(where + ": instance '" + out.instance + "' is not a layout");
+  out.vec = boolean(k, "vec", where);
+  out.cubin = str(k, "cubin", where);
+  if (out.cubin.empty() || out.cubin[0] != '/')
+    throw std::runtime_error(where + ": cubin is not an absolute path");
+  out.sha256 = str(k, "sha256", where);
+  if (!is_hex64(out.sha256))
+    throw std::runtime_error(where + ": sha256 is not 64 lower-case hex digits");
+  out.kernel = str(k, "kernel", where);
+  if (out.kernel.empty()) throw std::runtime_error(where + ": empty kernel name");
+  out.reduce = str(k, "reduce", where);
+  out.pack = str(k, "pack", where);
+  const json& t = field(k, "tile", where);
+  out.BM = static_cast<int>(integer(t, "BM", where + ".tile", 1, 4096));
+  out.BN = static_cast<int>(integer(t, "BN", where + ".tile", 1, 4096));
+  out.BK = static_cast<int>(integer(t, "BK", where + ".tile", 1, 4096));
+  out.split_k = static_cast<int>(integer(t, "split_k", where + ".tile", 1, 4096));
+  out.pad_a = static_cast<int>(integer(t, "pad_a", where + ".tile", 0, 4096));
+  out.pad_b = static_cast<int>(integer(t, "pad_b", where + ".tile", 0, 4096));
+  out.smem = static_cast<int>(integer(t, "smem", where + ".tile", 0, 1 << 24));
+  out.block = static_cast<int>(integer(k, "block", where, 1, 1024));
+  if (out.split_k > 1 && out.reduce.empty())
+    throw std::runtime_error(where + ": split_k " + std::to_string(out.split_k) +
+                             " without a reduction kernel");
+  return out;
+}
+
+// A problem of a GPU's list (w: "gpus[g].problems[i]"), its kernel an index into `kernels`.
+PlanProblem parse_problem(const json& pj, const std::string& w,
+                          const std::vector<PlanKernel>& kernels) {
+  PlanProblem pr;
+  pr.M = integer(pj, "M", w, 1, INT_MAX);
+  pr.N = integer(pj, "N", w, 1, INT_MAX);
+  pr.K = integer(pj, "K", w, 1, INT_MAX);
+  pr.layout = str(pj, "layout", w);
+  if (!is_layout(pr.layout))
+    throw std::runtime_error(w + ": layout '" + pr.layout + "' is not NN, NT, TN or TT");
+  pr.align = parse_align(field(pj, "align", w), w + ".align");
+  pr.config_name = str(pj, "config_name", w);
+  pr.kernel =
+      static_cast<int>(integer(pj, "kernel", w, -1, static_cast<long long>(kernels.size()) - 1));
+  if (pr.kernel < 0) {
+    pr.refused = str(pj, "refused", w);
+  } else if (kernels[static_cast<size_t>(pr.kernel)].config_name != pr.config_name) {
+    throw std::runtime_error(w + ": config " + pr.config_name + " but kernel " +
+                             std::to_string(pr.kernel) + " is " +
+                             kernels[static_cast<size_t>(pr.kernel)].config_name);
+  }
+  pr.median_ms = number(pj, "median_ms", w);
+  pr.ratio = number(pj, "ratio", w);
+  return pr;
+}
+
+}  // namespace
+
 ServePlan ServePlan::parse(std::string_view text) {
   json j;
   try {
@@ -156,42 +226,7 @@ ServePlan ServePlan::parse(std::string_view text) {
   for (size_t i = 0; i < kernels.size(); ++i) {
     const json& k = kernels[i];
     const std::string where = "kernels[" + std::to_string(i) + "]";
-    PlanKernel out;
-    out.config_name = str(k, "config_name", where);
-    out.family = str(k, "family", where);
-    const std::string launch = str(k, "launch", where);
-    if (launch != "pointers" && launch != "tensor_maps")
-      throw std::runtime_error(where + ": launch '" + launch +
-                               "' is neither pointers nor tensor_maps");
-    out.tensor_maps = launch == "tensor_maps";
-    out.arch = str(k, "arch", where);
-    out.instance = str(k, "instance", where);
-    if (!is_layout(out.instance))
-      throw std::runtime_error(where + ": instance '" + out.instance + "' is not a layout");
-    out.vec = boolean(k, "vec", where);
-    out.cubin = str(k, "cubin", where);
-    if (out.cubin.empty() || out.cubin[0] != '/')
-      throw std::runtime_error(where + ": cubin is not an absolute path");
-    out.sha256 = str(k, "sha256", where);
-    if (!is_hex64(out.sha256))
-      throw std::runtime_error(where + ": sha256 is not 64 lower-case hex digits");
-    out.kernel = str(k, "kernel", where);
-    if (out.kernel.empty()) throw std::runtime_error(where + ": empty kernel name");
-    out.reduce = str(k, "reduce", where);
-    out.pack = str(k, "pack", where);
-    const json& t = field(k, "tile", where);
-    out.BM = static_cast<int>(integer(t, "BM", where + ".tile", 1, 4096));
-    out.BN = static_cast<int>(integer(t, "BN", where + ".tile", 1, 4096));
-    out.BK = static_cast<int>(integer(t, "BK", where + ".tile", 1, 4096));
-    out.split_k = static_cast<int>(integer(t, "split_k", where + ".tile", 1, 4096));
-    out.pad_a = static_cast<int>(integer(t, "pad_a", where + ".tile", 0, 4096));
-    out.pad_b = static_cast<int>(integer(t, "pad_b", where + ".tile", 0, 4096));
-    out.smem = static_cast<int>(integer(t, "smem", where + ".tile", 0, 1 << 24));
-    out.block = static_cast<int>(integer(k, "block", where, 1, 1024));
-    if (out.split_k > 1 && out.reduce.empty())
-      throw std::runtime_error(where + ": split_k " + std::to_string(out.split_k) +
-                               " without a reduction kernel");
-    p.kernels.push_back(std::move(out));
+    p.kernels.push_back(parse_kernel(k, where));
   }
   const json& gpus = field(j, "gpus", "plan");
   if (!gpus.is_array()) throw std::runtime_error("plan: 'gpus' is not an array");
@@ -208,26 +243,7 @@ ServePlan ServePlan::parse(std::string_view text) {
     for (size_t i = 0; i < problems.size(); ++i) {
       const json& pj = problems[i];
       const std::string w = where + ".problems[" + std::to_string(i) + "]";
-      PlanProblem pr;
-      pr.M = integer(pj, "M", w, 1, INT_MAX);
-      pr.N = integer(pj, "N", w, 1, INT_MAX);
-      pr.K = integer(pj, "K", w, 1, INT_MAX);
-      pr.layout = str(pj, "layout", w);
-      if (!is_layout(pr.layout))
-        throw std::runtime_error(w + ": layout '" + pr.layout + "' is not NN, NT, TN or TT");
-      pr.align = parse_align(field(pj, "align", w), w + ".align");
-      pr.config_name = str(pj, "config_name", w);
-      pr.kernel = static_cast<int>(
-          integer(pj, "kernel", w, -1, static_cast<long long>(p.kernels.size()) - 1));
-      if (pr.kernel < 0) {
-        pr.refused = str(pj, "refused", w);
-      } else if (p.kernels[static_cast<size_t>(pr.kernel)].config_name != pr.config_name) {
-        throw std::runtime_error(w + ": config " + pr.config_name + " but kernel " +
-                                 std::to_string(pr.kernel) + " is " +
-                                 p.kernels[static_cast<size_t>(pr.kernel)].config_name);
-      }
-      pr.median_ms = number(pj, "median_ms", w);
-      pr.ratio = number(pj, "ratio", w);
+      PlanProblem pr = parse_problem(pj, w, p.kernels);
       for (const auto& other : out.problems) {
         if (other.M == pr.M && other.N == pr.N && other.K == pr.K && other.layout == pr.layout)
           throw std::runtime_error(w + ": the problem is listed twice");
