@@ -97,11 +97,12 @@ TEST(ModelStrategy, WithoutHistoryItSamplesThenLearnsAndAsksEachCandidateOnce) {
   EXPECT_FALSE(asked.count(3));
 }
 
-// A family the history never measured is no evidence against it: trained on FFMA trials only,
+// A family not measured at this problem is no evidence against it: trained on FFMA trials only,
 // the first batch still measures one candidate of the split-TF32 family added to the candidates
-// (the miss of 2026-12-04 at 4096^3, where 253 trials never tried it); once the history holds a
-// trial of that family, the model's order alone decides.
-TEST(ModelStrategy, FirstBatchScoutsEachFamilyTheHistoryNeverMeasured) {
+// (the miss of 2026-12-04 at 4096^3, where 253 trials never tried it), and so it does when the
+// history holds the family's own recordings, which rank it only against itself (the second miss,
+// the same evening). An ok trial of the family at this problem (a resumed tune) ends it.
+TEST(ModelStrategy, FirstBatchScoutsEachFamilyNotMeasuredAtThisProblem) {
   auto h = held_out("4096x4096x4096-NN", {"1024x1024x1024-NN", "2048x2048x2048-TT"});
   const KernelFamily* wg_family = find_family("tf32x3_wg");
   ASSERT_NE(wg_family, nullptr);
@@ -149,22 +150,31 @@ TEST(ModelStrategy, FirstBatchScoutsEachFamilyTheHistoryNeverMeasured) {
     EXPECT_EQ(scouted.size(), 3u);
     EXPECT_EQ(std::set<size_t>(scouted.begin(), scouted.end()).size(), scouted.size());
   }
-  // A history that holds an ok trial of the family: no scout, the model ranks (an FFMA-trained
-  // model on a 4096^3 problem puts FFMA tiles first). A failed one alone is no measurement.
-  Trial seen;
-  seen.config = h.candidates[*wg_idx.begin()];
-  seen.problem = Problem{2048, 2048, 2048, "NN"};
-  seen.status = TrialStatus::compile_failed;
-  auto with_seen = h.history;
-  with_seen.push_back(seen);
-  auto failed_only = make_strategy("model");
-  failed_only->start({h.candidates, h.problem, h.known, 1, 132, with_seen});
-  EXPECT_EQ(count_wg(failed_only->ask(8)), 1);
-  with_seen.back().status = TrialStatus::ok;
-  with_seen.back().time.median_ms = 1.0;
-  with_seen.back().cublas_median_ms = 2.0;
+  // The history's own trials of the family (ok, at another problem) still leave it to a scout.
+  Trial other;
+  other.config = h.candidates[*wg_idx.begin()];
+  other.problem = Problem{2048, 2048, 2048, "NN"};
+  other.status = TrialStatus::ok;
+  other.time.median_ms = 1.0;
+  other.cublas_median_ms = 2.0;
+  auto with_other = h.history;
+  with_other.push_back(other);
+  auto history_only = make_strategy("model");
+  history_only->start({h.candidates, h.problem, h.known, 1, 132, with_other});
+  EXPECT_EQ(count_wg(history_only->ask(8)), 1);
+  // An ok trial of the family at this problem: no scout, the model ranks (an FFMA-trained model
+  // on a 4096^3 problem puts FFMA tiles first). A failed one alone is no measurement.
+  auto known = h.known;
+  Trial here = other;
+  here.problem = h.problem;
+  here.status = TrialStatus::compile_failed;
+  known[*wg_idx.begin()] = here;
+  auto failed_here = make_strategy("model");
+  failed_here->start({h.candidates, h.problem, known, 1, 132, h.history});
+  EXPECT_EQ(count_wg(failed_here->ask(8)), 1);
+  known[*wg_idx.begin()]->status = TrialStatus::ok;
   auto model = make_strategy("model");
-  model->start({h.candidates, h.problem, h.known, 1, 132, with_seen});
+  model->start({h.candidates, h.problem, known, 1, 132, h.history});
   EXPECT_EQ(count_wg(model->ask(8)), 0);
 }
 

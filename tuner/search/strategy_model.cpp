@@ -9,11 +9,13 @@
 // counts as at least as slow as its own fast repetitions showed, and never as fast as the best; a
 // failed one (spills, incorrect, crashed, ...) as slower than anything measured for its problem.
 //
-// A family of which neither the history nor this problem's trials hold an ok trial is unknown to
-// the model, not known to be slow: the first batch measures the best-ranked candidate of each such
-// family (a scout) before the model's own order, so one trial tells the model what it is worth. A
-// scout that fails (a compile that NVRTC botched, a spill) is followed by the family's next-ranked
-// candidate, up to kScoutTries of them.
+// The model learns from each problem's trials ranked among themselves, so a family recorded apart
+// from the others (a family's own datasets) or never recorded at all teaches it nothing about how
+// that family compares with the rest at this problem: it is unknown, not known to be slow. So when
+// the candidates hold several families, the first batch measures the best-ranked candidate of
+// each family without an ok trial of this problem (a scout) before the model's own order, and one
+// trial here tells the model what the family is worth. A scout that fails (a compile that NVRTC
+// botched, a spill) is followed by the family's next-ranked candidate, up to kScoutTries of them.
 #include <algorithm>
 #include <map>
 #include <random>
@@ -122,13 +124,10 @@ class ModelSearch final : public SearchStrategy {
     }
   }
 
-  // One candidate of every family of which no trial of the history nor of this problem is ok:
-  // the model's best-ranked of the family (a random one while there is no model).
+  // One candidate of every family of which no trial of this problem is ok: the model's
+  // best-ranked of the family (a random one while there is no model).
   void plan_scouts() {
     std::set<const KernelFamily*> seen, present;
-    for (const auto& t : ctx_->history) {
-      if (t.status == TrialStatus::ok) seen.insert(&family_of(t.config));
-    }
     for (const auto& k : ctx_->known) {
       if (k && k->status == TrialStatus::ok) seen.insert(&family_of(k->config));
     }

@@ -14,7 +14,7 @@
 // adds: within cuBLAS's error down to small K), 1 its ACC 6 (a slice's twelve products summed in
 // the tensor core, slices summed by FP32 adds in groups of 8 before the running sum: 12 % faster,
 // and more accurate from K = 512 on, above cuBLAS's error at K <= 256;
-// docs/experiments/2026-12-05-tf32x3-wg-accumulation.md). Which one may serve a problem is the
+// docs/experiments/2026-12-04-tf32x3-wg-accumulation.md). Which one may serve a problem is the
 // accuracy check's: both are measured against FP64 on it.
 // Every other field holds one value (implied(): its names leave them out; FMA_ORDER 0 too, so
 // names from before the knob still parse and name the same kernel).
