@@ -183,6 +183,19 @@ inline int layout_index(bool trans_a, bool trans_b) {
   return (trans_a ? 2 : 0) + (trans_b ? 1 : 0);
 }
 
+// Empty when a config may serve the call as the winner of `tuned` (null: of no tuned shape, a
+// GPU's default); else why not. A non-strict config's accuracy against FP64 was measured at its
+// tuned shape (table format 10), against cuBLAS's there: it serves no other shape, since its error
+// ratio moves with K (both ways) and with M and N, where cuBLAS changes algorithm.
+inline std::string off_measured_shape(bool non_strict, const table::Shape* tuned,
+                                      const Call& call) {
+  if (!non_strict) return {};
+  if (!tuned) return "its accuracy against FP64 was measured at no shape";
+  if (tuned->M == call.M && tuned->N == call.N && tuned->K == call.K) return {};
+  return strf("its accuracy against FP64 was measured at %s only",
+              shape_text(tuned->M, tuned->N, tuned->K).c_str());
+}
+
 // Empty when config `c`, launched as `f` says, can compute the call; else why not. A kernel that
 // reads its operands through pointers serves any shape, layout, leading dimension and alignment;
 // only the grid has a limit. One that reads A and B through tensor copies needs tma_refusal's
@@ -368,16 +381,10 @@ Choice choose(const DeviceIdentity& dev, const Call& call, const Usable& usable)
     return shape_distance(call.M, call.N, call.K, table::kShapes[a]) <
            shape_distance(call.M, call.N, call.K, table::kShapes[b]);
   });
-  // A non-strict config's accuracy against FP64 was measured at its tuned shape (format 10),
-  // against cuBLAS's there: served at no other shape (its error ratio moves with K, M and N).
   auto too_deep = [&](int config, int shape) -> std::string {
 #if SGT_TUNED_TABLE_FORMAT_VERSION >= 10
-    const auto* s = shape >= 0 ? &table::kShapes[shape] : nullptr;
-    if (table::kConfigNonStrict[config] &&
-        (!s || s->M != call.M || s->N != call.N || s->K != call.K))
-      return s ? strf("its accuracy against FP64 was measured at %s only",
-                      shape_text(s->M, s->N, s->K).c_str())
-               : std::string("its accuracy against FP64 was measured at no shape");
+    return off_measured_shape(table::kConfigNonStrict[config],
+                              shape >= 0 ? &table::kShapes[shape] : nullptr, call);
 #else
     (void)config, (void)shape;
 #endif

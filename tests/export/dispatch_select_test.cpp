@@ -320,6 +320,22 @@ TEST(ExportDispatchSelect, EmptyProductsDoNothingKZeroScalesCAndBadArgumentsAreI
   EXPECT_TRUE(contains(describe(kH200, call, c), "invalid arguments, nothing runs")) << c.why;
 }
 
+// A non-strict winner (split TF32) serves only the shape its accuracy was measured at: not a
+// deeper or shallower K, not another M or N, never as a GPU's default; a strict one serves any.
+TEST(ExportDispatchSelect, ANonStrictWinnerServesOnlyItsMeasuredShape) {
+  const table::Shape tuned{4096, 4096, 4096, "NN", 0, 1.0, 250.0};
+  EXPECT_EQ(off_measured_shape(true, &tuned, packed(4096, 4096, 4096)), "");
+  for (const auto& call : {packed(4096, 4096, 8192), packed(4096, 4096, 128),
+                           packed(3072, 4096, 4096), packed(4096, 2048, 4096)}) {
+    const auto why = off_measured_shape(true, &tuned, call);
+    EXPECT_TRUE(contains(why, "measured at 4096x4096x4096 only"))
+        << call.M << "x" << call.N << "x" << call.K << ": " << why;
+    EXPECT_EQ(off_measured_shape(false, &tuned, call), "");
+  }
+  EXPECT_TRUE(contains(off_measured_shape(true, nullptr, packed(64, 64, 64)), "no shape"));
+  EXPECT_EQ(off_measured_shape(false, nullptr, packed(64, 64, 64)), "");
+}
+
 TEST(ExportDispatchSelect, DistanceIsTheTunersShapeDistance) {
   for (const auto& [M, N, K] :
        {std::tuple{1000, 3000, 77}, std::tuple{4096, 4096, 2048}, std::tuple{1, 65536, 7}}) {
