@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "error.hpp"
@@ -103,6 +104,45 @@ TEST(Strategy, AnnealingProposesNeighboursAndAsksEachCandidateOnce) {
   }
   EXPECT_EQ(seen.size() + 5,
             static_cast<size_t>(std::count(f.known.begin(), f.known.end(), std::nullopt)));
+}
+
+// Before anything is told, annealing's first batch is spread out: each pick is as many knobs
+// away from the picks before it as any candidate still open, and the batch is drawn from the seed.
+TEST(Strategy, AnnealingSpreadsItsFirstBatchBeforeAnythingIsTold) {
+  Fixture f;
+  auto knobs_apart = [](const WarpTileConfig& a, const WarpTileConfig& b) {
+    int d = a.family != b.family;
+    for (const auto& field : kConfigFields) d += a.*field.member != b.*field.member;
+    return d;
+  };
+  auto first_batch = [&](std::uint64_t seed) {
+    auto s = make_strategy("anneal");
+    s->start({f.candidates, f.problem, f.known, seed, 132, f.history});
+    return s->ask(6);
+  };
+  const auto batch = first_batch(5);
+  ASSERT_EQ(batch.size(), 6u);
+  EXPECT_EQ(batch, first_batch(5));
+  std::set<size_t> picked;
+  for (size_t k = 0; k < batch.size(); ++k) {
+    EXPECT_FALSE(f.known[batch[k]].has_value());
+    EXPECT_TRUE(picked.insert(batch[k]).second);
+    if (k == 0) continue;
+    // The nearest earlier pick of this one, against the best any open candidate could do.
+    auto nearest = [&](size_t i) {
+      int d = std::numeric_limits<int>::max();
+      for (size_t e = 0; e < k; ++e) {
+        d = std::min(d, knobs_apart(f.candidates[i], f.candidates[batch[e]]));
+      }
+      return d;
+    };
+    int best = 0;
+    for (size_t i = 0; i < f.candidates.size(); ++i) {
+      if (!f.known[i] && !picked.count(i)) best = std::max(best, nearest(i));
+    }
+    EXPECT_GE(nearest(batch[k]), best) << "pick " << k;
+    EXPECT_GT(nearest(batch[k]), 0);
+  }
 }
 
 // The one-knob neighbours (anneal's moves, the session's last look) are exactly the candidates
