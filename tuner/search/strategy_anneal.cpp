@@ -5,7 +5,7 @@
 // The walk starts from the best of a spread-out first batch: until the first result is told, each
 // pick is a candidate farthest (in knobs that differ) from every pick before it. The session asks
 // a window ahead (2 * threads + GPUs), so the first batch is chosen blind; spread out, it finds a
-// good basin sooner than a random one (strategy-bench over the H200 datasets, 30 seeds: 0.953 of
+// good basin sooner than a random one (strategy-bench over the H200 datasets, 30 seeds: 0.952 of
 // the optimum at 1 % of the candidates against 0.931,
 // docs/experiments/2026-12-04-strategy-bench-anneal.md).
 #include <algorithm>
