@@ -1,7 +1,9 @@
 // `tune --replay` and `dataset` as a user runs them: no GPU, the shipped datasets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -496,6 +498,27 @@ TEST(DatasetCli, APrecisionClassIsCountedRecordedAndReplayed) {
       test::run_cli(replay + test::sh_quote(dir.path() / "f.db") + " --precision fp32");
   EXPECT_EQ(refused.exit_code, 2) << refused.out;
   EXPECT_NE(refused.out.find("no valid config"), std::string::npos) << refused.out;
+}
+
+// Runs replayed at once give the runs replayed one after the other, row for row: each run is a
+// session of its own, and the model fits with a fixed thread count whatever the machine has.
+TEST(StrategyBenchCli, ParallelRunsGiveTheSameRowsAsOneAtATime) {
+  test::TempDir dir;
+  const std::string cmd = "strategy-bench " + shipped("1024x1024x1024-NN") + " " +
+                          shipped("512x2048x512-NT") + " " + shipped("2048x512x2048-TN") +
+                          " --strategies model,anneal --seeds 2 --max-fraction 0.01 --csv ";
+  auto rows = [&](const std::string& jobs) {
+    const auto csv = dir.path() / ("sb-" + jobs + ".csv");
+    const auto r = test::run_cli(cmd + test::sh_quote(csv) + " --jobs " + jobs);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    std::ifstream in(csv);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto one = rows("1");
+  EXPECT_EQ(std::count(one.begin(), one.end(), '\n'), 1 + 2 * 3 * 2) << one;
+  EXPECT_EQ(rows("3"), one);
+  const auto bad = test::run_cli(cmd + test::sh_quote(dir.path() / "x.csv") + " --jobs -1");
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
 }
 
 }  // namespace

@@ -7,10 +7,13 @@
 // 0.98 and 0.99, beside random search without replacement. With --patience, where each run stopped,
 // with or without the session's last look around the best (--local-look).
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -76,7 +79,7 @@ double optimum(const eval::Recording& r) {
 Run replay_one(const eval::Recording& rec, const std::vector<WarpTileConfig>& candidates,
                const std::vector<Trial>& history, const std::string& strategy,
                const std::string& label, std::optional<bool> local_look, std::uint64_t seed,
-               double max_fraction, size_t patience, unsigned threads) {
+               double max_fraction, size_t patience, unsigned threads, unsigned model_threads) {
   const double opt = optimum(rec);
   eval::ReplayEvaluator ev(rec, threads);
   NullStore store;
@@ -87,6 +90,7 @@ Run replay_one(const eval::Recording& rec, const std::vector<WarpTileConfig>& ca
   o.seed = seed;
   o.top_k = 1;
   o.compile_threads = threads;
+  o.model_threads = model_threads;
   o.max_evals =
       static_cast<size_t>(std::ceil(max_fraction * static_cast<double>(candidates.size())));
   o.patience = patience;
@@ -295,6 +299,8 @@ struct StrategyBenchOpts {
   double max_fraction = 0.25;
   size_t patience = 0;
   unsigned threads = 16;
+  unsigned jobs = 0;           // runs replayed at once; 0: one per core
+  unsigned model_threads = 1;  // the model's fitting threads in each run
   bool json = false, include_incomplete = false;
 };
 
@@ -326,6 +332,16 @@ void add_strategy_bench_options(CLI::App& sub, StrategyBenchOpts& o) {
                  "Compile threads of the simulated clock (the recording machine's cores)")
       ->check(CLI::Range(1u, 1024u))
       ->capture_default_str();
+  sub.add_option("--jobs", o.jobs,
+                 "Runs replayed at once (0: one per core); the figures do not depend on it")
+      ->check(CLI::Range(0u, 1024u))
+      ->capture_default_str();
+  sub.add_option("--model-threads", o.model_threads,
+                 "Threads the model fits with in each run (0: every core). XGBoost's sums, and "
+                 "so the model's picks, depend on the count: the default 1 gives the same "
+                 "figures on any machine, which a tune (every core) need not match run for run")
+      ->check(CLI::Range(0u, 1024u))
+      ->capture_default_str();
   sub.add_option("--csv", o.csv, "One row per strategy, dataset and seed")->capture_default_str();
   sub.add_option("--plot", o.plot, "Draw the mean fraction of the optimum per strategy (PNG)");
   sub.add_option("--plot-script", o.plot_script,
@@ -333,6 +349,47 @@ void add_strategy_bench_options(CLI::App& sub, StrategyBenchOpts& o) {
   sub.add_flag("--include-incomplete", o.include_incomplete,
                "Also replay datasets that do not cover their whole candidate set");
   sub.add_flag("--json", o.json, "Print the summary as JSON on stdout");
+}
+
+struct Job {
+  std::string strategy, label;
+  std::optional<bool> look;
+  int seed = 1;
+};
+
+// Runs `one` on every job, up to `parallel` at once (0: one per core); the results in the jobs'
+// order. Each run is a session of its own (its evaluator, store, strategy and model), so they
+// share nothing but the read-only recording, candidates and history.
+template <typename F>
+std::vector<Run> replay_jobs(const std::vector<Job>& jobs, unsigned parallel, F one) {
+  if (parallel == 0) parallel = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::optional<Run>> out(jobs.size());
+  std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::exception_ptr error;
+  auto work = [&] {
+    for (size_t i; (i = next++) < jobs.size();) {
+      try {
+        Run r = one(jobs[i]);
+        std::lock_guard lock(mu);
+        std::fprintf(stderr, "\r%s %s seed %d   ", r.strategy.c_str(), r.problem.c_str(),
+                     jobs[i].seed);
+        out[i] = std::move(r);
+      } catch (...) {
+        std::lock_guard lock(mu);
+        if (!error) error = std::current_exception();
+        next = jobs.size();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<size_t>(parallel, jobs.size()); ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+  std::vector<Run> runs;
+  for (auto& r : out) runs.push_back(std::move(*r));
+  return runs;
 }
 
 // Every run: each complete dataset (or every one, with --include-incomplete), replayed with each
@@ -364,17 +421,18 @@ std::vector<Run> replay_datasets(const StrategyBenchOpts& o, const std::vector<d
       if (h == d || !(all[h].gpu.identity() == all[d].gpu.identity())) continue;
       for (const auto& st : all[h].trials) history.push_back(st.trial);
     }
+    std::vector<Job> jobs;
     for (const auto& s : strategies) {
       for (const auto& [label, look] : variants(s)) {
-        for (int seed = 1; seed <= o.seeds; ++seed) {
-          runs.push_back(replay_one(rec, candidates, history, s, label, look,
-                                    static_cast<std::uint64_t>(seed), o.max_fraction, o.patience,
-                                    o.threads));
-          std::fprintf(stderr, "\r%s %s seed %d   ", label.c_str(), runs.back().problem.c_str(),
-                       seed);
-        }
+        for (int seed = 1; seed <= o.seeds; ++seed) jobs.push_back({s, label, look, seed});
       }
     }
+    auto done = replay_jobs(jobs, o.jobs, [&](const Job& j) {
+      return replay_one(rec, candidates, history, j.strategy, j.label, j.look,
+                        static_cast<std::uint64_t>(j.seed), o.max_fraction, o.patience, o.threads,
+                        o.model_threads);
+    });
+    for (auto& r : done) runs.push_back(std::move(r));
   }
   return runs;
 }

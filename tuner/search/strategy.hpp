@@ -29,6 +29,9 @@ struct StrategyContext {
   // Trials of other problems on this GPU model (the database's, shipped datasets'): what a model
   // learns from before the first measurement of this problem. May be empty.
   const std::vector<Trial>& history;
+  // Threads a learning strategy's model fits with (0: every core). The fit's sums depend on the
+  // count, so a replay that must give the same answers on any machine fixes it (strategy-bench).
+  unsigned model_threads = 0;
 };
 
 class SearchStrategy {

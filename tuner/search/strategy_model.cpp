@@ -37,7 +37,7 @@ class ModelSearch final : public SearchStrategy {
   void start(const StrategyContext& ctx) override {
     ctx_.emplace(ctx);
     rng_.seed(ctx.seed);
-    model_ = make_xgboost_cost_model({ctx.seed});
+    model_ = make_xgboost_cost_model({ctx.seed, ctx.model_threads});
     x_ = feature_rows(ctx.candidates, ctx.problem, ctx.sm_count);
     asked_.assign(ctx.candidates.size(), false);
     for (size_t i = 0; i < ctx.candidates.size(); ++i) {

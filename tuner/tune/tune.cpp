@@ -119,10 +119,14 @@ Trial measure(const TuneOptions& o, TrialPhase phase, const WarpTileConfig& cfg,
 }
 
 // Builds the candidates the session submits on a pool of threads, ahead of the measuring, and
-// hands each binary over when the session takes it.
+// hands each binary over when the session takes it. An evaluator on a recorded clock (a replay)
+// builds each binary when it is taken, on the session's thread instead: its clock is charged
+// in the session's order, not in the order threads happen to finish, so a replay's seconds are
+// the same every run.
 class BuildQueue {
  public:
   BuildQueue(Evaluator& ev, const Problem& p, unsigned threads) : ev_(ev), problem_(p) {
+    if (ev.traits().recorded_clock) return;
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     for (unsigned i = 0; i < threads; ++i) pool_.emplace_back([this] { work(); });
   }
@@ -145,6 +149,7 @@ class BuildQueue {
   }
   // Waits for the binary of `key`; rethrows what its build threw.
   Compiled take(size_t key) {
+    if (pool_.empty()) return build_now(key);
     std::unique_lock lock(mu_);
     cv_.wait(lock, [&] { return done_.count(key) || error_; });
     if (error_) std::rethrow_exception(error_);
@@ -159,6 +164,18 @@ class BuildQueue {
   }
 
  private:
+  Compiled build_now(size_t key) {
+    const auto it =
+        std::find_if(todo_.begin(), todo_.end(), [&](const auto& j) { return j.first == key; });
+    if (it == todo_.end())
+      throw Error(fmt::format("internal: candidate {} taken before it was submitted", key));
+    const WarpTileConfig c = it->second;
+    todo_.erase(it);
+    Compiled out = ev_.build(c, problem_);
+    last_ = Clock::now();
+    return out;
+  }
+
   void work() {
     while (true) {
       std::pair<size_t, WarpTileConfig> job;
@@ -483,7 +500,7 @@ class Session {
   void screen() {
     strategy_ = make_strategy(o_.strategy);
     strategy_->start({o_.candidates, o_.problem, trials_, o_.seed, rep_.worker.fingerprint.sm_count,
-                      o_.history});
+                      o_.history, o_.model_threads});
     const unsigned threads =
         o_.compile_threads ? o_.compile_threads : std::max(1u, std::thread::hardware_concurrency());
     lookahead_ = 2 * static_cast<size_t>(threads) + lanes_.size();

@@ -69,6 +69,7 @@ struct TuneOptions {
   double tolerance = 1e-4;
   std::uint64_t seed = 0;
   unsigned compile_threads = 0;  // 0: all cores
+  unsigned model_threads = 0;    // the cost model's fitting threads (StrategyContext); 0: all cores
   // Extra NVRTC options the evaluator compiles with, e.g. -DSGT_K_UNROLL=4: part of each trial's
   // kernel hash, so such trials are never served as the default build's winners.
   std::vector<std::string> nvrtc_options;
