@@ -6,8 +6,8 @@ Each FP32 operand becomes big = tf32_rna(x) and small = tf32_rna(x - big); a ten
 exponent, truncated to 24 bits, rounded toward zero (the tensor core's behaviour on FP32
 accumulation); FP32 adds round to nearest. Compared, as errors relative to sequential FFMA (both
 against an FP64 sum): FFMA with several interleaved chains, ACC 1 (a zeroed partial per k-step,
-added by FP32 adds), ACC 1 with split-K, and a two-level sum (partials into a window of w k-steps,
-the window into the running sum).
+added by FP32 adds), ACC 1 with split-K, a two-level sum (partials into a window of w k-steps,
+the window into the running sum), and the wgmma family's ACC 4 and ACC 6 with split-K.
 
 usage: emulate_accumulation.py K {exponents|uniform} [dot products, default 1024]
 exponents: +-m 2^e, m in [1, 2), e in -30..30 (the tuner's exponents stress case).
@@ -42,19 +42,29 @@ def hmma(c, p):  # c (n,), p (n,8) exact products in float64; truncating aligned
     q = np.exp2(E - 23)[:, None]
     t = np.trunc(allt / q) * q
     return rz32(t.sum(axis=1))
-def run(a, b, mode, w=1, splits=1):
+def run(a, b, mode, w=1, splits=1, mid=8):
     n, K = a.shape
     ab, as_ = split(a); bb, bs = split(b)
     ab = ab.astype(np.float64); as_ = as_.astype(np.float64); bb = bb.astype(np.float64); bs = bs.astype(np.float64)
     chunk = K // splits
     outs = []
     for s in range(splits):
-        acc = np.zeros(n, np.float32); win = np.zeros(n, np.float32)
+        acc = np.zeros(n, np.float32); win = np.zeros(n, np.float32); run.nwin = 0
         nsteps = chunk // 8
         for ks in range(nsteps):
             sl = slice(s * chunk + ks * 8, s * chunk + ks * 8 + 8)
             if mode == 'acc0':
                 acc = hmma(acc, as_[:, sl] * bb[:, sl]); acc = hmma(acc, ab[:, sl] * bs[:, sl]); acc = hmma(acc, ab[:, sl] * bb[:, sl])
+                continue
+            if mode in ('acc4', 'acc6'):  # a window of w k-steps summed in the tensor core
+                if ks % w == 0: part = np.zeros(n, np.float32)
+                part = hmma(part, as_[:, sl] * bb[:, sl]); part = hmma(part, ab[:, sl] * bs[:, sl]); part = hmma(part, ab[:, sl] * bb[:, sl])
+                if (ks + 1) % w != 0 and ks != nsteps - 1: continue
+                if mode == 'acc4':
+                    acc = (acc + part).astype(np.float32); continue
+                win = (win + part).astype(np.float32); nwin = getattr(run, 'nwin', 0) + 1; run.nwin = nwin
+                if nwin % mid == 0 or ks == nsteps - 1:  # ACC 6: the middle sum joins the running sum
+                    acc = (acc + win).astype(np.float32); win[:] = 0
                 continue
             part = np.zeros(n, np.float32)
             part = hmma(part, as_[:, sl] * bb[:, sl]); part = hmma(part, ab[:, sl] * bs[:, sl]); part = hmma(part, ab[:, sl] * bb[:, sl])
@@ -94,3 +104,9 @@ for s in (2, 4, 16):
     print(f"  acc1 splitK {s:2d} {err(run(a, b, 'acc1', splits=s), ref)/base:.3f}")
 for w in (4, 8, 16, int(np.ceil(np.sqrt(K/8)))):
     print(f"  acc2 w={w:3d}     {err(run(a, b, 'acc2', w=w), ref)/base:.3f}")
+# The wgmma family (kWgBK = 32: a slice is 4 k-steps): ACC 4 (a slice summed in the tensor core),
+# ACC 6 (ACC 4 with slices summed in groups of kWgMidSlices = 8 first), each with split-K.
+for s in (1, 2, 3, 4):
+    if K % (32 * s): continue
+    print(f"  acc4 splitK {s}   {err(run(a, b, 'acc4', w=4, splits=s), ref)/base:.3f}"
+          f"   acc6 splitK {s}   {err(run(a, b, 'acc6', w=4, splits=s), ref)/base:.3f}")
