@@ -36,7 +36,10 @@
 // Same SGEMM semantics as the other kernels: row-major C = alpha op(A) op(B) + beta C, C never
 // read when beta == 0; any M, N, K (tiles past the matrix read TMA's zero fill).
 // STAGES (2 or 3: the ring's depth; 4 would not fit 227 KB) and GROUP_M (the block order,
-// block_tile_row/col) are the family's knobs.
+// block_tile_row/col) are the family's knobs, and SPLIT_K: its split configs run the entry
+// sgemm_tf32x3_wgmma_splitk, which takes one split's K slices and writes its partial product for
+// sgemm_splitk_reduce, the unsplit ones sgemm_tf32x3_wgmma; both run one body (tf32x3_wg_gemm),
+// and the unsplit entry's machine code is the one it had before the split entry existed.
 //
 // No host includes: the host side (the panel maps: tma_maps.h; the launches: launch_plan.h) lives
 // with its caller. NVRTC compiles this file as is, with the other kernel files as named headers.
@@ -132,21 +135,19 @@ __global__ void __launch_bounds__(256) tf32x3_split_operand(int R, int K, int Kp
   }
 }
 
-// The GEMM on the split operands: maps over the prepass's four arrays (inner dimension Kp, box
-// 32 x 128, 128-byte swizzle). Grid: ceil(M / 128) * ceil(N / 128) blocks in GROUP_M order,
-// kWgThreads threads, tf32x3_wg_smem_bytes(STAGES) of dynamic shared memory.
+namespace sgt_kernel {
+
+// The tile kernel's body, which both of its entries below run: the block tile blockIdx.x (in
+// GROUP_M order) over the K slices first .. first + nk - 1 of the panels, then C = alpha acc +
+// beta C (C never read when beta == 0) with leading dimension ldc. sgemm_tf32x3_wgmma runs it on
+// every slice into C; sgemm_tf32x3_wgmma_splitk on one split's slices, into its partial product
+// where the launch splits. The slice loop and the accumulations count local slices (kb from 0),
+// so that a split sums its slices as the unsplit kernel sums the whole K.
 template <int ACC, int STAGES, int GROUP_M>
-__global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
-    sgemm_tf32x3_wgmma(int M, int N, int K, float alpha,
-                       const __grid_constant__ sgt_kernel::TmaMap a_big,
-                       const __grid_constant__ sgt_kernel::TmaMap a_small,
-                       const __grid_constant__ sgt_kernel::TmaMap b_big,
-                       const __grid_constant__ sgt_kernel::TmaMap b_small, float beta,
-                       float* __restrict__ C, int ldc) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 &&                         \
-    (defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_SPECIFIC__) || \
-     defined(__CUDA_ARCH_FAMILY_SPECIFIC__))
-  using namespace sgt_kernel;
+__device__ __forceinline__ void tf32x3_wg_gemm(int M, int N, int first, int nk, float alpha,
+                                               const TmaMap& a_big, const TmaMap& a_small,
+                                               const TmaMap& b_big, const TmaMap& b_small,
+                                               float beta, float* __restrict__ C, int ldc) {
   static_assert(ACC >= 0 && ACC <= 6, "acc: 0 to 6");
   static_assert(STAGES >= kWgMinStages && STAGES <= kWgMaxStages,
                 "tf32x3_wg_stages: STAGES is 2 or 3 (the ring fits 227 KB of shared memory)");
@@ -161,7 +162,6 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
   const int grid_m = (M + kWgBM - 1) / kWgBM, grid_n = (N + kWgBN - 1) / kWgBN;
   const int bm0 = block_tile_row(blockIdx.x, grid_m, grid_n, GROUP_M) * kWgBM;
   const int bn0 = block_tile_col(blockIdx.x, grid_m, grid_n, GROUP_M) * kWgBN;
-  const int nk = (K + kWgBK - 1) / kWgBK;
 
   if (tid == 0) {
 #pragma unroll
@@ -181,10 +181,11 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
         if (kb >= ST) mbar_wait(&empty[s], ((kb / ST) - 1) & 1);
         float* st = base + s * kWgStageFloats;
         mbar_arrive_expect(&full[s], kWgStageFloats * 4);
-        tma_copy_2d(st, &a_big, kb * kWgBK, bm0, &full[s]);
-        tma_copy_2d(st + T, &a_small, kb * kWgBK, bm0, &full[s]);
-        tma_copy_2d(st + 2 * T, &b_big, kb * kWgBK, bn0, &full[s]);
-        tma_copy_2d(st + 3 * T, &b_small, kb * kWgBK, bn0, &full[s]);
+        const int k0 = tf32x3_wg_slice_k(first, kb);
+        tma_copy_2d(st, &a_big, k0, bm0, &full[s]);
+        tma_copy_2d(st + T, &a_small, k0, bm0, &full[s]);
+        tma_copy_2d(st + 2 * T, &b_big, k0, bn0, &full[s]);
+        tma_copy_2d(st + 3 * T, &b_small, k0, bn0, &full[s]);
       }
     }
     return;
@@ -346,5 +347,62 @@ __global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
       }
     }
   }
+}
+
+}  // namespace sgt_kernel
+
+// The sm_90a image only: wgmma, setmaxnreg and tensor copies; elsewhere the entries are empty.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 &&                         \
+    (defined(__CUDA_ARCH_FEAT_SM90_ALL) || defined(__CUDA_ARCH_SPECIFIC__) || \
+     defined(__CUDA_ARCH_FAMILY_SPECIFIC__))
+#define SGT_TF32X3_WG_BODY 1
+#else
+#define SGT_TF32X3_WG_BODY 0
+#endif
+
+// The GEMM on the split operands: maps over the prepass's four arrays (inner dimension Kp, box
+// 32 x 128, 128-byte swizzle). Grid: ceil(M / 128) * ceil(N / 128) blocks in GROUP_M order,
+// kWgThreads threads, tf32x3_wg_smem_bytes(STAGES) of dynamic shared memory.
+template <int ACC, int STAGES, int GROUP_M>
+__global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
+    sgemm_tf32x3_wgmma(int M, int N, int K, float alpha,
+                       const __grid_constant__ sgt_kernel::TmaMap a_big,
+                       const __grid_constant__ sgt_kernel::TmaMap a_small,
+                       const __grid_constant__ sgt_kernel::TmaMap b_big,
+                       const __grid_constant__ sgt_kernel::TmaMap b_small, float beta,
+                       float* __restrict__ C, int ldc) {
+#if SGT_TF32X3_WG_BODY
+  using namespace sgt_kernel;
+  tf32x3_wg_gemm<ACC, STAGES, GROUP_M>(M, N, 0, (K + kWgBK - 1) / kWgBK, alpha, a_big, a_small,
+                                       b_big, b_small, beta, C, ldc);
+#endif
+}
+
+// The same GEMM split over K (the family's SPLIT_K > 1): the grid's z runs the launch's splits
+// (launch_dims: split z owns k in [z k_chunk, min(K, (z + 1) k_chunk)), k_chunk a multiple of
+// kWgBK), and with gridDim.z > 1 each split writes its raw partial product (alpha 1, beta 0) to
+// partial + z M N with leading dimension N, which sgemm_splitk_reduce (sgemm_warptile.cuh) sums in
+// split order into C = alpha sum + beta C. With gridDim.z == 1 (k_chunk = K: a K too short to
+// split) it writes C itself, as sgemm_tf32x3_wgmma does. An entry of its own, so that the unsplit
+// configs keep the machine code they were measured with.
+// Grid: (ceil(M / 128) * ceil(N / 128), 1, grid_z), else as sgemm_tf32x3_wgmma.
+template <int ACC, int STAGES, int GROUP_M>
+__global__ void __launch_bounds__(sgt_kernel::kWgThreads, 1)
+    sgemm_tf32x3_wgmma_splitk(int M, int N, int K, float alpha,
+                              const __grid_constant__ sgt_kernel::TmaMap a_big,
+                              const __grid_constant__ sgt_kernel::TmaMap a_small,
+                              const __grid_constant__ sgt_kernel::TmaMap b_big,
+                              const __grid_constant__ sgt_kernel::TmaMap b_small, float beta,
+                              float* __restrict__ C, int ldc, int k_chunk,
+                              float* __restrict__ partial) {
+#if SGT_TF32X3_WG_BODY
+  using namespace sgt_kernel;
+  const int z = blockIdx.z;
+  const bool split = gridDim.z > 1;
+  float* const out = split ? partial + tf32x3_wg_partial_offset(z, M, N) : C;
+  tf32x3_wg_gemm<ACC, STAGES, GROUP_M>(M, N, tf32x3_wg_split_first_slice(z, k_chunk),
+                                       tf32x3_wg_split_slices(K, z, k_chunk), split ? 1.0f : alpha,
+                                       a_big, a_small, b_big, b_small, split ? 0.0f : beta, out,
+                                       split ? N : ldc);
 #endif
 }

@@ -61,6 +61,31 @@ SGT_HD constexpr int tf32x3_wg_acc_col(int tid, int acc) {
   return 8 * (acc / 4) + 2 * (tid % 4) + acc % 2;
 }
 
+// --- Split-K (sgemm_tf32x3_wgmma_splitk) -------------------------------------------------------
+// The launch's grid_z splits (launch_dims with BK = kWgBK: k_chunk a multiple of kWgBK when it
+// splits, K when it does not, and no split left empty) as the other families take them: split z
+// owns k in [z k_chunk, min(K, (z + 1) k_chunk)). Its K slices are the kWgBK-wide ones that range
+// covers: they start at slice tf32x3_wg_split_first_slice and number tf32x3_wg_split_slices (0
+// for an empty range); its local slice kb is copied from k = tf32x3_wg_slice_k(first, kb). Only
+// the last split's last slice may run past K, into the panels' zero padding and TMA's zero fill.
+SGT_HD constexpr int tf32x3_wg_split_first_slice(int z, int k_chunk) {
+  return static_cast<int>(static_cast<long long>(z) * k_chunk / kWgBK);
+}
+SGT_HD constexpr int tf32x3_wg_split_slices(int K, int z, int k_chunk) {
+  const long long kbeg = static_cast<long long>(z) * k_chunk;
+  const long long kend = kbeg + k_chunk < K ? kbeg + k_chunk : K;
+  return kend > kbeg ? static_cast<int>((kend - kbeg + kWgBK - 1) / kWgBK) : 0;
+}
+SGT_HD constexpr int tf32x3_wg_slice_k(int first, int kb) {
+  return (first + kb) * kWgBK;
+}
+// With grid_z > 1 split z writes its raw partial product (alpha 1, beta 0) as an M x N matrix
+// with leading dimension N at this float of the workspace of grid_z M N floats; sgemm_splitk_reduce
+// (sgemm_warptile.cuh) sums the splits in split order into C = alpha sum + beta C.
+SGT_HD constexpr long long tf32x3_wg_partial_offset(int z, int M, int N) {
+  return static_cast<long long>(z) * M * N;
+}
+
 // --- The panels and the prepass ------------------------------------------------------------------
 // K rounded up to whole 16-byte rows: a tensor map's row pitch is a multiple of 16 bytes.
 SGT_HD constexpr long long tf32x3_wg_kp(long long K) {
