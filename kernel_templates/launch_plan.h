@@ -5,8 +5,9 @@
 // file.
 //
 // A family launched as split_maps (LaunchAbi, tuner/core/family.hpp; tf32x3_wg) has a plan of
-// its own: plan_split_call and run_split_call below (the panel workspace, the split prepass on
-// each operand, the tile kernel on four maps of the panels).
+// its own: plan_split_call and run_split_call below (the split-K workspace, the panel workspace,
+// the split prepass on each operand, the tile kernel on four maps of the panels, the same
+// split-K reduction).
 //
 // The sequence: the split-K workspace and PACK's panels in stream-ordered memory from a pool that
 // keeps its memory between calls (make_call_pool); sgemm_pack; the tile kernel;
@@ -186,24 +187,46 @@ constexpr long long kMaxGridY = 65535;
 // The launches of one split_maps call: the panel workspace (A big, A small, B big, B small; rows
 // of kp floats, tf32x3_wg_geometry.h), the prepass once per operand (A: M rows, k-contiguous when
 // A is not transposed; B: op(B)^T's N rows, k-contiguous when B is), then the tile kernel on
-// `blocks` blocks. With K = 0 nothing is split: no workspace, no prepass, and the tile kernel
-// (which then copies nothing) writes alpha 0 + beta C.
+// `blocks` x grid_z blocks and, where it splits K, sgemm_splitk_reduce. With K = 0 nothing is
+// split: no workspace, no prepass, and the tile kernel (which then copies nothing) writes
+// alpha 0 + beta C.
+// Split-K (the config's SPLIT_K > 1): the tile kernel is the split entry
+// (sgemm_tf32x3_wgmma_splitk), which takes k_chunk and the partial products' workspace; its
+// splits are launch_dims' with BK = kWgBK (whole slices, no split left empty), so a K too short
+// for SPLIT_K splits runs fewer, and one of a single split (grid_z 1) writes C itself. With
+// grid_z > 1 the splits write grid_z M N floats of partial products, which sgemm_splitk_reduce
+// sums in split order into C = alpha sum + beta C, as a dependent launch after the tile kernel
+// (the pointers ABI's reduction, run_call).
 struct SplitCallPlan {
-  long long blocks = 0;            // the tile kernel's grid: ceil(M / BM) ceil(N / BN)
+  long long blocks = 0;            // the tile kernel's grid x: ceil(M / BM) ceil(N / BN)
   int kp = 0;                      // K rounded up to 4: the panels' row length
   long long workspace_floats = 0;  // 2 (M + N) kp; 0: no prepass
   unsigned a_grid_x = 0, a_grid_y = 0, b_grid_x = 0, b_grid_y = 0;  // the prepass grids
   int a_k_contig = 1, b_k_contig = 0;  // the prepass's k_contig for each operand
-  bool empty = false;                  // M or N is 0: nothing to launch
-  bool too_large = false;              // a grid exceeds what a launch takes
+  bool split_entry = false;            // the tile kernel is the split entry (SPLIT_K > 1)
+  int grid_z = 1;                      // the tile kernel's k splits
+  int k_chunk = 0;               // the k of each split (the split entry's argument; K unsplit)
+  long long partial_floats = 0;  // the split-K workspace: grid_z M N floats; 0: none
+  unsigned reduce_blocks = 0;    // sgemm_splitk_reduce's grid; 0: no reduction
+  bool overlap = false;          // the reduction is a programmatic dependent launch (sm_90 up)
+  bool empty = false;            // M or N is 0: nothing to launch
+  bool too_large = false;        // a grid exceeds what a launch takes
 };
 
-inline SplitCallPlan plan_split_call(int BM, int BN, int M, int N, int K, bool trans_a,
-                                     bool trans_b) {
+// split_k: the config's SPLIT_K. sm_count: the device's SMs (the reduction's grid). overlap: the
+// device takes programmatic dependent launches (compute capability 9.0 and up).
+inline SplitCallPlan plan_split_call(int BM, int BN, int split_k, int M, int N, int K, bool trans_a,
+                                     bool trans_b, int sm_count, bool overlap) {
   SplitCallPlan p;
   p.empty = M == 0 || N == 0;
-  const LaunchDims d = launch_dims(M, N, K, BM, BN, 1, 1);
+  p.overlap = overlap;
+  const LaunchDims d = launch_dims(M, N, K, BM, BN, kWgBK, split_k);
   p.blocks = d.grid_x;
+  p.split_entry = split_k > 1;
+  p.grid_z = d.grid_z;
+  p.k_chunk = d.k_chunk;
+  p.partial_floats = d.workspace_floats;
+  if (d.grid_z > 1) p.reduce_blocks = static_cast<unsigned>(sm_count * kReduceBlocksPerSm);
   p.kp = static_cast<int>(tf32x3_wg_kp(K) < 0x7fffffffLL ? tf32x3_wg_kp(K) : 0x7fffffffLL);
   p.a_k_contig = trans_a ? 0 : 1;
   p.b_k_contig = trans_b ? 1 : 0;
@@ -218,24 +241,36 @@ inline SplitCallPlan plan_split_call(int BM, int BN, int M, int N, int K, bool t
     p.b_grid_y = static_cast<unsigned>(gyb);
   }
   p.too_large = p.blocks > 0x7fffffffLL || gx > 0x7fffffffLL || gya > kMaxGridY ||
-                gyb > kMaxGridY || tf32x3_wg_kp(K) > 0x7fffffffLL;
+                gyb > kMaxGridY || tf32x3_wg_kp(K) > 0x7fffffffLL || d.grid_z > kMaxGridY ||
+                (d.grid_z > 1 && sm_count <= 0);
   return p;
 }
 
-// Runs a split_maps call in `stream`, its workspace from `pool` (make_call_pool): allocates the
-// panels, launches split_kernel (tf32x3_split_operand) on A and on B, then the tile kernel
-// through tile(work) (work: the panels, nullptr when K = 0), and frees. Returns the first error;
-// the workspace is freed (stream-ordered) either way.
+// Runs a split_maps call in `stream`, its memory from `pool` (make_call_pool): allocates the
+// split-K workspace (where the plan splits) and the panels, launches split_kernel
+// (tf32x3_split_operand) on A and on B, then the tile kernel through tile(panels, partial)
+// (panels: nullptr when K = 0; partial: nullptr unless the plan splits), then reduce_kernel
+// (sgemm_splitk_reduce) over the splits, and frees. Returns the first error; what was allocated is
+// freed (stream-ordered) either way.
 template <class Tile>
-cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel, int M, int N, int K,
-                           const float* A, int lda, const float* B, int ldb, cudaMemPool_t pool,
-                           cudaStream_t stream, Tile&& tile) {
+cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel,
+                           const void* reduce_kernel, int M, int N, int K, float alpha,
+                           const float* A, int lda, const float* B, int ldb, float beta, float* C,
+                           int ldc, cudaMemPool_t pool, cudaStream_t stream, Tile&& tile) {
   if (plan.empty) return cudaSuccess;  // nothing to compute, nothing to write
   if (plan.too_large) return cudaErrorInvalidConfiguration;
+  if (plan.workspace_floats > 0 && !split_kernel) return cudaErrorInvalidDeviceFunction;
+  if (plan.reduce_blocks > 0 && !reduce_kernel) return cudaErrorInvalidDeviceFunction;
+  float* partial = nullptr;
   float* work = nullptr;
   cudaError_t e = cudaSuccess;
-  if (plan.workspace_floats > 0) {
-    if (!split_kernel) return cudaErrorInvalidDeviceFunction;
+  // The split-K workspace first, so that the tile kernel and the reduction follow each other
+  // directly, as a dependent launch needs.
+  if (plan.partial_floats > 0)
+    e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&partial),
+                                static_cast<size_t>(plan.partial_floats) * sizeof(float), pool,
+                                stream);
+  if (e == cudaSuccess && plan.workspace_floats > 0) {
     e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&work),
                                 static_cast<size_t>(plan.workspace_floats) * sizeof(float), pool,
                                 stream);
@@ -256,23 +291,35 @@ cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel, 
       }
     }
   }
-  if (e == cudaSuccess) e = tile(static_cast<const float*>(work));
-  if (work) {
-    const cudaError_t r = cudaFreeAsync(work, stream);
+  if (e == cudaSuccess) e = tile(static_cast<const float*>(work), partial);
+  if (e == cudaSuccess && plan.reduce_blocks > 0) {
+    int splits = plan.grid_z;
+    const float* sum_of = partial;
+    void* rargs[] = {&M, &N, &splits, &alpha, &sum_of, &beta, &C, &ldc};
+    e = launch_dependent(plan.overlap, reduce_kernel, dim3(plan.reduce_blocks),
+                         dim3(kReduceThreads), rargs, stream);
+  }
+  for (float* f : {work, partial}) {
+    if (!f) continue;
+    const cudaError_t r = cudaFreeAsync(f, stream);
     if (e == cudaSuccess) e = r;
   }
   return e;
 }
 
-// The tile kernel of a split_maps family (sgemm_tf32x3_wgmma), as run_split_call's tile step: the
-// four panel maps (tma_encode_split_maps, tma_maps.h; zero maps when K = 0), `threads` (the
-// consumer warpgroups and the producer one) and `smem_bytes` of dynamic shared memory. A plain
-// launch: the stream orders it after the prepass.
+// The tile kernel of a split_maps family (sgemm_tf32x3_wgmma, or sgemm_tf32x3_wgmma_splitk where
+// the plan's split_entry says so), as run_split_call's tile step: the four panel maps
+// (tma_encode_split_maps, tma_maps.h; zero maps when K = 0), `threads` (the consumer warpgroups
+// and the producer one) and `smem_bytes` of dynamic shared memory; the split entry also takes the
+// plan's k_chunk and the split-K workspace `partial` (nullptr when grid_z is 1), on grid_z splits.
+// A plain launch: the stream orders it after the prepass.
 inline cudaError_t launch_split_maps(const void* kernel, const SplitCallPlan& plan,
                                      unsigned threads, size_t smem_bytes, const CUtensorMap& a_big,
                                      const CUtensorMap& a_small, const CUtensorMap& b_big,
                                      const CUtensorMap& b_small, int M, int N, int K, float alpha,
-                                     float beta, float* C, int ldc, cudaStream_t stream) {
+                                     float beta, float* C, int ldc, float* partial,
+                                     cudaStream_t stream) {
+  int k_chunk = plan.k_chunk;
   void* args[] = {&M,
                   &N,
                   &K,
@@ -283,9 +330,13 @@ inline cudaError_t launch_split_maps(const void* kernel, const SplitCallPlan& pl
                   const_cast<CUtensorMap*>(&b_small),
                   &beta,
                   &C,
-                  &ldc};
-  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(plan.blocks)), dim3(threads), args,
-                          smem_bytes, stream);
+                  &ldc,
+                  &k_chunk,
+                  &partial};
+  // The unsplit entry takes the first 11 arguments, the split entry all 13 on grid_z splits.
+  const dim3 grid(static_cast<unsigned>(plan.blocks), 1,
+                  plan.split_entry ? static_cast<unsigned>(plan.grid_z) : 1u);
+  return cudaLaunchKernel(kernel, grid, dim3(threads), args, smem_bytes, stream);
 }
 
 }  // namespace sgt_kernel

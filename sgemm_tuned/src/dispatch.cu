@@ -99,15 +99,15 @@ using Kernel = void (*)(int, int, int, float, const float*, int, const float*, i
                         int, int, float*);
 using TmaKernel = void (*)(int, int, int, float, sgt_kernel::TmaMap, sgt_kernel::TmaMap, float,
                            float*, int, int, float*);
-using SplitKernel = void (*)(int, int, int, float, sgt_kernel::TmaMap, sgt_kernel::TmaMap,
-                             sgt_kernel::TmaMap, sgt_kernel::TmaMap, float, float*, int);
 struct Instances {
   Kernel vec[4];     // float4 main-loop loads; NN, NT, TN, TT
   Kernel scalar[4];  // single-float main-loop loads, for what was tuned on such operands
   TmaKernel tma[4];  // tensor_maps launches (sgemm_ws_tma; vec, scalar empty); NN, NT, TN, TT
-  // split_maps launches (sgemm_tf32x3_wgmma): one tile kernel for every layout, on the panels
-  // that its split prepass (tf32x3_split_operand) writes.
-  SplitKernel split;
+  // split_maps launches: one tile kernel for every layout, on the panels that its split prepass
+  // (tf32x3_split_operand) writes; sgemm_tf32x3_wgmma's arguments, or for a SPLIT_K > 1 config
+  // sgemm_tf32x3_wgmma_splitk's (two more: k_chunk, partial), which launch_split_maps passes by
+  // the plan's split_entry.
+  const void* split;
   const void* split_prepass;
 };
 
@@ -122,7 +122,11 @@ struct Instances {
   Instances{{}, {}, {&NN, &NT, &TN, &TT}, nullptr, nullptr},
 // The split prepass is declared in the family's kernel file, which the table names.
 #define SGT_TUNED_INSTANCE_split_maps(NN, NT, TN, TT, sNN, sNT, sTN, sTT) \
-  Instances{{}, {}, {}, &NN, reinterpret_cast<const void*>(&tf32x3_split_operand)},
+  Instances{{},                                                           \
+            {},                                                           \
+            {},                                                           \
+            reinterpret_cast<const void*>(&NN),                           \
+            reinterpret_cast<const void*>(&tf32x3_split_operand)},
 #else
 #define SGT_TUNED_INSTANCE_tensor_maps(...) Instances{},
 #define SGT_TUNED_INSTANCE_split_maps(...) Instances{},
@@ -240,8 +244,8 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
     if (cfg.PACK && !(ta && !tb)) continue;
     if (f.block_bytes[layout] > detail::kTmaSharedLimit) continue;
     ++layouts;
-    const auto kernel = f.split_maps ? reinterpret_cast<const void*>(kKernels[i].split)
-                                     : reinterpret_cast<const void*>(kKernels[i].tma[layout]);
+    const auto kernel =
+        f.split_maps ? kKernels[i].split : reinterpret_cast<const void*>(kKernels[i].tma[layout]);
     if (f.split_maps && !kKernels[i].split_prepass)
       return "this build holds no split prepass for it (tf32x3_split_operand)";
     cudaFuncAttributes a{};
@@ -462,10 +466,11 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call,
 #endif
 }
 
-// A split_maps config (the split-TF32 wgmma kernel): the launch plan's panel workspace and split
-// prepass on each operand, tensor maps of the four panels, then the tile kernel with its dynamic
-// shared memory (limits set by probe_tma). Any operands; choose() only picks it where probe_tma
-// and misfit found nothing against it.
+// A split_maps config (the split-TF32 wgmma kernel): the launch plan's split-K workspace (a
+// SPLIT_K > 1 config), panel workspace and split prepass on each operand, tensor maps of the four
+// panels, the tile kernel with its dynamic shared memory (limits set by probe_tma), then the
+// split-K reduction. Any operands; choose() only picks it where probe_tma and misfit found
+// nothing against it.
 cudaError_t launch_split(const detail::Choice& choice, const detail::Call& call,
                          const DeviceState& dev, float alpha, const float* A, const float* B,
                          float beta, float* C, cudaStream_t stream) {
@@ -473,10 +478,11 @@ cudaError_t launch_split(const detail::Choice& choice, const detail::Call& call,
   const auto& cfg = table::kConfigs[choice.config];
   const auto& k = kKernels[choice.config];
   const auto f = detail::launch_facts(choice.config);
-  const auto p = sgt_kernel::plan_split_call(cfg.BM, cfg.BN, call.M, call.N, call.K, call.trans_a,
-                                             call.trans_b);
+  const auto p =
+      sgt_kernel::plan_split_call(cfg.BM, cfg.BN, cfg.SPLIT_K, call.M, call.N, call.K, call.trans_a,
+                                  call.trans_b, dev.id.sm_count, dev.id.cc_major >= 9);
   const int smem = f.dynamic_smem[layout_index(call.trans_a, call.trans_b)];
-  auto tile = [&](const float* work) {
+  auto tile = [&](const float* work, float* partial) {
     // With K = 0 the kernel copies nothing: its maps stay zero.
     sgt_kernel::SplitMaps maps{};
     if (work) {
@@ -484,13 +490,14 @@ cudaError_t launch_split(const detail::Choice& choice, const detail::Call& call,
           r != CUDA_SUCCESS)
         return to_cuda_error(r);
     }
-    return sgt_kernel::launch_split_maps(
-        reinterpret_cast<const void*>(k.split), p, static_cast<unsigned>(f.threads),
-        static_cast<size_t>(smem), maps.a_big, maps.a_small, maps.b_big, maps.b_small, call.M,
-        call.N, call.K, alpha, beta, C, call.ldc, stream);
+    return sgt_kernel::launch_split_maps(k.split, p, static_cast<unsigned>(f.threads),
+                                         static_cast<size_t>(smem), maps.a_big, maps.a_small,
+                                         maps.b_big, maps.b_small, call.M, call.N, call.K, alpha,
+                                         beta, C, call.ldc, partial, stream);
   };
-  return sgt_kernel::run_split_call(p, k.split_prepass, call.M, call.N, call.K, A, call.lda, B,
-                                    call.ldb, dev.pool, stream, tile);
+  return sgt_kernel::run_split_call(
+      p, k.split_prepass, reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M, call.N,
+      call.K, alpha, A, call.lda, B, call.ldb, beta, C, call.ldc, dev.pool, stream, tile);
 #else
   (void)choice, (void)call, (void)dev, (void)alpha, (void)A, (void)B, (void)beta, (void)C,
       (void)stream;

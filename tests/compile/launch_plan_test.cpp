@@ -1,6 +1,9 @@
 // The launch plan that the worker times and sgemm_tuned runs (kernel_templates/launch_plan.h):
 // what plan_call() decides for a config and a call, on the CPU (run_call needs a GPU, and the
 // device run of the dispatch and worker tests executes it).
+#include <algorithm>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "launch_plan.h"
@@ -99,7 +102,7 @@ TEST(LaunchPlan, EmptyAndOversizedCallsAreNamed) {
 TEST(LaunchPlan, SplitMapsSplitsBothOperandsIntoPanelsFirst) {
   using sgt_kernel::plan_split_call;
   // NN: A (M x K) is k-contiguous, B (K x N) is not; K = 1001 rounds up to 1004.
-  const auto nn = plan_split_call(128, 128, 1000, 777, 1001, false, false);
+  const auto nn = plan_split_call(128, 128, 1, 1000, 777, 1001, false, false, 132, true);
   EXPECT_FALSE(nn.empty);
   EXPECT_FALSE(nn.too_large);
   EXPECT_EQ(nn.blocks, 8 * 7);
@@ -114,7 +117,7 @@ TEST(LaunchPlan, SplitMapsSplitsBothOperandsIntoPanelsFirst) {
   EXPECT_EQ(nn.b_grid_y, (777u + 31) / 32);
   EXPECT_EQ(sgt_kernel::kSplitThreadsX * sgt_kernel::kSplitThreadsY, 256u);
   // TT: A^T is not k-contiguous, B^T (N x K) is.
-  const auto tt = plan_split_call(128, 128, 64, 64, 64, true, true);
+  const auto tt = plan_split_call(128, 128, 1, 64, 64, 64, true, true, 132, true);
   EXPECT_EQ(tt.a_k_contig, 0);
   EXPECT_EQ(tt.b_k_contig, 1);
   EXPECT_EQ(tt.kp, 64);
@@ -128,10 +131,10 @@ TEST(LaunchPlan, SplitMapsSplitsBothOperandsIntoPanelsFirst) {
 
 TEST(LaunchPlan, SplitMapsEmptyKZeroAndOversizedCalls) {
   using sgt_kernel::plan_split_call;
-  EXPECT_TRUE(plan_split_call(128, 128, 0, 64, 64, false, false).empty);
-  EXPECT_TRUE(plan_split_call(128, 128, 64, 0, 64, false, false).empty);
+  EXPECT_TRUE(plan_split_call(128, 128, 1, 0, 64, 64, false, false, 132, true).empty);
+  EXPECT_TRUE(plan_split_call(128, 128, 1, 64, 0, 64, false, false, 132, true).empty);
   // K = 0: no workspace and no prepass; the tile kernel still writes C = beta C.
-  const auto k0 = plan_split_call(128, 128, 300, 200, 0, false, true);
+  const auto k0 = plan_split_call(128, 128, 1, 300, 200, 0, false, true, 132, true);
   EXPECT_FALSE(k0.empty);
   EXPECT_FALSE(k0.too_large);
   EXPECT_EQ(k0.blocks, 3 * 2);
@@ -140,15 +143,121 @@ TEST(LaunchPlan, SplitMapsEmptyKZeroAndOversizedCalls) {
   EXPECT_EQ(k0.a_grid_x, 0u);
   EXPECT_EQ(k0.b_grid_y, 0u);
   // K = 1 still takes whole 16-byte rows.
-  const auto k1 = plan_split_call(128, 128, 5, 3, 1, true, false);
+  const auto k1 = plan_split_call(128, 128, 1, 5, 3, 1, true, false, 132, true);
   EXPECT_EQ(k1.kp, 4);
   EXPECT_EQ(k1.workspace_floats, 2LL * 8 * 4);
   // The prepass takes at most 65535 blocks of 32 rows of an operand.
-  EXPECT_FALSE(plan_split_call(128, 128, 65535 * 32, 64, 64, false, false).too_large);
-  EXPECT_TRUE(plan_split_call(128, 128, 65535 * 32 + 1, 64, 64, false, false).too_large);
-  EXPECT_TRUE(plan_split_call(128, 128, 64, 65535 * 32 + 1, 64, false, false).too_large);
+  EXPECT_FALSE(plan_split_call(128, 128, 1, 65535 * 32, 64, 64, false, false, 132, true).too_large);
+  EXPECT_TRUE(
+      plan_split_call(128, 128, 1, 65535 * 32 + 1, 64, 64, false, false, 132, true).too_large);
+  EXPECT_TRUE(
+      plan_split_call(128, 128, 1, 64, 65535 * 32 + 1, 64, false, false, 132, true).too_large);
   // ... but a K = 0 call has no prepass.
-  EXPECT_FALSE(plan_split_call(128, 128, 65535 * 32 + 1, 64, 0, false, false).too_large);
+  EXPECT_FALSE(
+      plan_split_call(128, 128, 1, 65535 * 32 + 1, 64, 0, false, false, 132, true).too_large);
+  // Unsplit: the unsplit entry on one split, no split-K workspace, no reduction.
+  EXPECT_FALSE(k1.split_entry);
+  EXPECT_EQ(k1.grid_z, 1);
+  EXPECT_EQ(k1.partial_floats, 0);
+  EXPECT_EQ(k1.reduce_blocks, 0u);
+}
+
+// split_maps with SPLIT_K (the split entry, sgemm_tf32x3_wgmma_splitk): launch_dims' splits of
+// whole 32-float slices, a workspace of grid_z M N floats and the pointers ABI's reduction.
+TEST(LaunchPlan, SplitMapsSplitKPlansTheWorkspaceAndTheReduction) {
+  using sgt_kernel::plan_split_call;
+  // 1536 x 1536 x 6144 NT: 144 tiles (1.09 waves of 132 SMs), 192 slices; SPLIT_K 2 runs 288
+  // blocks of 96 slices each.
+  const auto s2 = plan_split_call(128, 128, 2, 1536, 1536, 6144, false, true, 132, true);
+  EXPECT_FALSE(s2.too_large);
+  EXPECT_TRUE(s2.split_entry);
+  EXPECT_EQ(s2.blocks, 144);
+  EXPECT_EQ(s2.grid_z, 2);
+  EXPECT_EQ(s2.k_chunk, 96 * 32);
+  EXPECT_EQ(s2.partial_floats, 2LL * 1536 * 1536);
+  EXPECT_EQ(s2.reduce_blocks, 132u * sgt_kernel::kReduceBlocksPerSm);
+  EXPECT_TRUE(s2.overlap);
+  // The panels are as unsplit: the prepass does not change with SPLIT_K.
+  const auto s1 = plan_split_call(128, 128, 1, 1536, 1536, 6144, false, true, 132, true);
+  EXPECT_EQ(s2.workspace_floats, s1.workspace_floats);
+  EXPECT_EQ(s2.a_grid_x, s1.a_grid_x);
+  EXPECT_EQ(s2.b_grid_y, s1.b_grid_y);
+  EXPECT_EQ(s2.b_k_contig, 1);
+  // 2560^3: 400 tiles, 80 slices; SPLIT_K 3 runs 27 + 27 + 26 slices.
+  const auto s3 = plan_split_call(128, 128, 3, 2560, 2560, 2560, true, true, 132, false);
+  EXPECT_EQ(s3.blocks, 400);
+  EXPECT_EQ(s3.grid_z, 3);
+  EXPECT_EQ(s3.k_chunk, 27 * 32);
+  EXPECT_EQ(s3.partial_floats, 3LL * 2560 * 2560);
+  EXPECT_FALSE(s3.overlap);  // before sm_90: the stream orders the reduction
+  EXPECT_EQ(sgt_kernel::tf32x3_wg_split_slices(2560, 2, s3.k_chunk), 26);
+  // K not a multiple of 32: 1000 is 32 slices (the last 8 floats); SPLIT_K 4 runs 4 x 8 slices,
+  // the last one's last slice partial.
+  const auto odd = plan_split_call(128, 128, 4, 300, 200, 1000, false, false, 132, true);
+  EXPECT_EQ(odd.grid_z, 4);
+  EXPECT_EQ(odd.k_chunk, 8 * 32);
+  EXPECT_EQ(odd.partial_floats, 4LL * 300 * 200);
+  EXPECT_EQ(sgt_kernel::tf32x3_wg_split_first_slice(3, odd.k_chunk), 24);
+  EXPECT_EQ(sgt_kernel::tf32x3_wg_split_slices(1000, 3, odd.k_chunk), 8);
+  // Fewer slices than SPLIT_K: K = 40 is 2 slices, so SPLIT_K 4 runs 2 splits of one slice.
+  const auto few = plan_split_call(128, 128, 4, 64, 64, 40, false, false, 132, true);
+  EXPECT_TRUE(few.split_entry);
+  EXPECT_EQ(few.grid_z, 2);
+  EXPECT_EQ(few.k_chunk, 32);
+  EXPECT_EQ(few.partial_floats, 2LL * 64 * 64);
+  // One slice: the split entry runs unsplit and writes C itself (k_chunk K, no workspace, no
+  // reduction).
+  const auto one = plan_split_call(128, 128, 4, 64, 64, 20, false, false, 132, true);
+  EXPECT_TRUE(one.split_entry);
+  EXPECT_EQ(one.grid_z, 1);
+  EXPECT_EQ(one.k_chunk, 20);
+  EXPECT_EQ(one.partial_floats, 0);
+  EXPECT_EQ(one.reduce_blocks, 0u);
+  // K = 0: nothing to split, C = beta C by the split entry on one split.
+  const auto k0 = plan_split_call(128, 128, 3, 64, 64, 0, false, false, 132, true);
+  EXPECT_EQ(k0.grid_z, 1);
+  EXPECT_EQ(k0.k_chunk, 0);
+  EXPECT_EQ(k0.workspace_floats, 0);
+  EXPECT_EQ(k0.partial_floats, 0);
+  EXPECT_FALSE(k0.too_large);
+  // M or N 0: nothing at all.
+  EXPECT_TRUE(plan_split_call(128, 128, 2, 0, 64, 4096, false, false, 132, true).empty);
+  // The splits are the grid's z (at most 65535), and a split launch needs the SM count for its
+  // reduction.
+  EXPECT_FALSE(
+      plan_split_call(128, 128, 65535, 1, 1, 65535 * 32, false, false, 132, true).too_large);
+  EXPECT_TRUE(
+      plan_split_call(128, 128, 65536, 1, 1, 65536 * 32, false, false, 132, true).too_large);
+  EXPECT_TRUE(plan_split_call(128, 128, 2, 64, 64, 4096, false, false, 0, true).too_large);
+  EXPECT_FALSE(plan_split_call(128, 128, 2, 64, 64, 20, false, false, 0, true).too_large);
+}
+
+// Every k slice in exactly one split, and the split entry's ranges are launch_dims' k ranges.
+TEST(LaunchPlan, SplitMapsSplitsCoverEverySliceOnce) {
+  for (const int K : {1, 31, 32, 33, 40, 100, 1000, 4096, 6144}) {
+    for (const int S : {1, 2, 3, 4, 7}) {
+      const auto p = sgt_kernel::plan_split_call(128, 128, S, 256, 256, K, false, false, 132, true);
+      const int slices = (K + 31) / 32;
+      std::vector<int> seen(static_cast<size_t>(slices), 0);
+      for (int z = 0; z < p.grid_z; ++z) {
+        const int first = sgt_kernel::tf32x3_wg_split_first_slice(z, p.k_chunk);
+        const int n = sgt_kernel::tf32x3_wg_split_slices(K, z, p.k_chunk);
+        EXPECT_GT(n, 0) << K << " " << S << " split " << z;
+        for (int kb = 0; kb < n; ++kb) {
+          const int k0 = sgt_kernel::tf32x3_wg_slice_k(first, kb);
+          ASSERT_EQ(k0 % 32, 0);
+          ASSERT_LT(k0 / 32, slices) << K << " " << S;
+          ++seen[static_cast<size_t>(k0 / 32)];
+          // Inside the split's k range [z k_chunk, min(K, (z + 1) k_chunk)).
+          EXPECT_GE(k0, z * p.k_chunk);
+          EXPECT_LT(k0, std::min(K, (z + 1) * p.k_chunk));
+        }
+      }
+      for (int sl = 0; sl < slices; ++sl)
+        EXPECT_EQ(seen[static_cast<size_t>(sl)], 1) << K << " " << S << " slice " << sl;
+      EXPECT_LE(p.grid_z, std::max(1, S));
+    }
+  }
 }
 
 }  // namespace

@@ -31,13 +31,15 @@ struct SimReport;
 // partial), static shared memory. `tensor_maps`: sgemm_ws_tma's (M, N, K, alpha, map_a, map_b,
 // beta, C, ldc, k_chunk, partial), tensor maps of the operands encoded by the launcher from BK and
 // the padded rows, and dynamic shared memory. `split_maps`: sgemm_tf32x3_wgmma's (M, N, K, alpha,
-// a_big, a_small, b_big, b_small, beta, C, ldc) after a prepass: the launch plan splits op(A) and
+// a_big, a_small, b_big, b_small, beta, C, ldc; a SPLIT_K > 1 config's split entry takes k_chunk
+// and partial after them, on grid_z splits) after a prepass: the launch plan splits op(A) and
 // op(B)^T into four k-contiguous TF32 panels in a workspace (the family's pack kernel,
 // tf32x3_split_operand, launched once per operand), encodes a tensor map of each panel (box 32 x
-// 128, 128-byte swizzle) and launches the tile kernel with dynamic shared memory; any operands
-// (layout, alignment, leading dimension), no split-K (launch_plan.h: plan_split_call,
-// run_split_call). A new family with one of these argument lists needs no launch code of its
-// own; the launch plan around it (pack, split-K reduce, workspace) is shared.
+// 128, 128-byte swizzle) and launches the tile kernel with dynamic shared memory, then the
+// split-K reduction where it splits; any operands (layout, alignment, leading dimension)
+// (launch_plan.h: plan_split_call, run_split_call). A new family with one of these argument lists
+// needs no launch code of its own; the launch plan around it (pack, split-K reduce, workspace) is
+// shared.
 enum class LaunchAbi { pointers, tensor_maps, split_maps };
 // "pointers", "tensor_maps", "split_maps": the names the worker protocol carries (a worker that
 // knows fewer refuses the others by name).

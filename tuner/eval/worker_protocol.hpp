@@ -80,7 +80,9 @@
 // alpha, a_big, a_small, b_big, b_small, beta, C, ldc)) has its pack_kernel (the split prepass,
 // tf32x3_split_operand(R, K, Kp, X, ldx, k_contig, big, small)) write op(A) and op(B)^T as
 // k-contiguous TF32 panels into a workspace first, and gets four maps of those panels (any
-// operands; no split-K). A worker of this protocol that predates an ABI refuses it by name.
+// operands); with split_k > 1 its kernel is the split entry (sgemm_tf32x3_wgmma_splitk: k_chunk
+// and partial after those arguments) on launch_dims' splits, followed by reduce_kernel as above.
+// A worker of this protocol that predates an ABI refuses it by name.
 // Every response carries "ok" (false with "error" when the request itself failed). A trial that
 // poisons the CUDA context answers status "crashed" and the worker exits.
 #pragma once

@@ -91,10 +91,11 @@ void Worker::launch(const Loaded& l, const LaunchTile& tile, unsigned block, Ins
   float* C = in.C();
   if (tile.split_maps) {  // the split prepass and four panel maps (split_maps_launch.hpp)
     return run_split_maps(
-        {reinterpret_cast<const void*>(l.kernel), reinterpret_cast<const void*>(l.pack), block,
-         static_cast<size_t>(tile.smem_bytes), tile.BM, tile.BN},
+        {reinterpret_cast<const void*>(l.kernel), reinterpret_cast<const void*>(l.pack),
+         reinterpret_cast<const void*>(l.reduce), block, static_cast<size_t>(tile.smem_bytes),
+         tile.BM, tile.BN, tile.split_k},
         M, N, K, in.alpha, A, lda, in.trans_a(), B, ldb, in.trans_b(), in.beta, C, ldc,
-        call_pool(), st);
+        fp_.sm_count, fp_.cc_major >= 9, call_pool(), st);
   }
   const auto plan = sgt_kernel::plan_call(
       {tile.BM, tile.BN, tile.BK, tile.split_k, l.pack != nullptr, tile.tma != 0}, M, N, K,
