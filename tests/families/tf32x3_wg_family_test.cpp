@@ -64,7 +64,14 @@ TEST(Tf32x3WgFamily, IsRegisteredInThePrecisionClassFp32AccurateWithItsOwnHash) 
   EXPECT_FALSE(tw3().legacy_tma());
   EXPECT_EQ(tw3().name_prefix(), "tw3_");
   EXPECT_EQ(tw3().launch_abi(), LaunchAbi::split_maps);
-  EXPECT_FALSE(tw3().has_split_k_reduce());
+  // Its program holds sgemm_splitk_reduce, and its split configs share one binary of their own.
+  EXPECT_TRUE(tw3().has_split_k_reduce());
+  EXPECT_EQ(tw3().binary_split_k(probe_config()), 1);
+  for (const int s : {2, 3, 4, 16}) {
+    auto c = probe_config();
+    c.SPLIT_K = s;
+    EXPECT_EQ(tw3().binary_split_k(c), 2) << s;
+  }
   EXPECT_EQ(tw3().pack_expression(probe_config()), "tf32x3_split_operand");
   // Its program is the kernel file; every file it includes is among its sources.
   const auto src = tw3().sources();
@@ -121,10 +128,21 @@ TEST(Tf32x3WgFamily, NamesLeaveTheImpliedFieldsOutAndRoundTrip) {
   // One config, one name: implied fields written out, a suffix of an implied knob, or a default
   // restated are no names of the family.
   for (const char* bad :
-       {"tw3_128x128x32_w64x128_s3", "tw3_128x128x32_n384_s3", "tw3_128x128x32_s3_k2",
+       {"tw3_128x128x32_w64x128_s3", "tw3_128x128x32_n384_s3", "tw3_128x128x32_s3_k1",
         "tw3_128x128x32_s3_g1", "tw3_128x128x32_s3_p4", "tw3_128x128_s3", "tw3__s3", "tw3_s3_g8"}) {
     EXPECT_FALSE(from_name(bad)) << bad;
   }
+  // SPLIT_K is a knob: written as the other families write it (_k<SPLIT_K>, after _g, before _o).
+  auto k4 = c;
+  k4.SPLIT_K = 4;
+  EXPECT_EQ(to_name(k4), "tw3_128x128x32_s3_g8_k4");
+  EXPECT_EQ(from_name("tw3_128x128x32_s3_g8_k4"), k4);
+  k4.FMA_ORDER = 1;
+  EXPECT_EQ(to_name(k4), "tw3_128x128x32_s3_g8_k4_o1");
+  EXPECT_EQ(from_name("tw3_128x128x32_s3_g8_k4_o1"), k4);
+  const nlohmann::json jk = k4;
+  EXPECT_EQ(jk.at("SPLIT_K"), 4);
+  EXPECT_EQ(jk.get<WarpTileConfig>(), k4);
   // The other families' names are as they were.
   for (const char* name : {test::kSeed, "tc3_128x128x32_w64x64_n128_s3_g8_k4",
                            "wt_128x128x16_w64x64_wn2_t8x4_n128_mb1_s3_p4_g8_m1"}) {
@@ -141,7 +159,6 @@ TEST(Tf32x3WgFamily, EachRuleFiresByItsNameForItsCondition) {
     const char* rule;
   };
   const Case cases[] = {
-      {[](WarpTileConfig& c) { c.SPLIT_K = 2; }, "tf32x3_wg_fixed_fields"},
       {[](WarpTileConfig& c) { c.NUM_THREADS = 256; }, "tf32x3_wg_fixed_fields"},
       {[](WarpTileConfig& c) { c.WM = 32; }, "tf32x3_wg_fixed_fields"},
       {[](WarpTileConfig& c) { c.PACK = 1; }, "tf32x3_wg_fixed_fields"},
@@ -190,12 +207,20 @@ TEST(Tf32x3WgFamily, EachRuleFiresByItsNameForItsCondition) {
       return i.name == r;
     })) << r;
   }
-  EXPECT_TRUE(tw3().shape_rules().empty());  // the prepass serves every layout and alignment
+  // SPLIT_K is a knob: any split passes the config's rules (its limit is the problem's K).
+  for (const int s : {2, 3, 4, 64}) {
+    auto split = probe_config();
+    split.SPLIT_K = s;
+    EXPECT_TRUE(check(split).empty()) << s;
+  }
+  // One shape rule, of SPLIT_K (the prepass serves every layout and alignment).
+  EXPECT_EQ(tw3().shape_rules(), std::vector<std::string_view>{"shape_tf32x3_wg_split_k"});
   EXPECT_EQ(tw3().asserted_rules(), std::vector<std::string_view>{"tf32x3_wg_stages"});
 }
 
 TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
-  EXPECT_EQ(tw3().impossible_value("SPLIT_K", 4)->rfind("rule tf32x3_wg_fixed_fields", 0), 0u);
+  EXPECT_FALSE(tw3().impossible_value("SPLIT_K", 4));  // a knob
+  EXPECT_EQ(tw3().impossible_value("PACK", 1)->rfind("rule tf32x3_wg_fixed_fields", 0), 0u);
   EXPECT_EQ(tw3().impossible_value("NUM_THREADS", 256)->rfind("rule tf32x3_wg_fixed_fields", 0),
             0u);
   EXPECT_EQ(tw3().impossible_value("BM", 64)->rfind("rule tf32x3_wg_tile", 0), 0u);
@@ -221,54 +246,110 @@ TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
                                   {"MIN_BLOCKS", {1}},
                                   {"STAGES", {3}},
                                   {"SPLIT_K", {1, 2}},
+                                  {"PACK", {0, 1}},
                                   {"family", {"tf32x3_wg"}}}}};
   try {
     (void)parse_space(space, "test");
-    ADD_FAILURE() << "SPLIT_K 2 accepted";
+    ADD_FAILURE() << "PACK 1 accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("tf32x3_wg_fixed_fields"), std::string::npos) << e.what();
   }
+}
+
+// The space's names: STAGES 2, 3 x GROUP_M 1, 8 x SPLIT_K 1-4 x FMA_ORDER 0, 1.
+std::set<std::string> space_names() {
+  std::set<std::string> out;
+  for (const char* s : {"_s2", "_s3"})
+    for (const char* g : {"", "_g8"})
+      for (const char* k : {"", "_k2", "_k3", "_k4"})
+        for (const char* o : {"", "_o1"}) out.insert(std::string("tw3_128x128x32") + s + g + k + o);
+  return out;
 }
 
 // Enumerated only for a request that admits fp32-accurate, and then as part of `auto`.
 TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
   const auto space = load_space("tf32x3_wg");
   EXPECT_EQ(space.families, (std::vector<std::string>{"tf32x3_wg"}));
-  EXPECT_EQ(space.combinations(), 8);
+  EXPECT_EQ(space.combinations(), 32);
   EXPECT_TRUE(enumerate(space).survivors.empty());
   const auto accurate = enumerate(space, {}, Precision::fp32_accurate);
-  ASSERT_EQ(accurate.survivors.size(), 8u);  // STAGES 2, 3 x GROUP_M 1, 8 x FMA_ORDER 0, 1
+  ASSERT_EQ(accurate.survivors.size(), 32u);
   std::set<std::string> seen;
   for (const auto& c : accurate.survivors) {
     EXPECT_TRUE(check(c, space.limits).empty()) << to_name(c);
     seen.insert(to_name(c));
   }
-  EXPECT_EQ(seen, (std::set<std::string>{"tw3_128x128x32_s2", "tw3_128x128x32_s2_g8",
-                                         "tw3_128x128x32_s3", "tw3_128x128x32_s3_g8",
-                                         "tw3_128x128x32_s2_o1", "tw3_128x128x32_s2_g8_o1",
-                                         "tw3_128x128x32_s3_o1", "tw3_128x128x32_s3_g8_o1"}));
-  // The name expression carries the accumulation the field names.
+  EXPECT_EQ(seen, space_names());
+  // The name expression carries the accumulation the field names, and the split configs name
+  // the split entry.
   EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s3_g8"), "NT", true),
             "sgemm_tf32x3_wgmma<3,3,8>");
   EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s2_o1"), "NT", true),
             "sgemm_tf32x3_wgmma<6,2,1>");
-  // Every layout and leading dimension: no shape rule refuses a problem.
+  EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s3_g8_k3"), "NT", true),
+            "sgemm_tf32x3_wgmma_splitk<3,3,8>");
+  EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s2_k2_o1"), "NN", false),
+            "sgemm_tf32x3_wgmma_splitk<6,2,1>");
+  // Every layout and leading dimension: a K of 32 slices takes every split.
   for (const char* layout : {"NN", "NT", "TN", "TT"}) {
     const Problem p{1001, 999, 1003, layout, "f32"};
-    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 8u) << layout;
+    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 32u) << layout;
   }
-  // `auto` holds the space: its eight configs under fp32-accurate, none under fp32.
+  // `auto` holds the space: its configs under fp32-accurate, none under fp32.
   const auto count = [](const Enumeration& e) {
     return std::count_if(e.survivors.begin(), e.survivors.end(),
                          [](const WarpTileConfig& c) { return c.family == "tf32x3_wg"; });
   };
   const auto h200 = parse_arch("sm_90");
-  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 8);
+  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 32);
   EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32).enumeration), 0);
   // On an sm_80 GPU none.
   const auto a100 = parse_arch("sm_80");
   EXPECT_EQ(count(enumerate_spaces("tf32x3_wg", {}, &a100, Precision::fp32_accurate).enumeration),
             0);
+}
+
+// shape_tf32x3_wg_split_k: a problem's launch runs every split the config names, else the config
+// is refused for it by name, with the numbers.
+TEST(Tf32x3WgFamily, TheSplitKShapeRuleRefusesSplitsTheProblemCannotFill) {
+  const auto split = [](int s) {
+    auto c = probe_config();
+    c.SPLIT_K = s;
+    return c;
+  };
+  const auto rule_for = [&](int s, long long K) {
+    return rule_names(check_shape(split(s), Problem{1536, 1536, K, "NT", "f32"}));
+  };
+  const std::set<std::string> none, refused{"shape_tf32x3_wg_split_k"};
+  // 1536 x 1536 x 6144: 192 slices, every split of the space runs.
+  for (const int s : {1, 2, 3, 4}) EXPECT_EQ(rule_for(s, 6144), none) << s;
+  // K = 100 is 4 slices: 2 and 4 splits run, 3 would run 2 of 2 slices.
+  EXPECT_EQ(rule_for(2, 100), none);
+  EXPECT_EQ(rule_for(4, 100), none);
+  EXPECT_EQ(rule_for(3, 100), refused);
+  // Fewer slices than SPLIT_K: K = 40 (2 slices) at SPLIT_K 3 and 4; K = 32 (one) at 2.
+  EXPECT_EQ(rule_for(3, 40), refused);
+  EXPECT_EQ(rule_for(4, 40), refused);
+  EXPECT_EQ(rule_for(2, 32), refused);
+  EXPECT_EQ(rule_for(2, 33), none);
+  // Unsplit, and K = 0 (nothing to split: C = beta C), are never refused.
+  EXPECT_EQ(rule_for(1, 1), none);
+  EXPECT_EQ(rule_for(4, 0), none);
+  const auto v = check_shape(split(3), Problem{64, 64, 100, "NN", "f32"});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(
+      v[0].reason.find("K = 100: 4 slices of 32 in splits of 2 run 2 splits, not SPLIT_K = 3"),
+      std::string::npos)
+      << v[0].reason;
+  // In a space enumerated for such a problem the rule rejects exactly those configs.
+  const auto space = load_space("tf32x3_wg");
+  const auto e = enumerate(space, Problem{1536, 1536, 100, "NT", "f32"}, Precision::fp32_accurate);
+  EXPECT_EQ(e.survivors.size(), 24u);  // SPLIT_K 3's eight configs refused
+  for (const auto& c : e.survivors) EXPECT_NE(c.SPLIT_K, 3) << to_name(c);
+  const auto rc = std::find_if(e.rejections.begin(), e.rejections.end(),
+                               [](const auto& r) { return r.rule == "shape_tf32x3_wg_split_k"; });
+  ASSERT_NE(rc, e.rejections.end());
+  EXPECT_EQ(rc->violations, 8);
 }
 
 // resolve(): one binary for every layout and alignment (the panels' NT), launched as split_maps
@@ -299,6 +380,22 @@ TEST(Tf32x3WgFamily, ResolveGivesTheSplitMapsLaunch) {
   two.STAGES = 2;
   EXPECT_EQ(resolve(two, "TT", true).launch.dynamic_smem_bytes, 2 * 64 * 1024 + 1024);
   EXPECT_LE(resolve(c, "NN", true).launch.block_smem_bytes, Limits{}.max_dynamic_shared_bytes);
+  // The unsplit binary is the one of SPLIT_K 1; every split config runs the split entry, one
+  // binary (named by SPLIT_K 2) for all of them, with its own SPLIT_K as the launch's.
+  EXPECT_EQ(resolve(c, "NN", true).binary_config, c);
+  for (const int s : {2, 3, 4}) {
+    auto split = c;
+    split.SPLIT_K = s;
+    const auto in = resolve(split, "TN", true);
+    EXPECT_EQ(in.name_expression, "sgemm_tf32x3_wgmma_splitk<3,3,8>");
+    EXPECT_EQ(in.binary_config.SPLIT_K, 2);
+    EXPECT_EQ(to_name(in.binary_config), "tw3_128x128x32_s3_g8_k2");
+    EXPECT_EQ(in.launch.split_k, s);
+    EXPECT_EQ(in.launch.abi, LaunchAbi::split_maps);
+    EXPECT_EQ(in.launch.block_threads, 384);
+    EXPECT_EQ(in.launch.dynamic_smem_bytes, 3 * 64 * 1024 + 1024);
+    EXPECT_EQ(in.layout, "NT");
+  }
 }
 
 // The worker protocol names the launch; older launch names still read as before, an unknown one
@@ -330,7 +427,9 @@ TEST(Tf32x3WgFamily, TheWorkerProtocolCarriesTheSplitMapsLaunch) {
   }
 }
 
-Table table_with(const WarpTileConfig& c) {
+// A table of one H200 whose shapes' winners are `configs`: the first at 4096^3 TN, the next at
+// 1536 x 1536 x 6144 NT (few tiles, where a split config wins).
+Table table_with(const std::vector<WarpTileConfig>& configs) {
   Table t;
   t.tool_version = "test";
   t.database = "tw3.db";
@@ -342,27 +441,34 @@ Table table_with(const WarpTileConfig& c) {
   g.name = "NVIDIA H200";
   g.cc_major = 9;
   g.sm_count = 132;
-  TableShape s;
-  s.problem.M = s.problem.N = s.problem.K = 4096;
-  s.problem.layout = "TN";
-  s.config = c;
-  s.config_name = to_name(c);
-  s.median_ms = 1.2;
-  s.cublas_median_ms = 2.6;
-  s.ok_trials = 1;
-  g.shapes = {s};
+  for (size_t i = 0; i < configs.size(); ++i) {
+    TableShape s;
+    s.problem.M = s.problem.N = i == 0 ? 4096 : 1536;
+    s.problem.K = i == 0 ? 4096 : 6144;
+    s.problem.layout = i == 0 ? "TN" : "NT";
+    s.config = configs[i];
+    s.config_name = to_name(configs[i]);
+    s.median_ms = 1.2;
+    s.cublas_median_ms = 2.6;
+    s.ok_trials = 1;
+    g.shapes.push_back(s);
+  }
   choose_default(g, *from_name(test::kSeed), test::kSeed);
   t.gpus = {g};
   return t;
 }
 
 // The export names its launch (split_maps, Launch::abi 2) and kernel file; the dispatch library
-// built from it by nvcc instantiates the tile kernel and its split prepass with no code of the
-// family's own.
+// built from it by nvcc instantiates the tile kernel, a split config's split entry and the split
+// prepass with no code of the family's own.
 TEST(Tf32x3WgFamily, TheExportAndTheDispatchLibraryTakeItsWinner) {
   const auto c = probe_config();
-  const auto h = render_cpp(table_with(c));
+  auto split = c;
+  split.SPLIT_K = 4;
+  split.STAGES = 2;
+  const auto h = render_cpp(table_with({c, split}));
   EXPECT_NE(h.find("split_maps, (sgemm_tf32x3_wgmma<3,3,8>)"), std::string::npos) << h;
+  EXPECT_NE(h.find("split_maps, (sgemm_tf32x3_wgmma_splitk<3,2,8>)"), std::string::npos) << h;
   EXPECT_NE(h.find("\"sgemm_tf32x3_wgmma.cuh\""), std::string::npos) << h;
   EXPECT_NE(h.find("{2, 384, {197632, 197632, 197632, 197632}, {198656, 198656, 198656, 198656}, "
                    "90, true}"),
@@ -391,6 +497,10 @@ TEST(Tf32x3WgFamily, TheExportAndTheDispatchLibraryTakeItsWinner) {
   EXPECT_NE(syms.out.find("_Z18sgemm_tf32x3_wgmmaILi3ELi3ELi8EEviiifN10sgt_kernel6TmaMapE"),
             std::string::npos)
       << syms.out;
+  EXPECT_NE(syms.out.find("_Z25sgemm_tf32x3_wgmma_splitkILi3ELi2ELi8EEviiifN10sgt_kernel6TmaMapE"),
+            std::string::npos)
+      << syms.out;
+  EXPECT_NE(syms.out.find("sgemm_splitk_reduce"), std::string::npos) << syms.out;
   EXPECT_NE(syms.out.find("tf32x3_split_operand"), std::string::npos) << syms.out;
 }
 

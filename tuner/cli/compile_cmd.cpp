@@ -94,8 +94,9 @@ CLI::App& add_compile_options(CLI::App& app, CompileCli& o) {
   sub->add_option("-j,--jobs", o.jobs, "NVRTC threads (default: all cores)")
       ->check(CLI::Range(0, 1024));
   add_shard_option(*sub, o.shard, "The kernel binaries to compile (of equal cost: round-robin)",
-                   "The split-K variants of a config share one binary, so they stay on one "
-                   "shard; the shards share one --cache-dir");
+                   "The split-K variants of a config that share one binary stay on one shard "
+                   "(tf32x3_wg's split configs share one, apart from its unsplit one); the "
+                   "shards share one --cache-dir");
   sub->add_flag("--json", o.json, "Machine-readable summary on stdout");
   return *sub;
 }

@@ -141,6 +141,14 @@ class KernelFamily {
   virtual std::string target_arch(const std::string& arch) const { return arch; }
   // The split-K reduction kernel lives in the family's sources (SPLIT_K > 1 can be served).
   virtual bool has_split_k_reduce() const { return true; }
+  // The SPLIT_K of the binary a config runs (KernelInstance::binary_config, its name expression
+  // and cache entry): 1 where SPLIT_K is a launch parameter alone, so that every split of a config
+  // shares one binary (the default); a family whose split configs run a kernel entry of their
+  // own says so here (tf32x3_wg: 2 for every SPLIT_K > 1, the one split entry that serves them).
+  virtual int binary_split_k(const WarpTileConfig& c) const {
+    (void)c;
+    return 1;
+  }
   // The kernel the launch plan runs before the tile kernel, as an NVRTC name expression of the
   // same program (its lowered name is the trial request's pack_kernel); empty when none runs.
   // PACK's packing kernel by default; a split_maps family's prepass.

@@ -17,7 +17,7 @@ KernelInstance resolve(const WarpTileConfig& c, std::string_view layout, bool ve
   in.family = &family;
   in.config = c;
   in.binary_config = c;
-  in.binary_config.SPLIT_K = 1;
+  in.binary_config.SPLIT_K = family.binary_split_k(c);
   const auto [inst_layout, inst_vec] = family.instance(c, layout, vec);
   in.layout = std::string(inst_layout);
   in.vec = inst_vec;

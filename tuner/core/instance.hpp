@@ -38,7 +38,8 @@ struct KernelInstance {
   const KernelFamily* family = nullptr;
   WarpTileConfig config;  // the candidate
   // The config its binary stands for: SPLIT_K is a launch parameter, so every split of a config
-  // shares one binary.
+  // shares one binary (SPLIT_K 1 here), except where the family's split configs run an entry of
+  // their own (KernelFamily::binary_split_k).
   WarpTileConfig binary_config;
   std::string layout = "NN";    // the instance's operand layout (TN for a packed config)
   bool vec = true;              // float4 main-loop loads

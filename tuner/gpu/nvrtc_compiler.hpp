@@ -61,7 +61,8 @@ class KernelCompiler {
   // `layout` ("NN", "NT", "TN", "TT") picks the TRANS_A/TRANS_B instance, `vec` the main loop's
   // loads (VEC: float4s; false: single floats, for operands that refuse float4s; a problem's is
   // kernel_vec_loads(problem)). SPLIT_K is a launch parameter: configs differing only in it share
-  // one compilation (and cache entry). The binary is the instance resolve() makes (instance.hpp):
+  // one compilation (and cache entry), or two where a family's split configs run an entry of their
+  // own (binary_split_k). The binary is the instance resolve() makes (instance.hpp):
   // a PACK config always gets its TN float4 instance, whatever layout and loads are asked for.
   Compiled compile(const WarpTileConfig& c, std::string_view layout = "NN", bool vec = true);
 

@@ -1,9 +1,11 @@
 // The split-TF32 wgmma kernel (sgemm_tf32x3_wgmma.cuh, family tf32x3_wg) against the real NVRTC
 // (no GPU needed): every config of its search space compiles through the tuner's compiler for
-// sm_90 (its target sm_90a) into one cubin with the tile kernel and the split prepass, spill-free
-// and with the registers of a real body (setmaxnreg's consumers hold three sets of 64
-// accumulators), its PTX made of wgmma.mma_async and tensor copies; a STAGES its rule refuses
-// fails on the kernel's static_assert; on other architectures the family is refused by its rule.
+// sm_90 (its target sm_90a) into one cubin with the tile kernel (the split entry for SPLIT_K > 1),
+// the split prepass and the split-K reduction, spill-free and with the registers of a real body
+// (setmaxnreg's consumers hold three sets of 64 accumulators), its PTX made of wgmma.mma_async and
+// tensor copies, the split entry's copies starting at its split's first slice and its epilogue
+// writing the partial products; a STAGES its rule refuses fails on the kernel's static_assert; on
+// other architectures the family is refused by its rule.
 #include <nvrtc.h>
 
 #include <cstdio>
@@ -76,7 +78,7 @@ std::vector<sgt::WarpTileConfig> space_configs() {
 
 TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
   const auto configs = space_configs();
-  ASSERT_EQ(configs.size(), 8u);
+  ASSERT_EQ(configs.size(), 32u);  // 8 unsplit, 24 split (SPLIT_K 2, 3, 4)
   sgt::test::TempDir dir;
   sgt::gpu::KernelCompiler k(dir.path(), {});
   const auto results = k.compile_all(configs, 2, {}, "TN", false);
@@ -87,12 +89,16 @@ TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
     ASSERT_EQ(r.status, sgt::TrialStatus::ok) << r.reason << "\n" << r.log;
     // The one instance of every layout and alignment: the panels' NT.
     EXPECT_EQ(r.layout, "NT");
-    // The accumulation its FMA_ORDER names: ACC 3 (0) or ACC 6 (1).
+    // The accumulation its FMA_ORDER names: ACC 3 (0) or ACC 6 (1); the split entry for a split
+    // config.
     const std::string acc = configs[i].FMA_ORDER == 1 ? "6" : "3";
-    EXPECT_EQ(r.lowered_name.rfind("_Z18sgemm_tf32x3_wgmmaILi" + acc + "EL", 0), 0u)
-        << r.lowered_name;
+    const std::string entry =
+        configs[i].SPLIT_K > 1 ? "_Z25sgemm_tf32x3_wgmma_splitkILi" : "_Z18sgemm_tf32x3_wgmmaILi";
+    EXPECT_EQ(r.lowered_name.rfind(entry + acc + "EL", 0), 0u) << r.lowered_name;
     EXPECT_EQ(r.pack_lowered_name.rfind("_Z20tf32x3_split_operand", 0), 0u) << r.pack_lowered_name;
-    EXPECT_TRUE(r.reduce_lowered_name.empty());  // no split-K
+    // The split-K reduction is in every binary of the family (has_split_k_reduce).
+    EXPECT_EQ(r.reduce_lowered_name.rfind("_Z19sgemm_splitk_reduce", 0), 0u)
+        << r.reduce_lowered_name;
     EXPECT_EQ(r.spill_store_bytes, 0);
     EXPECT_EQ(r.spill_load_bytes, 0);
     EXPECT_EQ(r.stack_bytes, 0);
@@ -105,6 +111,7 @@ TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
     const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     EXPECT_NE(bytes.find(r.lowered_name), std::string::npos);
     EXPECT_NE(bytes.find(r.pack_lowered_name), std::string::npos);
+    EXPECT_NE(bytes.find(r.reduce_lowered_name), std::string::npos);
     EXPECT_EQ(sgt::kernel_source_hash(configs[i]), sgt::find_family("tf32x3_wg")->source_hash());
     printf("[          ] %s: %d registers, %d B static smem, %.1f s\n",
            sgt::to_name(configs[i]).c_str(), r.registers, r.shared_bytes, r.compile_seconds);
@@ -113,6 +120,53 @@ TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
   const auto again = k.compile(configs[0], "NN", true);
   EXPECT_TRUE(again.from_cache);
   EXPECT_EQ(again.lowered_name, results[0].lowered_name);
+  // SPLIT_K 2, 3 and 4 of a config share the split entry's binary, apart from SPLIT_K 1's.
+  for (size_t i = 0; i < configs.size(); ++i) {
+    for (size_t j = 0; j < configs.size(); ++j) {
+      auto a = configs[i], b = configs[j];
+      if (a.SPLIT_K == b.SPLIT_K) continue;
+      const bool both_split = a.SPLIT_K > 1 && b.SPLIT_K > 1;
+      a.SPLIT_K = b.SPLIT_K = 1;
+      if (a != b) continue;
+      EXPECT_EQ(results[i].cubin_path == results[j].cubin_path, both_split)
+          << sgt::to_name(configs[i]) << " " << sgt::to_name(configs[j]);
+    }
+  }
+}
+
+// The split entry is the unsplit one's body on its split's slices: its PTX reads blockIdx.z, the
+// launch's z extent (whether it splits at all) and the partial products' pointer, and still runs
+// the wgmma kernel with tensor copies; the unsplit entry reads none of them.
+TEST(Tf32x3WgNvrtc, TheSplitEntryTakesItsSplitsSlicesAndWritesItsPartialProduct) {
+  auto c = sgt::test::config("tw3_128x128x32_s2_g8");
+  c.SPLIT_K = 3;
+  const auto expr = sgt::resolve(c, "NN", true).name_expression;
+  EXPECT_EQ(expr, "sgemm_tf32x3_wgmma_splitk<3,2,8>");
+  const Ptx split = ptx_of(expr, "compute_90a");
+  ASSERT_TRUE(split.compiled) << split.log;
+  EXPECT_NE(split.ptx.find("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"),
+            std::string::npos);
+  EXPECT_NE(split.ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+  EXPECT_NE(split.ptx.find("%ctaid.z"), std::string::npos);
+  EXPECT_NE(split.ptx.find("%nctaid.z"), std::string::npos);
+  // Its parameters: the unsplit entry's eleven, then k_chunk and partial.
+  EXPECT_NE(split.ptx.find("_param_12"), std::string::npos);
+  EXPECT_EQ(split.ptx.find("_param_13"), std::string::npos);
+  const Ptx plain = ptx_of("sgemm_tf32x3_wgmma<3,2,8>", "compute_90a");
+  ASSERT_TRUE(plain.compiled) << plain.log;
+  EXPECT_EQ(plain.ptx.find("%ctaid.z"), std::string::npos);
+  EXPECT_EQ(plain.ptx.find("%nctaid.z"), std::string::npos);
+  EXPECT_NE(plain.ptx.find("_param_10"), std::string::npos);
+  EXPECT_EQ(plain.ptx.find("_param_11"), std::string::npos);
+  // Elsewhere than sm_90a the split entry is empty too.
+  const Ptx stub = ptx_of(expr, "compute_90");
+  ASSERT_TRUE(stub.compiled) << stub.log;
+  EXPECT_EQ(stub.ptx.find("wgmma.mma_async"), std::string::npos);
+  // A STAGES its rule refuses fails on the body's static_assert in the split entry as well.
+  c.STAGES = 4;
+  const Ptx bad = ptx_of(sgt::resolve(c, "NN", true).name_expression, "compute_90a");
+  EXPECT_FALSE(bad.compiled);
+  EXPECT_NE(bad.log.find("tf32x3_wg_stages"), std::string::npos) << bad.log;
 }
 
 // Its PTX for sm_90a is the wgmma kernel, not the empty body other targets get.

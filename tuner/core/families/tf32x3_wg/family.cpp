@@ -16,6 +16,14 @@
 // and more accurate from K = 512 on, above cuBLAS's error at K <= 256;
 // docs/experiments/2026-12-04-tf32x3-wg-accumulation.md). Which one may serve a problem is the
 // accuracy check's: both are measured against FP64 on it.
+// SPLIT_K splits K over the grid's z as the other families do (launch_dims: whole 32-float
+// slices, k_chunk rounded up to them): its split configs run the kernel's entry
+// sgemm_tf32x3_wgmma_splitk, which writes each split's raw partial product to a workspace of
+// SPLIT_K M N floats for sgemm_splitk_reduce (binary_split_k: one binary for every SPLIT_K > 1),
+// the unsplit ones sgemm_tf32x3_wgmma, whose machine code the split entry left as it was. For
+// problems of few 128 x 128 tiles, which leave most of the last wave of 132 SMs idle
+// (docs/experiments/2026-12-04-tf32x3-wg-split-k.md). Names write it as the other families do
+// (_k2); SPLIT_K 1 is left out, so the names from before the knob name the same kernel.
 // Every other field holds one value (implied(): its names leave them out; FMA_ORDER 0 too, so
 // names from before the knob still parse and name the same kernel).
 #include <string>
@@ -55,9 +63,16 @@ int acc_of(const WarpTileConfig& c) {
 constexpr int kPartialSets = 2;
 // The one architecture its kernel has a body for (wgmma, setmaxnreg, tensor copies: sm_90a).
 constexpr int kArch = 90;
+// The binary of every split config: the split entry, named by the smallest split.
+constexpr int kSplitBinary = 2;
+
+// The splits a launch of an M x N x K problem runs (launch_dims, as plan_split_call takes it).
+int launched_splits(const WarpTileConfig& c, const Problem& p) {
+  return sgt_kernel::launch_dims(p.M, p.N, p.K, kWgBM, kWgBN, kWgBK, c.SPLIT_K).grid_z;
+}
 
 // The fields the kernel does not read or fixes, and the one value each holds: a consumer
-// warpgroup's tile (WM x WN), the block's threads, no split-K (the launch plan has no reduction).
+// warpgroup's tile (WM x WN), the block's threads.
 const FixedFields& fixed_fields() {
   static const FixedFields kFixed = {
       {&WarpTileConfig::WM, sgt_kernel::kWgWarpgroupRows},
@@ -68,7 +83,6 @@ const FixedFields& fixed_fields() {
       {&WarpTileConfig::NUM_THREADS, kWgThreads},
       {&WarpTileConfig::MIN_BLOCKS, 1},
       {&WarpTileConfig::PAD_A, 0},
-      {&WarpTileConfig::SPLIT_K, 1},
       {&WarpTileConfig::PAD_B, 0},
       {&WarpTileConfig::PACK, 0},
       {&WarpTileConfig::STAGE_C, 0},
@@ -89,8 +103,8 @@ const std::vector<RuleInfo>& own_rules() {
       {"tf32x3_wg_fixed_fields",
        "in family tf32x3_wg, the fields its kernel does not read hold one value: WM 64 and WN 128 "
        "(a consumer warpgroup's tile), NUM_THREADS 384 (two consumer warpgroups and a producer), "
-       "WNITER, TM, TN, MIN_BLOCKS and SPLIT_K 1, PAD_A, PAD_B, PACK and STAGE_C 0 (its names "
-       "leave them out)",
+       "WNITER, TM, TN and MIN_BLOCKS 1, PAD_A, PAD_B, PACK and STAGE_C 0 (its names leave them "
+       "out)",
        false},
       {"tf32x3_wg_accumulation",
        "in family tf32x3_wg, FMA_ORDER names the accumulation across k-steps: 0 each k-step's "
@@ -127,8 +141,8 @@ class Tf32x3Wg final : public KernelFamily {
   std::string_view id() const override { return "tf32x3_wg"; }
   std::string_view description() const override {
     return "split TF32 (3xTF32) on wgmma: a prepass splits the operands into k-contiguous TF32 "
-           "panels, three wgmma m64n128k8 per k-step on TMA-fed stages, FP32 accumulation "
-           "(sgemm_tf32x3_wgmma.cuh, sm_90a)";
+           "panels, three wgmma m64n128k8 per k-step on TMA-fed stages, FP32 accumulation, "
+           "split-K reduced in a fixed order (sgemm_tf32x3_wgmma.cuh, sm_90a)";
   }
   Precision precision() const override { return Precision::fp32_accurate; }
   std::string_view name_prefix() const override { return "tw3_"; }
@@ -211,8 +225,29 @@ class Tf32x3Wg final : public KernelFamily {
     }
   }
 
-  // No shape rules: the prepass reads any layout, leading dimension and alignment, and the tile
-  // kernel reads only the panels it wrote.
+  // One shape rule, of SPLIT_K; none of the operands: the prepass reads any layout, leading
+  // dimension and alignment, and the tile kernel reads only the panels it wrote.
+  // shape_tf32x3_wg_split_k: the problem's launch runs every one of SPLIT_K's splits. Its K
+  // slices (K / 32 rounded up) go to the splits in runs of slices / SPLIT_K rounded up, and
+  // launch_dims leaves out the splits that would get none (K = 100 is 4 slices: SPLIT_K 3 runs
+  // 2 splits of 2); a config whose launch runs fewer splits than it names would measure a smaller
+  // SPLIT_K's launch under its name. It implies SPLIT_K <= the slices. No rule of the config
+  // alone bounds SPLIT_K: the kernel takes any split of whole slices, and grid_z past a grid's
+  // 65535 is the launch plan's too_large.
+  std::vector<std::string_view> shape_rules() const override { return {"shape_tf32x3_wg_split_k"}; }
+  void check_shape(const WarpTileConfig& c, const Problem& p, const Limits&,
+                   std::vector<RuleViolation>& out) const override {
+    if (c.SPLIT_K <= 1 || p.K <= 0) return;  // K = 0: nothing to split, C = beta C
+    const int runs = launched_splits(c, p);
+    if (runs == c.SPLIT_K) return;
+    const long long slices = (p.K + kWgBK - 1) / kWgBK;
+    out.push_back(
+        {"shape_tf32x3_wg_split_k",
+         fmt::format("tf32x3_wg at K = {}: {} slice{} of {} in splits of {} run {} split{}, not "
+                     "SPLIT_K = {}",
+                     p.K, slices, slices == 1 ? "" : "s", kWgBK,
+                     (slices + c.SPLIT_K - 1) / c.SPLIT_K, runs, runs == 1 ? "" : "s", c.SPLIT_K)});
+  }
 
   // The kernel file, the TMA kernel's (its mbarrier and copy helpers), the warp-tiling template
   // that includes (block order), and the geometry headers.
@@ -225,8 +260,11 @@ class Tf32x3Wg final : public KernelFamily {
             embedded_kernel_file("tf32x3_wg_geometry.h")};
   }
 
+  // The split configs run the split entry (k_chunk and the partial products' workspace besides
+  // the unsplit entry's arguments), the others the unsplit one.
   std::string name_expression(const WarpTileConfig& c, std::string_view, bool) const override {
-    return fmt::format("sgemm_tf32x3_wgmma<{},{},{}>", acc_of(c), c.STAGES, c.GROUP_M);
+    return fmt::format("sgemm_tf32x3_wgmma{}<{},{},{}>", c.SPLIT_K > 1 ? "_splitk" : "", acc_of(c),
+                       c.STAGES, c.GROUP_M);
   }
   // One instance for every layout and alignment: it reads the panels, op(A) stored M x Kp and
   // op(B)^T N x Kp, i.e. the NT layout, always with whole boxes.
@@ -247,8 +285,12 @@ class Tf32x3Wg final : public KernelFamily {
     const bool plain = !arch.empty() && arch.back() >= '0' && arch.back() <= '9';
     return plain ? arch + "a" : arch;
   }
-  // No split-K: the program holds no reduction; its pack kernel is the split prepass.
-  bool has_split_k_reduce() const override { return false; }
+  // The program holds sgemm_splitk_reduce (its sources include sgemm_warptile.cuh), which sums the
+  // split entry's partial products; its pack kernel is the split prepass.
+  bool has_split_k_reduce() const override { return true; }
+  int binary_split_k(const WarpTileConfig& c) const override {
+    return c.SPLIT_K > 1 ? kSplitBinary : 1;
+  }
   std::string pack_expression(const WarpTileConfig&) const override {
     return "tf32x3_split_operand";
   }
@@ -281,14 +323,18 @@ class Tf32x3Wg final : public KernelFamily {
             {"ACC", acc_of(c)},
             {"DYNAMIC_SHARED_BYTES", sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES)},
             {"SHARED_BYTES", shared_bytes(c)},
-            {"WORKSPACE", "2 (M + N) Kp floats, Kp = K rounded up to 4"}};
+            {"WORKSPACE", c.SPLIT_K > 1 ? "2 (M + N) Kp floats, Kp = K rounded up to 4, and "
+                                          "SPLIT_K M N for the partial products"
+                                        : "2 (M + N) Kp floats, Kp = K rounded up to 4"},
+            {"KERNEL", c.SPLIT_K > 1 ? "sgemm_tf32x3_wgmma_splitk" : "sgemm_tf32x3_wgmma"}};
   }
   std::string derived_line(const WarpTileConfig& c) const override {
     return fmt::format(
         "threads {} (2 consumer warpgroups + 1 producer)  accumulators {} + {} partial sets  ACC "
-        "{}  shared {} B ({} dynamic)  workspace 2 (M + N) Kp floats",
+        "{}  shared {} B ({} dynamic)  workspace 2 (M + N) Kp floats{}",
         kWgThreads, sgt_kernel::kWgAccumulators, kPartialSets, acc_of(c), shared_bytes(c),
-        sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES));
+        sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES),
+        c.SPLIT_K > 1 ? fmt::format(" + {} M N (split-K partial products)", c.SPLIT_K) : "");
   }
 
   std::optional<SimReport> simulate(const WarpTileConfig& c) const override {
