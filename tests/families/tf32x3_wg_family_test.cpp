@@ -523,6 +523,40 @@ TEST(Tf32x3WgFamily, TheSpacesConfigsSimulateClean) {
   }
 }
 
+// The K splits of every entry at edge shapes: K not a multiple of 32, fewer slices than SPLIT_K,
+// a single k, odd M and N (single-float stores), and the H200 shapes the knob is for.
+TEST(Tf32x3WgFamily, ItsSplitsSimulateCleanAtEdgeShapes) {
+  for (const int s : {1, 2, 3, 4, 5}) {
+    auto c = probe_config();
+    c.SPLIT_K = s;
+    for (const auto& [M, N] : {std::pair{130, 300}, std::pair{1, 1}, std::pair{129, 257}}) {
+      for (const int K : {0, 1, 31, 32, 33, 40, 63, 100, 127, 1000, 1001, 6144}) {
+        const auto r = tf32x3_wg::simulate_split(c, M, N, K);
+        EXPECT_TRUE(r.ok()) << to_name(c) << " " << M << "x" << N << "x" << K << ":\n"
+                            << r.summary();
+      }
+    }
+    // The split grids hold K below SPLIT_K's slices and K % 32 != 0.
+    bool fewer = false, ragged = false;
+    for (const auto& g : tf32x3_wg::split_grids(c)) {
+      fewer = fewer || (g.K + 31) / 32 < s;
+      ragged = ragged || g.K % 32 != 0;
+    }
+    EXPECT_TRUE(ragged) << s;
+    if (s > 1) EXPECT_TRUE(fewer) << s;
+    EXPECT_TRUE(tf32x3_wg::simulate(c).ok()) << to_name(c);
+  }
+  // 1536 x 1536 x 6144 at SPLIT_K 2 (288 blocks) and 2560^3 at SPLIT_K 3 (27, 27, 26 slices).
+  auto k2 = probe_config();
+  k2.SPLIT_K = 2;
+  EXPECT_TRUE(tf32x3_wg::simulate_split(k2, 1536, 1536, 6144).ok());
+  auto k3 = probe_config();
+  k3.SPLIT_K = 3;
+  EXPECT_TRUE(tf32x3_wg::simulate_split(k3, 2560, 2560, 2560).ok());
+  // A replay too large for the simulation says so rather than passing.
+  EXPECT_TRUE(tf32x3_wg::simulate_split(k2, 1 << 14, 1 << 14, 64).has("degenerate_geometry"));
+}
+
 // Each way the kernel's index functions could go wrong shows as the defect that names it.
 namespace broken {
 int load_k_off_by_one(int k0, int ty, int i) {
@@ -553,6 +587,29 @@ int acc_col_swapped_pair(int tid, int acc) {
 int group_row_ignored(int bid, int grid_m, int grid_n, int) {
   return sgt_kernel::block_tile_row(bid, grid_m, grid_n, 1);
 }
+int first_slice_one_back(int z, int k_chunk) {
+  return std::max(0, sgt_kernel::tf32x3_wg_split_first_slice(z, k_chunk) - 1);
+}
+int slices_one_more(int K, int z, int k_chunk) {
+  return sgt_kernel::tf32x3_wg_split_slices(K, z, k_chunk) + 1;
+}
+int slices_one_fewer(int K, int z, int k_chunk) {
+  return sgt_kernel::tf32x3_wg_split_slices(K, z, k_chunk) - 1;
+}
+int slices_of_unrounded_chunk(int K, int z, int k_chunk) {
+  // k_chunk / 32 slices, forgetting a ragged last one.
+  const int n = sgt_kernel::tf32x3_wg_split_slices(K, z, k_chunk);
+  return n > 1 ? n - 1 : n;
+}
+int slice_k_half_slices(int first, int kb) {
+  return first * 32 + kb * 16;
+}
+long long partial_planes_overlapping(int z, int M, int N) {
+  return static_cast<long long>(z) * M * N - z;
+}
+long long partial_planes_padded(int z, int M, int N) {
+  return static_cast<long long>(z) * M * (N + 1);
+}
 }  // namespace broken
 
 TEST(Tf32x3WgFamily, TheSimulationCatchesABrokenIndexFunction) {
@@ -581,6 +638,33 @@ TEST(Tf32x3WgFamily, TheSimulationCatchesABrokenIndexFunction) {
     EXPECT_FALSE(ix.is_kernels());
     const auto r = tf32x3_wg::simulate(c, ix);
     EXPECT_TRUE(r.has(x.kind)) << x.kind << ":\n" << r.summary();
+  }
+  // The split entry's functions, on a split config; the unsplit config does not run them, except
+  // slice_k, the body's (both entries copy slice kb of their first from it).
+  auto split = c;
+  split.SPLIT_K = 3;
+  const Case split_cases[] = {
+      {[](tf32x3_wg::Indexing& ix) { ix.split_first_slice = broken::first_slice_one_back; },
+       "tma_k_overlap"},
+      {[](tf32x3_wg::Indexing& ix) { ix.split_slices = broken::slices_one_more; }, "tma_k_overlap"},
+      {[](tf32x3_wg::Indexing& ix) { ix.split_slices = broken::slices_one_fewer; }, "tma_k_hole"},
+      {[](tf32x3_wg::Indexing& ix) { ix.split_slices = broken::slices_of_unrounded_chunk; },
+       "tma_k_hole"},
+      {[](tf32x3_wg::Indexing& ix) { ix.slice_k = broken::slice_k_half_slices; },
+       "split_k_misaligned"},
+      {[](tf32x3_wg::Indexing& ix) { ix.partial_offset = broken::partial_planes_overlapping; },
+       "c_overlap"},
+      {[](tf32x3_wg::Indexing& ix) { ix.partial_offset = broken::partial_planes_padded; },
+       "split_k_workspace"},
+  };
+  for (const auto& x : split_cases) {
+    tf32x3_wg::Indexing ix;
+    x.edit(ix);
+    EXPECT_FALSE(ix.is_kernels());
+    const auto r = tf32x3_wg::simulate(split, ix);
+    EXPECT_TRUE(r.has(x.kind)) << x.kind << ":\n" << r.summary();
+    const bool body = ix.slice_k != tf32x3_wg::Indexing{}.slice_k;
+    EXPECT_EQ(tf32x3_wg::simulate(c, ix).ok(), !body) << x.kind;
   }
   // The prepass reading past the stored operand (a transposed source on a non-square operand).
   tf32x3_wg::Indexing ix;

@@ -6,7 +6,9 @@
 // row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (t % 4) + i % 2. The
 // kernel's guards (a prepass thread skips r >= R or k >= Kp and reads only k < K, r < R; the
 // epilogue skips rows >= M and columns >= N, and pairs columns where both are inside) are restated
-// as it writes them.
+// as it writes them, and so is what a split must take: the k range [z k_chunk, min(K, (z + 1)
+// k_chunk)) of launch_dims, the convention of every family's split-K, and the partial products'
+// planes of M x N floats, split z's at z M N.
 #include "families/tf32x3_wg/simulation.hpp"
 
 #include <algorithm>
@@ -37,6 +39,7 @@ using sgt_kernel::kWgTileFloats;
 constexpr long long kMaxPrepassElems = 1LL << 22;
 constexpr long long kMaxEpilogueElems = 1LL << 24;
 constexpr int kMaxStages = 64;
+constexpr int kMaxSplitK = 1 << 20;  // the k values a split replay counts
 
 // What a slot holds: a stored element's index + 1, a zero, or nothing written.
 constexpr long long kUnwritten = -1;
@@ -55,7 +58,9 @@ bool Indexing::is_kernels() const {
          src == k.src && dst == k.dst && kp == k.kp && grid_x == k.grid_x && grid_y == k.grid_y &&
          workspace_floats == k.workspace_floats && panel_offset == k.panel_offset &&
          acc_row == k.acc_row && acc_col == k.acc_col && block_tile_row == k.block_tile_row &&
-         block_tile_col == k.block_tile_col;
+         block_tile_col == k.block_tile_col && split_first_slice == k.split_first_slice &&
+         split_slices == k.split_slices && slice_k == k.slice_k &&
+         partial_offset == k.partial_offset;
 }
 
 std::string describe(const PrepassCase& pc) {
@@ -323,23 +328,17 @@ void check_c_writes(Tally& t, const std::string& label, const std::vector<std::u
 
 }  // namespace
 
-SimReport simulate_epilogue(const WarpTileConfig& c, int M, int N, bool pairs, const Indexing& ix) {
-  Tally t;
-  const std::string label = fmt::format("epilogue {}x{}{}", M, N, pairs ? "" : " single floats");
-  if (c.BM < 1 || c.BN < 1 || c.GROUP_M < 1 || M < 1 || N < 1 || 1LL * M * N > kMaxEpilogueElems) {
-    t.add(kDegenerate, 1, fmt::format("{}: not a launch the simulation replays", label));
-    return t.report();
-  }
-  // The launch plan's grid (plan_split_call: the config's tile), the kernel's block order.
-  const auto d = sgt_kernel::launch_dims(M, N, 1, c.BM, c.BN, 1, 1);
-  if (d.grid_x * kWgConsumers * 64 > 4 * kMaxEpilogueElems) {
-    t.add(kDegenerate, 1, fmt::format("{}: {} blocks", label, d.grid_x));
-    return t.report();
-  }
+namespace {
+
+// Every consumer thread of every block of a launch of `blocks` blocks over an M x N output, as the
+// kernel's epilogue walks its accumulators: each stored element checked against the wgmma D
+// fragment's placement and the block tile, then handed to store(bid, tid, row, col, pair, e) if it
+// lies inside the M x N matrix (pair: stored as a float2 with its neighbour, e its half).
+template <class Store>
+void replay_epilogue(const WarpTileConfig& c, int M, int N, long long blocks, bool pairs,
+                     const Indexing& ix, Tally& t, const std::string& label, Store&& store) {
   const int grid_m = (M + kWgBM - 1) / kWgBM, grid_n = (N + kWgBN - 1) / kWgBN;
-  const long long ldc = N + (pairs ? N % 2 : (N % 2 == 0 ? 1 : 0));  // even for pairs, else odd
-  std::vector<std::uint8_t> writes(static_cast<size_t>(M) * N, 0);
-  for (long long bid = 0; bid < d.grid_x; ++bid) {
+  for (long long bid = 0; bid < blocks; ++bid) {
     const int bm0 = ix.block_tile_row(static_cast<int>(bid), grid_m, grid_n, c.GROUP_M) * kWgBM;
     const int bn0 = ix.block_tile_col(static_cast<int>(bid), grid_m, grid_n, c.GROUP_M) * kWgBN;
     for (int tid = 0; tid < kWgConsumers; ++tid) {
@@ -380,22 +379,184 @@ SimReport simulate_epilogue(const WarpTileConfig& c, int M, int N, bool pairs, c
               });
               continue;
             }
-            if (pair && e == 0 && (row * ldc + cc) % 2 != 0)
-              t.note(kMisaligned, [&] {
-                return fmt::format(
-                    "{}: block {} thread {} stores a float2 at C({}, {}), not "
-                    "8-byte aligned (ldc {})",
-                    label, bid, tid, row, cc, ldc);
-              });
-            auto& w = writes[static_cast<size_t>(row) * N + cc];
-            if (w < 255) ++w;
+            store(bid, tid, row, cc, pair, e);
           }
         }
       }
     }
   }
+}
+
+}  // namespace
+
+SimReport simulate_epilogue(const WarpTileConfig& c, int M, int N, bool pairs, const Indexing& ix) {
+  Tally t;
+  const std::string label = fmt::format("epilogue {}x{}{}", M, N, pairs ? "" : " single floats");
+  if (c.BM < 1 || c.BN < 1 || c.GROUP_M < 1 || M < 1 || N < 1 || 1LL * M * N > kMaxEpilogueElems) {
+    t.add(kDegenerate, 1, fmt::format("{}: not a launch the simulation replays", label));
+    return t.report();
+  }
+  // The launch plan's grid (plan_split_call: the config's tile), the kernel's block order.
+  const auto d = sgt_kernel::launch_dims(M, N, 1, c.BM, c.BN, 1, 1);
+  if (d.grid_x * kWgConsumers * 64 > 4 * kMaxEpilogueElems) {
+    t.add(kDegenerate, 1, fmt::format("{}: {} blocks", label, d.grid_x));
+    return t.report();
+  }
+  const long long ldc = N + (pairs ? N % 2 : (N % 2 == 0 ? 1 : 0));  // even for pairs, else odd
+  std::vector<std::uint8_t> writes(static_cast<size_t>(M) * N, 0);
+  replay_epilogue(c, M, N, d.grid_x, pairs, ix, t, label,
+                  [&](long long bid, int tid, int row, int cc, bool pair, int e) {
+                    if (pair && e == 0 && (row * ldc + cc) % 2 != 0)
+                      t.note(kMisaligned, [&] {
+                        return fmt::format(
+                            "{}: block {} thread {} stores a float2 at C({}, {}), not "
+                            "8-byte aligned (ldc {})",
+                            label, bid, tid, row, cc, ldc);
+                      });
+                    auto& w = writes[static_cast<size_t>(row) * N + cc];
+                    if (w < 255) ++w;
+                  });
   check_c_writes(t, label, writes, M, N);
   return t.report();
+}
+
+SimReport simulate_split(const WarpTileConfig& c, int M, int N, int K, const Indexing& ix) {
+  Tally t;
+  const std::string label = fmt::format("split-K {}x{}x{} SPLIT_K {}", M, N, K, c.SPLIT_K);
+  if (c.BM < 1 || c.BN < 1 || c.GROUP_M < 1 || c.SPLIT_K < 1 || M < 1 || N < 1 || K < 0 ||
+      K > kMaxSplitK) {
+    t.add(kDegenerate, 1, fmt::format("{}: not a launch the simulation replays", label));
+    return t.report();
+  }
+  // The launch plan's splits (plan_split_call: launch_dims with the kernel's slice).
+  const auto d = sgt_kernel::launch_dims(M, N, K, c.BM, c.BN, kWgBK, c.SPLIT_K);
+  const bool split_entry = c.SPLIT_K > 1;
+  const long long splits = d.grid_z, chunk = d.k_chunk;
+  if (splits < 1 || splits > std::max(1, c.SPLIT_K) ||
+      splits * M * N * 1LL > kMaxEpilogueElems * 4 ||
+      d.grid_x * splits * kWgConsumers * 64 > 16 * kMaxEpilogueElems) {
+    t.add(kDegenerate, 1, fmt::format("{}: {} splits of {} blocks", label, splits, d.grid_x));
+    return t.report();
+  }
+  // The slices each split's producer copies, as the entry counts them.
+  std::vector<int> diff(static_cast<size_t>(K) + 1, 0);
+  for (long long z = 0; z < splits; ++z) {
+    const int zi = static_cast<int>(z);
+    const long long kbeg = z * chunk, kend = std::min<long long>(K, kbeg + chunk);
+    const int first = split_entry ? ix.split_first_slice(zi, static_cast<int>(chunk)) : 0;
+    const int nk =
+        split_entry ? ix.split_slices(K, zi, static_cast<int>(chunk)) : (K + kWgBK - 1) / kWgBK;
+    if (nk <= 0 && K > 0) {
+      t.note(kSplitEmpty, [&] {
+        return fmt::format("{}: split {} of {} (k_chunk {}) copies no slice", label, z, splits,
+                           chunk);
+      });
+      continue;
+    }
+    for (int kb = 0; kb < nk; ++kb) {
+      const long long lo = ix.slice_k(first, kb), hi = std::min<long long>(K, lo + kWgBK);
+      if (lo % kWgBK != 0 || lo < 0) {
+        t.note(kSplitMisaligned, [&] {
+          return fmt::format(
+              "{}: split {}'s slice {} copies from k = {}, not a whole {}-float "
+              "slice",
+              label, z, kb, lo, kWgBK);
+        });
+        continue;
+      }
+      if (lo >= K) {
+        // A copy wholly past K reads only zeros: no k of the product, but a slice no split owns.
+        t.note(kTmaKOverlap, [&] {
+          return fmt::format("{}: split {}'s slice {} copies k = {}..{}, past K", label, z, kb, lo,
+                             lo + kWgBK - 1);
+        });
+        continue;
+      }
+      if (lo < kbeg || hi > kend) {
+        t.note(kTmaKOverlap, [&] {
+          return fmt::format(
+              "{}: split {}'s slice {} copies k = {}..{}, outside the split's k = {}..{} (the "
+              "copies fill zeros only past K)",
+              label, z, kb, lo, hi - 1, kbeg, kend - 1);
+        });
+      }
+      ++diff[static_cast<size_t>(lo)];
+      --diff[static_cast<size_t>(hi)];
+    }
+  }
+  const KCoverage cov = k_coverage(diff, K);
+  if (cov.holes > 0)
+    t.add(kTmaKHole, cov.holes,
+          fmt::format("{}: k = {} is copied by no slice ({} splits of {})", label, cov.first_hole,
+                      splits, chunk));
+  if (cov.overlaps > 0)
+    t.add(kTmaKOverlap, cov.overlaps,
+          fmt::format("{}: k = {} is copied by {} slices ({} splits of {})", label,
+                      cov.first_overlap, cov.overlap_n, splits, chunk));
+  if (splits == 1) return t.report();  // C itself: simulate_epilogue's
+  // The partial products: split z's plane in the workspace the launch plan allocates.
+  const long long total = splits * M * N;
+  if (d.workspace_floats < total)
+    t.add(kSplitWorkspace, 1,
+          fmt::format("{}: a workspace of {} floats for {} partial products of {} x {}", label,
+                      d.workspace_floats, splits, M, N));
+  std::vector<std::uint8_t> writes(static_cast<size_t>(total), 0);
+  for (long long z = 0; z < splits; ++z) {
+    const long long off = ix.partial_offset(static_cast<int>(z), M, N);
+    // The kernel's pairs: out = partial + off 8-byte aligned (the workspace is), ld N even.
+    const bool pairs = off % 2 == 0 && N % 2 == 0;
+    const std::string zl = fmt::format("{} split {}", label, z);
+    replay_epilogue(
+        c, M, N, d.grid_x, pairs, ix, t, zl,
+        [&](long long bid, int tid, int row, int cc, bool pair, int e) {
+          const long long at = off + static_cast<long long>(row) * N + cc;
+          if (at < 0 || at >= total) {
+            t.note(kSplitWorkspace, [&] {
+              return fmt::format(
+                  "{}: block {} thread {} writes C({}, {})'s partial at float {}, outside the "
+                  "workspace of {}",
+                  zl, bid, tid, row, cc, at, total);
+            });
+            return;
+          }
+          if (pair && e == 0 && at % 2 != 0)
+            t.note(kMisaligned, [&] {
+              return fmt::format(
+                  "{}: block {} thread {} stores a float2 at workspace float {}, not 8-byte "
+                  "aligned",
+                  zl, bid, tid, at);
+            });
+          auto& w = writes[static_cast<size_t>(at)];
+          if (w < 255) ++w;
+        });
+  }
+  for (long long at = 0; at < total; ++at) {
+    const int w = writes[static_cast<size_t>(at)];
+    if (w == 1) continue;
+    const long long z = at / (1LL * M * N), r = at % (1LL * M * N) / N, col = at % N;
+    if (w == 0)
+      t.note(kCHole, [&] {
+        return fmt::format("{}: workspace float {} (split {}'s C({}, {})) is never written", label,
+                           at, z, r, col);
+      });
+    else
+      t.note(kCOverlap, [&] {
+        return fmt::format("{}: workspace float {} (split {}'s C({}, {})) is written {} times",
+                           label, at, z, r, col, w);
+      });
+  }
+  return t.report();
+}
+
+std::vector<SimGrid> split_grids(const WarpTileConfig& c) {
+  const int S = std::max(1, c.SPLIT_K);
+  // Two by three tiles, the last ones partial (130 = 128 + 2, 300 = 2 x 128 + 44).
+  const int M = 130, N = 300;
+  std::vector<int> ks = {1, 31, 40, 100, kWgBK * S + 7, kWgBK * 3 * S + 13, 6144};
+  if (S > 2) ks.push_back(kWgBK * (S - 1) - 5);  // fewer slices than SPLIT_K, K % 32 != 0
+  std::vector<SimGrid> out;
+  for (const int K : ks) out.push_back({M, N, K});
+  return out;
 }
 
 SimReport simulate_tile(const WarpTileConfig& c) {
@@ -486,6 +647,12 @@ SimReport simulate(const WarpTileConfig& c, const Indexing& ix) {
     merged.add(label, simulate_workspace(g.M, g.N, g.K, ix));
     merged.add(label, simulate_launch(c, g.M, g.N, g.K));
     merged.add(label, simulate_epilogue(c, g.M, g.N, true, ix));
+    merged.add(label, simulate_split(c, g.M, g.N, g.K, ix));
+  }
+  for (const auto& g : split_grids(c)) {
+    const std::string label = fmt::format("split grid {}x{}x{}", g.M, g.N, g.K);
+    merged.add(label, simulate_launch(c, g.M, g.N, g.K));
+    merged.add(label, simulate_split(c, g.M, g.N, g.K, ix));
   }
   if (!grids.empty()) {
     const auto& g = grids.back();
@@ -499,9 +666,11 @@ std::string simulation_scope() {
   return "the split-TF32 wgmma kernel: its prepass in both storages at 5 row and 7 k extents "
          "(leading dimensions tight and padded): every read inside the operand, every panel "
          "element written once with op(X)(r, k), zeros past K; the panel workspace; the ring's "
-         "boxes, alignment and barrier bytes, the k-slices; and on 5 launch grids the block order "
+         "boxes, alignment and barrier bytes, the k-slices; on 5 launch grids the block order "
          "and the epilogue (each accumulator at its wgmma C element, each C element once, float2 "
-         "pairs aligned)";
+         "pairs aligned); and on those and 7 or 8 more K the K splits (each k copied by one slice "
+         "of one split, within the split's range, and with SPLIT_K > 1 each split's partial "
+         "product once in its plane of the workspace)";
 }
 
 }  // namespace sgt::tf32x3_wg

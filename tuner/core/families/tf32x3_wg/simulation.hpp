@@ -3,8 +3,9 @@
 // (tf32x3_split_operand, every thread of every block) and its epilogue (every consumer thread of
 // every block of a launch), and checks them against an independent statement of what each must
 // do. The tile kernel's operands arrive by tensor copies of whole boxes, so what is left to prove
-// there is the arithmetic around them: the panel workspace, the k-slices the copies take, the
-// ring's shared memory and the barriers' byte counts.
+// there is the arithmetic around them: the panel workspace, the k-slices the copies take (each
+// split's, for split-K), the ring's shared memory, the barriers' byte counts and where a split
+// writes its partial product.
 #pragma once
 
 #include <string>
@@ -37,6 +38,10 @@ struct Indexing {
   int (*acc_col)(int, int) = sgt_kernel::tf32x3_wg_acc_col;
   int (*block_tile_row)(int, int, int, int) = sgt_kernel::block_tile_row;
   int (*block_tile_col)(int, int, int, int) = sgt_kernel::block_tile_col;
+  int (*split_first_slice)(int, int) = sgt_kernel::tf32x3_wg_split_first_slice;
+  int (*split_slices)(int, int, int) = sgt_kernel::tf32x3_wg_split_slices;
+  int (*slice_k)(int, int) = sgt_kernel::tf32x3_wg_slice_k;
+  long long (*partial_offset)(int, int, int) = sgt_kernel::tf32x3_wg_partial_offset;
 
   bool is_kernels() const;  // every function is the kernel's own
 };
@@ -74,8 +79,25 @@ SimReport simulate_epilogue(const WarpTileConfig& c, int M, int N, bool pairs,
 // dynamic shared memory, the full barrier expecting the bytes the four copies bring, and the
 // k-slices of a K taking each k < K exactly once.
 SimReport simulate_tile(const WarpTileConfig& c);
+// The K of an M x N x K launch as the config's entry takes it (launch_dims with the kernel's
+// kWgBK and SPLIT_K, as plan_split_call plans it). The unsplit entry (SPLIT_K 1): slices 0 ..
+// ceil(K / 32) - 1 into C. The split entry (SPLIT_K > 1), split z of grid_z: the slices its
+// first-slice and slice-count functions give, each copied from k = slice_k(first, kb). Every k < K
+// copied by exactly one slice of one split, every copy starting on a whole slice, no split empty,
+// and no copy reading a k < K outside its split's range [z k_chunk, min(K, (z + 1) k_chunk))
+// (only past K, where the panels' padding and TMA's fill give zeros). With grid_z > 1 every
+// consumer thread of every block of every split: its accumulators stored at partial_offset(z) +
+// row N + col (the placement simulate_epilogue checks), inside the workspace of grid_z M N floats
+// that the launch plan allocates, every float of it written exactly once (the splits' writes
+// disjoint), float2 pairs (N even, the split's offset even) aligned.
+SimReport simulate_split(const WarpTileConfig& c, int M, int N, int K, const Indexing& ix = {});
+// The split launches simulate() runs besides standard_grids(c): a few tiles with partial edges at
+// K around SPLIT_K's slices: a single k, K not a multiple of 32, fewer slices than SPLIT_K, ragged
+// last splits, and a deep K of 192 slices.
+std::vector<SimGrid> split_grids(const WarpTileConfig& c);
 // Everything: the prepass cases, the workspace, the tile and, over standard_grids(c), the launch
-// (block order: simulate_launch) and the epilogue.
+// (block order: simulate_launch), the epilogue and the K splits; over split_grids(c) the K
+// splits.
 SimReport simulate(const WarpTileConfig& c, const Indexing& ix = {});
 std::string simulation_scope();
 
