@@ -321,6 +321,62 @@ TEST_F(WorkerTest, TmaConfigsPassTheEdgeSuiteInEveryLayout) {
   std::cout << "TMA edge suite: " << cases << " cases\n";
 }
 
+// The split-TF32 wgmma family (tf32x3_wg; sm_90 only, precision class fp32-accurate): an unsplit
+// config and split ones (SPLIT_K 2, 3 with ACC 6, 4), one binary for every layout (the panels'
+// NT), over the edge suite (its deep-K cases give every split several slices and a ragged last
+// one; K < 32 runs the split entry on one split), on a padded, offset, non-unit alpha/beta
+// problem in every layout, and at a shape of few tiles, where the splits are for (1536 x 256 x
+// 6144: 24 tiles, 192 slices), with their error against FP64 measured (make_trial_request asks
+// it of this class); a split run gives the same bits every time (sgemm_splitk_reduce sums in
+// split order).
+TEST_F(WorkerTest, Tf32x3WgSplitConfigsMatchCublasInEveryLayout) {
+  if (worker_->info().fingerprint.cc_major != 9) GTEST_SKIP() << "tf32x3_wg needs an sm_90 GPU";
+  const char* configs[] = {"tw3_128x128x32_s3_g8", "tw3_128x128x32_s3_g8_k2",
+                           "tw3_128x128x32_s2_k3_o1", "tw3_128x128x32_s3_g8_k4"};
+  int cases = 0;
+  set_problem("256x256x256", 1.0f, 0.0f);
+  for (const char* name : configs) {
+    const auto cfg = from_name(name).value();
+    ASSERT_TRUE(check(cfg).empty()) << name;
+    for (const char* layout : kLayouts) {
+      const std::string what = std::string(name) + " " + layout;
+      const auto c = compiler_->compile(cfg, layout, true);
+      ASSERT_EQ(c.status, TrialStatus::ok) << what << ": " << c.reason;
+      EXPECT_EQ(c.reduce_lowered_name.empty(), false) << what;
+      Problem p;
+      p.layout = layout;
+      for (const auto& e : verify_edge_cases(c, cfg, p, *worker_, 55, 1e-4)) {
+        EXPECT_TRUE(e.passed) << what << " " << describe(e) << " [" << e.label << "]: " << e.reason
+                              << " error " << e.error;
+        ++cases;
+      }
+    }
+  }
+  for (const char* layout : kLayouts) {
+    set_problem("640x384x520", 0.5f, 2.0f, layout, 3, 1);
+    for (const char* name : configs) {
+      const auto r = run_config(name);
+      EXPECT_EQ(r.status, TrialStatus::ok) << name << " " << layout << ": " << r.reason;
+      EXPECT_LT(r.verify_error, 1e-5) << name << " " << layout;
+    }
+  }
+  set_problem("1536x256x6144", 1.0f, 0.5f, "NT");
+  for (const char* name : configs) {
+    std::set<std::string> sums;
+    for (int run = 0; run < 3; ++run) {
+      const auto r = run_config(name, true);
+      ASSERT_EQ(r.status, TrialStatus::ok) << name << ": " << r.reason;
+      EXPECT_LT(r.verify_error, 1e-4) << name;  // the tune's tolerance; K = 6144
+      EXPECT_GE(r.error_ratio, 0.0) << name;    // measured
+      EXPECT_LE(r.error_ratio, kAccurateErrorRatioMax) << name;
+      sums.insert(r.checksum);
+    }
+    EXPECT_EQ(sums.size(), 1u) << name;
+  }
+  EXPECT_EQ(worker_->restarts(), 0);
+  std::cout << "tf32x3_wg edge suite: " << cases << " cases\n";
+}
+
 // A TMA = 1 config with PACK runs its TN instance on the panels the pack writes first: any
 // layout, odd leading dimensions and offset pointers, over its edge suite (unrounded) and on the
 // suite's odd shapes. The second config has four consumer warps and three blocks on an SM
