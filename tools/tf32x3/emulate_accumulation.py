@@ -78,6 +78,30 @@ def run(a, b, mode, w=1, splits=1, mid=8):
     tot = np.zeros(n, np.float32)
     for o in outs: tot = (tot + o).astype(np.float32)
     return tot
+def run_cross_first(a, b, w=4, mid=8, splits=1):
+    """ACC 6 with each window's wgmmas reordered: first the 2w cross products (small x big, big x
+    small) of its w k-steps, while the partial is still small, then its w big x big products, so
+    that only w of the window's 3w truncating sums happen at the partial's full magnitude."""
+    n, K = a.shape
+    ab, as_ = split(a); bb, bs = split(b)
+    ab, as_, bb, bs = (x.astype(np.float64) for x in (ab, as_, bb, bs))
+    chunk = K // splits
+    tot = np.zeros(n, np.float32)
+    for s in range(splits):
+        acc = np.zeros(n, np.float32); win = np.zeros(n, np.float32); nwin = 0
+        nsteps = chunk // 8
+        for w0 in range(0, nsteps, w):
+            steps = [slice(s * chunk + ks * 8, s * chunk + ks * 8 + 8) for ks in range(w0, min(w0 + w, nsteps))]
+            part = np.zeros(n, np.float32)
+            for sl in steps:
+                part = hmma(part, as_[:, sl] * bb[:, sl]); part = hmma(part, ab[:, sl] * bs[:, sl])
+            for sl in steps:
+                part = hmma(part, ab[:, sl] * bb[:, sl])
+            win = (win + part).astype(np.float32); nwin += 1
+            if nwin % mid == 0 or w0 + w >= nsteps:
+                acc = (acc + win).astype(np.float32); win[:] = 0
+        tot = (tot + acc).astype(np.float32)
+    return tot
 def ffma(a, b, chains=1):
     n, K = a.shape; a64 = a.astype(np.float64); b64 = b.astype(np.float64)
     # `chains` interleaved accumulators per dot product (k mod chains), summed at the end
@@ -109,4 +133,5 @@ for w in (4, 8, 16, int(np.ceil(np.sqrt(K/8)))):
 for s in (1, 2, 3, 4):
     if K % (32 * s): continue
     print(f"  acc4 splitK {s}   {err(run(a, b, 'acc4', w=4, splits=s), ref)/base:.3f}"
-          f"   acc6 splitK {s}   {err(run(a, b, 'acc6', w=4, splits=s), ref)/base:.3f}")
+          f"   acc6 splitK {s}   {err(run(a, b, 'acc6', w=4, splits=s), ref)/base:.3f}"
+          f"   acc6 cross first splitK {s}   {err(run_cross_first(a, b, splits=s), ref)/base:.3f}")
