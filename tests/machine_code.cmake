@@ -18,4 +18,17 @@ if(Python3_Interpreter_FOUND AND TARGET sgemm-tune)
                    --manifest ${PROJECT_SOURCE_DIR}/tools/machine_code/manifest-sm_90.json
                    --limit 1 --tamper)
   set_tests_properties(MachineCode.AnAlteredHashIsReported PROPERTIES LABELS cpu TIMEOUT 600)
+  # The split-TF32 wgmma family (sm_90a, class fp32-accurate): every config of its space, whose
+  # unsplit configs are the code its H200 figures were measured with; a few seconds to compile.
+  add_test(NAME MachineCode.Tf32x3WgIsByteIdenticalToTheManifest
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/machine_code/text_hashes.py
+                   check --bin $<TARGET_FILE:sgemm-tune>
+                   --manifest ${PROJECT_SOURCE_DIR}/tools/machine_code/manifest-sm_90a-tf32x3_wg.json)
+  add_test(NAME MachineCode.Tf32x3WgAlteredHashIsReported
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/machine_code/text_hashes.py
+                   check --bin $<TARGET_FILE:sgemm-tune>
+                   --manifest ${PROJECT_SOURCE_DIR}/tools/machine_code/manifest-sm_90a-tf32x3_wg.json
+                   --limit 2 --tamper)
+  set_tests_properties(MachineCode.Tf32x3WgIsByteIdenticalToTheManifest
+                       MachineCode.Tf32x3WgAlteredHashIsReported PROPERTIES LABELS cpu TIMEOUT 600)
 endif()

@@ -10,6 +10,8 @@ figure still holds without a GPU to re-measure it.
       every winner in bench/results/*.csv (in its own layout and loads) and at least a tenth of
       every built-in space, chosen so that every value of every knob appears (NN, float4)
   text_hashes.py record --bin SGEMM_TUNE --sample SAMPLE.json --out MANIFEST.json [--jobs N]
+      a sample may name its "arch" (default sm_90) and "precision" (a family of another class,
+      e.g. sample-sm_90a-tf32x3_wg.json); the manifest keeps them and check compiles with them
   text_hashes.py check  --bin SGEMM_TUNE --manifest MANIFEST.json [--limit N] [--jobs N]
       compiles the first N configs of each instance (all without --limit) into a fresh cache and
       compares; exit 1 naming every config whose machine code differs (a config that differs is
@@ -125,14 +127,18 @@ def sample(args):
     return 0
 
 
-def compile_group(binary, key, names, cache, jobs):
+def compile_group(binary, key, names, cache, jobs, target=None):
+    """target: the manifest's (or sample's) "arch" and "precision" (default sm_90, fp32)."""
+    target = target or {}
     layout, loads = key.split("/")
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write("\n".join(names) + "\n")
         listing = f.name
     try:
         cmd = [binary, "compile", "--configs", listing, "--layout", layout, "--loads", loads,
-               "--arch", "sm_90", "--cache-dir", cache, "--json"]
+               "--arch", target.get("arch", "sm_90"), "--cache-dir", cache, "--json"]
+        if target.get("precision"):
+            cmd += ["--precision", target["precision"]]
         if jobs:
             cmd += ["-j", str(jobs)]
         j = run_json(cmd)
@@ -151,9 +157,11 @@ def record(args):
     with open(args.sample) as f:
         s = json.load(f)
     cache = tempfile.mkdtemp(prefix="sgt-text-")
-    manifest = {"format": FORMAT, "version": 1, "arch": "sm_90", "instances": {}}
+    manifest = {"format": FORMAT, "version": 1, "arch": s.get("arch", "sm_90"), "instances": {}}
+    if s.get("precision"):
+        manifest["precision"] = s["precision"]
     for key, names in s["instances"].items():
-        nvrtc, got = compile_group(args.bin, key, names, cache, args.jobs)
+        nvrtc, got = compile_group(args.bin, key, names, cache, args.jobs, manifest)
         manifest["nvrtc"] = nvrtc
         manifest["instances"][key] = got
         print("%s: %d configs" % (key, len(got)), file=sys.stderr)
@@ -173,7 +181,7 @@ def widen(args):
     added = 0
     for key, names in wanted.items():
         for _ in range(args.repeat):
-            _, got = compile_group(args.bin, key, names, tempfile.mkdtemp(prefix="sgt-text-"), 1)
+            _, got = compile_group(args.bin, key, names, tempfile.mkdtemp(prefix="sgt-text-"), 1, m)
             for name in names:
                 entry, have = m["instances"][key][name], got.get(name, {})
                 if have.get("status") != entry.get("status") or "sections" not in have:
@@ -216,7 +224,7 @@ def rerecord(args):
         if missing:
             print("%s: not in the manifest: %s" % (key, " ".join(missing)), file=sys.stderr)
             return 2
-        _, got = compile_group(args.bin, key, names, cache, args.jobs)
+        _, got = compile_group(args.bin, key, names, cache, args.jobs, m)
         for name in names:
             m["instances"][key][name] = got[name]
             replaced += 1
@@ -245,7 +253,7 @@ def check(args):
             sec = sorted(entries[first]["sections"])[0]
             entries[first]["sections"][sec] = "0" * 64
             args.tamper = "%s %s" % (key, first)
-        nvrtc, got = compile_group(args.bin, key, names, cache, args.jobs)
+        nvrtc, got = compile_group(args.bin, key, names, cache, args.jobs, m)
         if nvrtc != m.get("nvrtc"):
             print("NVRTC %s differs from the manifest's %s: machine code is not comparable"
                   % (nvrtc, m.get("nvrtc")), file=sys.stderr)
@@ -260,7 +268,7 @@ def check(args):
         for attempt in range(2):
             if not suspects:
                 break
-            _, again = compile_group(args.bin, key, suspects, tempfile.mkdtemp(prefix="sgt-text-"), 1)
+            _, again = compile_group(args.bin, key, suspects, tempfile.mkdtemp(prefix="sgt-text-"), 1, m)
             suspects = [n for n in suspects if not same(entries[n], again.get(n, {}))]
         compared += len(names)
         for name in suspects:
