@@ -1,6 +1,6 @@
 // Split-TF32 ("3xTF32") SGEMM on Hopper's warpgroup MMA: wgmma.mma_async m64n128k8 on TF32,
 // operands delivered by tensor copies (TMA) into a ring of shared-memory stages. sm_90a only.
-// Kernel family tf32x3_wg (tuner/core/families/tf32x3_wg/), which takes ACC 3 or 4; also measured
+// Kernel family tf32x3_wg (tuner/core/families/tf32x3_wg/), which takes ACC 3, 6 or 7; also measured
 // with every ACC by tools/tf32x3/tf32x3_probe.cu (--wgmma). Its geometry and index arithmetic
 // (tile, stages, panels, the prepass's and the epilogue's indexing) are tf32x3_wg_geometry.h's.
 //
@@ -33,6 +33,10 @@
 //   6: as 4, with a third level: each slice's partial is added into a middle sum in FP32, which
 //      is added to the running sum every kWgMidSlices slices (the FP32 chain kWgMidSlices times
 //      shorter, in the registers of ACC 3's second partial set).
+//   7: as 6, with each slice's wgmmas in another order: first the cross products (small x big,
+//      big x small) of its kWgBK / 8 k-steps, while the partial is still small, then their big x
+//      big products, so that fewer of the slice's truncating sums happen at the partial's full
+//      size (the same wgmmas and registers as 6).
 // Same SGEMM semantics as the other kernels: row-major C = alpha op(A) op(B) + beta C, C never
 // read when beta == 0; any M, N, K (tiles past the matrix read TMA's zero fill).
 // STAGES (2 or 3: the ring's depth; 4 would not fit 227 KB) and GROUP_M (the block order,
@@ -148,7 +152,7 @@ __device__ __forceinline__ void tf32x3_wg_gemm(int M, int N, int first, int nk, 
                                                const TmaMap& a_big, const TmaMap& a_small,
                                                const TmaMap& b_big, const TmaMap& b_small,
                                                float beta, float* __restrict__ C, int ldc) {
-  static_assert(ACC >= 0 && ACC <= 6, "acc: 0 to 6");
+  static_assert(ACC >= 0 && ACC <= 7, "acc: 0 to 7");
   static_assert(STAGES >= kWgMinStages && STAGES <= kWgMaxStages,
                 "tf32x3_wg_stages: STAGES is 2 or 3 (the ring fits 227 KB of shared memory)");
   static_assert(GROUP_M >= 1, "positive_values: GROUP_M is at least 1");
@@ -196,7 +200,7 @@ __device__ __forceinline__ void tf32x3_wg_gemm(int M, int N, int first, int nk, 
   float acc[64], p0[64], p1[64];
 #pragma unroll
   for (int i = 0; i < 64; ++i) acc[i] = 0.0f;
-  if constexpr (ACC == 6) {
+  if constexpr (ACC == 6 || ACC == 7) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) p1[i] = 0.0f;  // the middle sum
   }
@@ -264,6 +268,25 @@ __device__ __forceinline__ void tf32x3_wg_gemm(int M, int N, int first, int nk, 
             for (int i = 0; i < 64; ++i) acc[i] += p1[i], p1[i] = 0.0f;
           }
         }
+      } else if constexpr (ACC == 7) {
+        if (ks == 0) tf32x3_wg_fence();
+        tf32x3_wg_mma(p0, das + o, dbb + o, ks == 0 ? 0 : 1);
+        tf32x3_wg_mma(p0, dab + o, dbs + o, 1);
+        if (ks == kWgBK / 8 - 1) {
+#pragma unroll
+          for (int kt = 0; kt < kWgBK / 8; ++kt) {
+            tf32x3_wg_mma(p0, dab + 2ull * kt, dbb + 2ull * kt, 1);
+          }
+          tf32x3_wg_commit();
+          tf32x3_wg_wait<0>();
+          tf32x3_wg_pin(p0);
+#pragma unroll
+          for (int i = 0; i < 64; ++i) p1[i] += p0[i];
+          if ((kb + 1) % kWgMidSlices == 0) {
+#pragma unroll
+            for (int i = 0; i < 64; ++i) acc[i] += p1[i], p1[i] = 0.0f;
+          }
+        }
       } else if constexpr (ACC == 5) {
         static_assert(kWgBK / 8 == 4, "acc 5: two windows of two k-steps a slice");
         float(&cur)[64] = ks < 2 ? p0 : p1;
@@ -311,7 +334,7 @@ __device__ __forceinline__ void tf32x3_wg_gemm(int M, int N, int first, int nk, 
   if constexpr (ACC == 0) {
     tf32x3_wg_wait<0>();
     tf32x3_wg_pin(acc);
-  } else if constexpr (ACC == 6) {
+  } else if constexpr (ACC == 6 || ACC == 7) {
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[i] += p1[i];  // the last, partly filled middle sum
   } else if constexpr (ACC == 2) {

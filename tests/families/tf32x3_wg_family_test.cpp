@@ -229,9 +229,10 @@ TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
   EXPECT_FALSE(tw3().impossible_value("STAGES", 2));
   EXPECT_FALSE(tw3().impossible_value("GROUP_M", 8));
   EXPECT_FALSE(tw3().impossible_value("NUM_THREADS", 384));
-  // FMA_ORDER names the accumulation order here: 0 (ACC 3), 1 (ACC 6).
+  // FMA_ORDER names the accumulation order here: 0 (ACC 3), 1 (ACC 6), 2 (ACC 7).
   EXPECT_FALSE(tw3().impossible_value("FMA_ORDER", 1));
-  EXPECT_EQ(tw3().impossible_value("FMA_ORDER", 2)->rfind("rule tf32x3_wg_accumulation", 0), 0u);
+  EXPECT_FALSE(tw3().impossible_value("FMA_ORDER", 2));
+  EXPECT_EQ(tw3().impossible_value("FMA_ORDER", 3)->rfind("rule tf32x3_wg_accumulation", 0), 0u);
   // A space of the family alone refuses a value every config would break.
   const nlohmann::json space = {{"parameters",
                                  {{"BM", {128}},
@@ -256,13 +257,14 @@ TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
   }
 }
 
-// The space's names: STAGES 2, 3 x GROUP_M 1, 8 x SPLIT_K 1-4 x FMA_ORDER 0, 1.
+// The space's names: STAGES 2, 3 x GROUP_M 1, 8 x SPLIT_K 1-4 x FMA_ORDER 0, 1, 2.
 std::set<std::string> space_names() {
   std::set<std::string> out;
   for (const char* s : {"_s2", "_s3"})
     for (const char* g : {"", "_g8"})
       for (const char* k : {"", "_k2", "_k3", "_k4"})
-        for (const char* o : {"", "_o1"}) out.insert(std::string("tw3_128x128x32") + s + g + k + o);
+        for (const char* o : {"", "_o1", "_o2"})
+          out.insert(std::string("tw3_128x128x32") + s + g + k + o);
   return out;
 }
 
@@ -270,10 +272,10 @@ std::set<std::string> space_names() {
 TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
   const auto space = load_space("tf32x3_wg");
   EXPECT_EQ(space.families, (std::vector<std::string>{"tf32x3_wg"}));
-  EXPECT_EQ(space.combinations(), 32);
+  EXPECT_EQ(space.combinations(), 48);
   EXPECT_TRUE(enumerate(space).survivors.empty());
   const auto accurate = enumerate(space, {}, Precision::fp32_accurate);
-  ASSERT_EQ(accurate.survivors.size(), 32u);
+  ASSERT_EQ(accurate.survivors.size(), 48u);
   std::set<std::string> seen;
   for (const auto& c : accurate.survivors) {
     EXPECT_TRUE(check(c, space.limits).empty()) << to_name(c);
@@ -286,6 +288,8 @@ TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
             "sgemm_tf32x3_wgmma<3,3,8>");
   EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s2_o1"), "NT", true),
             "sgemm_tf32x3_wgmma<6,2,1>");
+  EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s3_g8_o2"), "TN", true),
+            "sgemm_tf32x3_wgmma<7,3,8>");
   EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s3_g8_k3"), "NT", true),
             "sgemm_tf32x3_wgmma_splitk<3,3,8>");
   EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s2_k2_o1"), "NN", false),
@@ -293,7 +297,7 @@ TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
   // Every layout and leading dimension: a K of 32 slices takes every split.
   for (const char* layout : {"NN", "NT", "TN", "TT"}) {
     const Problem p{1001, 999, 1003, layout, "f32"};
-    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 32u) << layout;
+    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 48u) << layout;
   }
   // `auto` holds the space: its configs under fp32-accurate, none under fp32.
   const auto count = [](const Enumeration& e) {
@@ -301,7 +305,7 @@ TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
                          [](const WarpTileConfig& c) { return c.family == "tf32x3_wg"; });
   };
   const auto h200 = parse_arch("sm_90");
-  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 32);
+  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 48);
   EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32).enumeration), 0);
   // On an sm_80 GPU none.
   const auto a100 = parse_arch("sm_80");
@@ -344,12 +348,12 @@ TEST(Tf32x3WgFamily, TheSplitKShapeRuleRefusesSplitsTheProblemCannotFill) {
   // In a space enumerated for such a problem the rule rejects exactly those configs.
   const auto space = load_space("tf32x3_wg");
   const auto e = enumerate(space, Problem{1536, 1536, 100, "NT", "f32"}, Precision::fp32_accurate);
-  EXPECT_EQ(e.survivors.size(), 24u);  // SPLIT_K 3's eight configs refused
+  EXPECT_EQ(e.survivors.size(), 36u);  // SPLIT_K 3's twelve configs refused
   for (const auto& c : e.survivors) EXPECT_NE(c.SPLIT_K, 3) << to_name(c);
   const auto rc = std::find_if(e.rejections.begin(), e.rejections.end(),
                                [](const auto& r) { return r.rule == "shape_tf32x3_wg_split_k"; });
   ASSERT_NE(rc, e.rejections.end());
-  EXPECT_EQ(rc->violations, 8);
+  EXPECT_EQ(rc->violations, 12);
 }
 
 // resolve(): one binary for every layout and alignment (the panels' NT), launched as split_maps

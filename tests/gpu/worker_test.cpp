@@ -322,17 +322,18 @@ TEST_F(WorkerTest, TmaConfigsPassTheEdgeSuiteInEveryLayout) {
 }
 
 // The split-TF32 wgmma family (tf32x3_wg; sm_90 only, precision class fp32-accurate): an unsplit
-// config and split ones (SPLIT_K 2, 3 with ACC 6, 4), one binary for every layout (the panels'
-// NT), over the edge suite (its deep-K cases give every split several slices and a ragged last
-// one; K < 32 runs the split entry on one split), on a padded, offset, non-unit alpha/beta
-// problem in every layout, and at a shape of few tiles, where the splits are for (1536 x 256 x
-// 6144: 24 tiles, 192 slices), with their error against FP64 measured (make_trial_request asks
-// it of this class); a split run gives the same bits every time (sgemm_splitk_reduce sums in
-// split order).
+// config and split ones (SPLIT_K 2, 3 with ACC 6, 4), ACC 7 unsplit and split, one binary for
+// every layout (the panels' NT), over the edge suite (its deep-K cases give every split several
+// slices and a ragged last one; K < 32 runs the split entry on one split), on a padded, offset,
+// non-unit alpha/beta problem in every layout, and at a shape of few tiles, where the splits are
+// for (1536 x 256 x 6144: 24 tiles, 192 slices), with their error against FP64 measured
+// (make_trial_request asks it of this class); a split run gives the same bits every time
+// (sgemm_splitk_reduce sums in split order).
 TEST_F(WorkerTest, Tf32x3WgSplitConfigsMatchCublasInEveryLayout) {
   if (worker_->info().fingerprint.cc_major != 9) GTEST_SKIP() << "tf32x3_wg needs an sm_90 GPU";
-  const char* configs[] = {"tw3_128x128x32_s3_g8", "tw3_128x128x32_s3_g8_k2",
-                           "tw3_128x128x32_s2_k3_o1", "tw3_128x128x32_s3_g8_k4"};
+  const char* configs[] = {"tw3_128x128x32_s3_g8",    "tw3_128x128x32_s3_g8_k2",
+                           "tw3_128x128x32_s2_k3_o1", "tw3_128x128x32_s3_g8_k4",
+                           "tw3_128x128x32_s3_g8_o2", "tw3_128x128x32_s2_k2_o2"};
   int cases = 0;
   set_problem("256x256x256", 1.0f, 0.0f);
   for (const char* name : configs) {

@@ -120,6 +120,7 @@ void register_all() {
   add_wgmma<4, 3>();
   add_wgmma<5, 3>();
   add_wgmma<6, 3>();
+  add_wgmma<7, 3>();
   add_wgmma<3, 2>();
   add_config<128, 128, 32, 64, 64, 3>();
   add_config<128, 256, 32, 64, 64, 3>();

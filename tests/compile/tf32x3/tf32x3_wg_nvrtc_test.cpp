@@ -78,7 +78,7 @@ std::vector<sgt::WarpTileConfig> space_configs() {
 
 TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
   const auto configs = space_configs();
-  ASSERT_EQ(configs.size(), 32u);  // 8 unsplit, 24 split (SPLIT_K 2, 3, 4)
+  ASSERT_EQ(configs.size(), 48u);  // 12 unsplit, 36 split (SPLIT_K 2, 3, 4)
   sgt::test::TempDir dir;
   sgt::gpu::KernelCompiler k(dir.path(), {});
   const auto results = k.compile_all(configs, 2, {}, "TN", false);
@@ -89,9 +89,9 @@ TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
     ASSERT_EQ(r.status, sgt::TrialStatus::ok) << r.reason << "\n" << r.log;
     // The one instance of every layout and alignment: the panels' NT.
     EXPECT_EQ(r.layout, "NT");
-    // The accumulation its FMA_ORDER names: ACC 3 (0) or ACC 6 (1); the split entry for a split
-    // config.
-    const std::string acc = configs[i].FMA_ORDER == 1 ? "6" : "3";
+    // The accumulation its FMA_ORDER names: ACC 3 (0), ACC 6 (1) or ACC 7 (2); the split entry
+    // for a split config.
+    const std::string acc = std::string(1, "367"[configs[i].FMA_ORDER]);
     const std::string entry =
         configs[i].SPLIT_K > 1 ? "_Z25sgemm_tf32x3_wgmma_splitkILi" : "_Z18sgemm_tf32x3_wgmmaILi";
     EXPECT_EQ(r.lowered_name.rfind(entry + acc + "EL", 0), 0u) << r.lowered_name;

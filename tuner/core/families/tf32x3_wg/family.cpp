@@ -14,8 +14,10 @@
 // adds: within cuBLAS's error down to small K), 1 its ACC 6 (a slice's twelve products summed in
 // the tensor core, slices summed by FP32 adds in groups of 8 before the running sum: 12 % faster,
 // and more accurate from K = 512 on, above cuBLAS's error at K <= 256;
-// docs/experiments/2026-12-04-tf32x3-wg-accumulation.md). Which one may serve a problem is the
-// accuracy check's: both are measured against FP64 on it.
+// docs/experiments/2026-12-04-tf32x3-wg-accumulation.md), 2 its ACC 7 (ACC 6 with each slice's
+// cross products issued before its big x big ones: the same wgmmas, half ACC 6's error on uniform
+// inputs in the emulation; docs/experiments/2026-12-04-tf32x3-wg-cross-first.md). Which one may
+// serve a problem is the accuracy check's: each is measured against FP64 on it.
 // SPLIT_K splits K over the grid's z as the other families do (launch_dims: whole 32-float
 // slices, k_chunk rounded up to them): its split configs run the kernel's entry
 // sgemm_tf32x3_wgmma_splitk, which writes each split's raw partial product to a workspace of
@@ -53,13 +55,13 @@ using sgt_kernel::kWgThreads;
 
 // The kernel's accumulation across k-steps (its template parameter ACC) for each value of the field
 // FMA_ORDER, which names it in this family.
-constexpr int kAccOfOrder[] = {3, 6};
-constexpr int kAccOrders = 2;
+constexpr int kAccOfOrder[] = {3, 6, 7};
+constexpr int kAccOrders = 3;
 int acc_of(const WarpTileConfig& c) {
   return c.FMA_ORDER >= 0 && c.FMA_ORDER < kAccOrders ? kAccOfOrder[c.FMA_ORDER] : -1;
 }
 // Register sets of 64 a consumer thread holds besides its accumulators: two partials for ACC 3,
-// a partial and the middle sum for ACC 6.
+// a partial and the middle sum for ACC 6 and 7.
 constexpr int kPartialSets = 2;
 // The one architecture its kernel has a body for (wgmma, setmaxnreg, tensor copies: sm_90a).
 constexpr int kArch = 90;
@@ -110,7 +112,8 @@ const std::vector<RuleInfo>& own_rules() {
        "in family tf32x3_wg, FMA_ORDER names the accumulation across k-steps: 0 each k-step's "
        "products into zeroed partials added by FP32 adds (the kernel's ACC 3), 1 a slice's "
        "products summed in the tensor core, the slices by FP32 adds in groups of 8 before they "
-       "join the running sum (ACC 6)",
+       "join the running sum (ACC 6), 2 as 1 with each slice's cross products summed before its "
+       "big x big ones (ACC 7)",
        false},
       {"tf32x3_wg_tile",
        "in family tf32x3_wg, the block tile is the kernel's: BM = BN = 128 (two wgmma m64n128 "
@@ -175,8 +178,8 @@ class Tf32x3Wg final : public KernelFamily {
     if (field == "STAGES" && (v < kWgMinStages || v > kWgMaxStages))
       return "rule tf32x3_wg_stages: STAGES must be 2 or 3 in family tf32x3_wg";
     if (field == "FMA_ORDER" && (v < 0 || v >= kAccOrders))
-      return "rule tf32x3_wg_accumulation: FMA_ORDER must be 0 (ACC 3) or 1 (ACC 6) in family "
-             "tf32x3_wg";
+      return "rule tf32x3_wg_accumulation: FMA_ORDER must be 0 (ACC 3), 1 (ACC 6) or 2 (ACC 7) in "
+             "family tf32x3_wg";
     return std::nullopt;
   }
 
@@ -202,8 +205,8 @@ class Tf32x3Wg final : public KernelFamily {
     }
     if (acc_of(c) < 0) {
       fail("tf32x3_wg_accumulation",
-           fmt::format("FMA_ORDER = {}: the family's accumulation orders are 0 (ACC 3) and 1 "
-                       "(ACC 6)",
+           fmt::format("FMA_ORDER = {}: the family's accumulation orders are 0 (ACC 3), 1 "
+                       "(ACC 6) and 2 (ACC 7)",
                        c.FMA_ORDER));
     }
     if (kWgThreads > limits.max_threads_per_block) {
