@@ -7,13 +7,11 @@
 // 0.98 and 0.99, beside random search without replacement. With --patience, where each run stopped,
 // with or without the session's last look around the best (--local-look).
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,6 +24,7 @@
 #include "dataset.hpp"
 #include "error.hpp"
 #include "file_util.hpp"
+#include "parallel.hpp"
 #include "plot_util.hpp"
 #include "recordings.hpp"
 #include "replay_evaluator.hpp"
@@ -362,31 +361,14 @@ struct Job {
 // share nothing but the read-only recording, candidates and history.
 template <typename F>
 std::vector<Run> replay_jobs(const std::vector<Job>& jobs, unsigned parallel, F one) {
-  if (parallel == 0) parallel = std::max(1u, std::thread::hardware_concurrency());
   std::vector<std::optional<Run>> out(jobs.size());
-  std::atomic<size_t> next{0};
   std::mutex mu;
-  std::exception_ptr error;
-  auto work = [&] {
-    for (size_t i; (i = next++) < jobs.size();) {
-      try {
-        Run r = one(jobs[i]);
-        std::lock_guard lock(mu);
-        std::fprintf(stderr, "\r%s %s seed %d   ", r.strategy.c_str(), r.problem.c_str(),
-                     jobs[i].seed);
-        out[i] = std::move(r);
-      } catch (...) {
-        std::lock_guard lock(mu);
-        if (!error) error = std::current_exception();
-        next = jobs.size();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < std::min<size_t>(parallel, jobs.size()); ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  parallel_for(jobs.size(), parallel, [&](size_t i) {
+    Run r = one(jobs[i]);
+    std::lock_guard lock(mu);
+    std::fprintf(stderr, "\r%s %s seed %d   ", r.strategy.c_str(), r.problem.c_str(), jobs[i].seed);
+    out[i] = std::move(r);
+  });
   std::vector<Run> runs;
   for (auto& r : out) runs.push_back(std::move(*r));
   return runs;

@@ -9,8 +9,8 @@
 #include <exception>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <regex>
-#include <thread>
 #include <tuple>
 
 #include <fcntl.h>
@@ -28,6 +28,7 @@
 #include "instance.hpp"
 #include "file_util.hpp"
 #include "kernel_source.hpp"
+#include "parallel.hpp"
 #include "sha256.hpp"
 
 namespace sgt::gpu {
@@ -530,50 +531,26 @@ std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConf
                                                   std::string_view layout, bool vec,
                                                   bool keep_going) {
   std::vector<Compiled> results(cs.size());
-  if (cs.empty()) return results;
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, cs.size()));
-
-  std::atomic<size_t> next{0};
-  std::atomic<bool> stop{false};
   std::mutex done_mu;
-  std::exception_ptr first_error;
-  auto worker = [&] {
-    while (!stop.load()) {
-      const size_t i = next++;
-      if (i >= cs.size()) return;
-      try {
-        try {
-          results[i] = compile(cs[i], layout, vec);
-        } catch (const CacheError& e) {
-          if (!keep_going) throw;
-          results[i] = Compiled{};
-          results[i].config_name = to_name(cs[i]);
-          const KernelInstance in = resolve(cs[i], layout, vec);
-          results[i].layout = in.layout;
-          results[i].vec_loads = in.vec;
-          // Not ok, so that nothing takes it for a usable binary.
-          results[i].status = TrialStatus::compile_failed;
-          results[i].cache_error = e.what();
-        }
-        if (on_done) {
-          std::lock_guard lock(done_mu);
-          on_done(results[i]);
-        }
-      } catch (...) {
-        std::lock_guard lock(done_mu);
-        if (!first_error) first_error = std::current_exception();
-        stop = true;
-        return;
-      }
+  parallel_for(cs.size(), threads, [&](size_t i) {
+    try {
+      results[i] = compile(cs[i], layout, vec);
+    } catch (const CacheError& e) {
+      if (!keep_going) throw;
+      results[i] = Compiled{};
+      results[i].config_name = to_name(cs[i]);
+      const KernelInstance in = resolve(cs[i], layout, vec);
+      results[i].layout = in.layout;
+      results[i].vec_loads = in.vec;
+      // Not ok, so that nothing takes it for a usable binary.
+      results[i].status = TrialStatus::compile_failed;
+      results[i].cache_error = e.what();
     }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
-  }
-  if (first_error) std::rethrow_exception(first_error);
+    if (on_done) {
+      std::lock_guard lock(done_mu);
+      on_done(results[i]);
+    }
+  });
   return results;
 }
 

@@ -10,11 +10,10 @@
 #include "index_sim.hpp"
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
 
 #include "family.hpp"
 #include "index_sim_detail.hpp"
+#include "parallel.hpp"
 
 namespace sgt {
 
@@ -281,16 +280,7 @@ SimReport simulate_warptile_config(const WarpTileConfig& c) {
 std::vector<SimReport> simulate_configs(const std::vector<WarpTileConfig>& configs,
                                         unsigned threads) {
   std::vector<SimReport> out(configs.size());
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<size_t>(threads, std::max<size_t>(1, configs.size())));
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < configs.size(); i = next++) out[i] = simulate_config(configs[i]);
-  };
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (auto& th : pool) th.join();
+  parallel_for(configs.size(), threads, [&](size_t i) { out[i] = simulate_config(configs[i]); });
   return out;
 }
 
