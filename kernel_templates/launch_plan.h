@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -89,6 +90,27 @@ inline cudaError_t make_call_pool(int device, cudaMemPool_t* pool) {
   return cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold, &keep);
 }
 
+// sgemm_splitk_reduce over `splits` partial products of M x N floats at `partial`, into C =
+// alpha sum + beta C; a programmatic dependent launch where `overlap` says the device takes one.
+// Both plans' reduction (run_call, run_split_call).
+inline cudaError_t launch_reduce(const void* reduce_kernel, bool overlap, unsigned blocks, int M,
+                                 int N, int splits, float alpha, const float* partial, float beta,
+                                 float* C, int ldc, cudaStream_t stream) {
+  void* args[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
+  return launch_dependent(overlap, reduce_kernel, dim3(blocks), dim3(kReduceThreads), args, stream);
+}
+
+// Frees (stream-ordered) what a call allocated; the first error, the call's `e` before any free's.
+inline cudaError_t free_after(cudaError_t e, std::initializer_list<float*> allocated,
+                              cudaStream_t stream) {
+  for (float* f : allocated) {
+    if (!f) continue;
+    const cudaError_t r = cudaFreeAsync(f, stream);
+    if (e == cudaSuccess) e = r;
+  }
+  return e;
+}
+
 // Runs a call's plan in `stream`, its memory from `pool` (make_call_pool): allocates, packs,
 // launches the tile kernel through tile(A, lda, B, ldb, work) (A, lda, B, ldb: the panels where the
 // plan packs), reduces, frees. Returns the first error; what was allocated is freed
@@ -122,19 +144,10 @@ cudaError_t run_call(const CallPlan& plan, const void* pack_kernel, const void* 
     }
   }
   if (e == cudaSuccess) e = tile(A, lda, B, ldb, work);
-  if (e == cudaSuccess && plan.reduce_blocks > 0) {
-    int splits = plan.dims.grid_z;
-    const float* partial = work;
-    void* rargs[] = {&M, &N, &splits, &alpha, &partial, &beta, &C, &ldc};
-    e = launch_dependent(plan.overlap, reduce_kernel, dim3(plan.reduce_blocks),
-                         dim3(kReduceThreads), rargs, stream);
-  }
-  for (float* f : {panels, work}) {
-    if (!f) continue;
-    const cudaError_t r = cudaFreeAsync(f, stream);
-    if (e == cudaSuccess) e = r;
-  }
-  return e;
+  if (e == cudaSuccess && plan.reduce_blocks > 0)
+    e = launch_reduce(reduce_kernel, plan.overlap, plan.reduce_blocks, M, N, plan.dims.grid_z,
+                      alpha, work, beta, C, ldc, stream);
+  return free_after(e, {panels, work}, stream);
 }
 
 // The tile kernel of a family with sgemm_warptile's argument list (LaunchAbi pointers), as
@@ -292,19 +305,10 @@ cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel,
     }
   }
   if (e == cudaSuccess) e = tile(static_cast<const float*>(work), partial);
-  if (e == cudaSuccess && plan.reduce_blocks > 0) {
-    int splits = plan.grid_z;
-    const float* sum_of = partial;
-    void* rargs[] = {&M, &N, &splits, &alpha, &sum_of, &beta, &C, &ldc};
-    e = launch_dependent(plan.overlap, reduce_kernel, dim3(plan.reduce_blocks),
-                         dim3(kReduceThreads), rargs, stream);
-  }
-  for (float* f : {work, partial}) {
-    if (!f) continue;
-    const cudaError_t r = cudaFreeAsync(f, stream);
-    if (e == cudaSuccess) e = r;
-  }
-  return e;
+  if (e == cudaSuccess && plan.reduce_blocks > 0)
+    e = launch_reduce(reduce_kernel, plan.overlap, plan.reduce_blocks, M, N, plan.grid_z, alpha,
+                      partial, beta, C, ldc, stream);
+  return free_after(e, {work, partial}, stream);
 }
 
 // The tile kernel of a split_maps family (sgemm_tf32x3_wgmma, or sgemm_tf32x3_wgmma_splitk where
