@@ -120,27 +120,33 @@ def ffma(a, b, chains=1):
 def err(c, r):
     d = c.astype(np.float64) - r
     return np.sqrt((d * d).sum() / (r * r).sum())
-K = int(sys.argv[1]); kind = sys.argv[2]; n = int(sys.argv[3]) if len(sys.argv) > 3 else 1024
-gen = stress if kind == 'exponents' else uniform
-a = gen(n, K); b = gen(n, K)
-ref = (a.astype(np.float64) * b.astype(np.float64)).sum(axis=1)
-base = err(ffma(a, b), ref)
-print(f"K={K} {kind}: ffma seq {base:.3e}")
-for ch in (4, 16):
-    print(f"  ffma {ch} chains  {err(ffma(a, b, ch), ref)/base:.3f}")
-print(f"  acc1           {err(run(a, b, 'acc1'), ref)/base:.3f}")
-for s in (2, 4, 16):
-    print(f"  acc1 splitK {s:2d} {err(run(a, b, 'acc1', splits=s), ref)/base:.3f}")
-for w in (4, 8, 16, int(np.ceil(np.sqrt(K/8)))):
-    print(f"  acc2 w={w:3d}     {err(run(a, b, 'acc2', w=w), ref)/base:.3f}")
-# The wgmma family (kWgBK = 32: a slice is 4 k-steps): ACC 4 (a slice summed in the tensor core),
-# ACC 6 (ACC 4 with slices summed in groups of kWgMidSlices = 8 first), each with split-K.
-for s in (1, 2, 3, 4):
-    if K % (32 * s): continue
-    print(f"  acc4 splitK {s}   {err(run(a, b, 'acc4', w=4, splits=s), ref)/base:.3f}"
-          f"   acc6 splitK {s}   {err(run(a, b, 'acc6', w=4, splits=s), ref)/base:.3f}"
-          f"   acc6 cross first splitK {s}   {err(run_cross_first(a, b, splits=s), ref)/base:.3f}")
-_rna_split = split
-split = split_big_truncated
-print(f"  acc6, big parts truncated (no big panel) {err(run(a, b, 'acc6', w=4), ref)/base:.3f}")
-split = _rna_split
+def main():
+    global split
+    K = int(sys.argv[1]); kind = sys.argv[2]; n = int(sys.argv[3]) if len(sys.argv) > 3 else 1024
+    gen = stress if kind == 'exponents' else uniform
+    a = gen(n, K); b = gen(n, K)
+    ref = (a.astype(np.float64) * b.astype(np.float64)).sum(axis=1)
+    base = err(ffma(a, b), ref)
+    print(f"K={K} {kind}: ffma seq {base:.3e}")
+    for ch in (4, 16):
+        print(f"  ffma {ch} chains  {err(ffma(a, b, ch), ref)/base:.3f}")
+    print(f"  acc1           {err(run(a, b, 'acc1'), ref)/base:.3f}")
+    for s in (2, 4, 16):
+        print(f"  acc1 splitK {s:2d} {err(run(a, b, 'acc1', splits=s), ref)/base:.3f}")
+    for w in (4, 8, 16, int(np.ceil(np.sqrt(K/8)))):
+        print(f"  acc2 w={w:3d}     {err(run(a, b, 'acc2', w=w), ref)/base:.3f}")
+    # The wgmma family (kWgBK = 32: a slice is 4 k-steps): ACC 4 (a slice summed in the tensor core),
+    # ACC 6 (ACC 4 with slices summed in groups of kWgMidSlices = 8 first), each with split-K.
+    for s in (1, 2, 3, 4):
+        if K % (32 * s): continue
+        print(f"  acc4 splitK {s}   {err(run(a, b, 'acc4', w=4, splits=s), ref)/base:.3f}"
+              f"   acc6 splitK {s}   {err(run(a, b, 'acc6', w=4, splits=s), ref)/base:.3f}"
+              f"   acc6 cross first splitK {s}   {err(run_cross_first(a, b, splits=s), ref)/base:.3f}")
+    _rna_split = split
+    split = split_big_truncated
+    print(f"  acc6, big parts truncated (no big panel) {err(run(a, b, 'acc6', w=4), ref)/base:.3f}")
+    split = _rna_split
+
+
+if __name__ == '__main__':
+    main()
