@@ -212,8 +212,9 @@ constexpr long long kMaxGridY = 65535;
 // (the pointers ABI's reduction, run_call).
 struct SplitCallPlan {
   long long blocks = 0;            // the tile kernel's grid x: ceil(M / BM) ceil(N / BN)
-  int kp = 0;                      // K rounded up to 4: the panels' row length
-  long long workspace_floats = 0;  // 2 (M + N) kp; 0: no prepass
+  bool bf16 = false;               // the BF16 split (BK kB6BK): three BF16 panels an operand
+  int kp = 0;                      // K rounded up to 4 (BF16: to 8): the panels' row length
+  long long workspace_floats = 0;  // 2 (M + N) kp (BF16: 3 (M + N) kp values); 0: no prepass
   unsigned a_grid_x = 0, a_grid_y = 0, b_grid_x = 0, b_grid_y = 0;  // the prepass grids
   int a_k_contig = 1, b_k_contig = 0;  // the prepass's k_contig for each operand
   bool split_entry = false;            // the tile kernel is the split entry (SPLIT_K > 1)
@@ -227,25 +228,31 @@ struct SplitCallPlan {
 };
 
 // split_k: the config's SPLIT_K. sm_count: the device's SMs (the reduction's grid). overlap: the
-// device takes programmatic dependent launches (compute capability 9.0 and up).
+// device takes programmatic dependent launches (compute capability 9.0 and up). BK: the config's,
+// kWgBK (TF32 panels) or kB6BK (the BF16 split, FMA_ORDER 3: slices of 64 BF16 values, panels of
+// rows of bf16x6_kp(K) values, the same prepass grid: a multiple of 32 is one of 8, so rounding K
+// up to 4 or to 8 gives the same count of 32-wide tiles).
 inline SplitCallPlan plan_split_call(int BM, int BN, int split_k, int M, int N, int K, bool trans_a,
-                                     bool trans_b, int sm_count, bool overlap) {
+                                     bool trans_b, int sm_count, bool overlap, int BK = kWgBK) {
   SplitCallPlan p;
   p.empty = M == 0 || N == 0;
   p.overlap = overlap;
-  const LaunchDims d = launch_dims(M, N, K, BM, BN, kWgBK, split_k);
+  p.bf16 = BK == kB6BK;
+  const LaunchDims d = launch_dims(M, N, K, BM, BN, p.bf16 ? kB6BK : kWgBK, split_k);
   p.blocks = d.grid_x;
   p.split_entry = split_k > 1;
   p.grid_z = d.grid_z;
   p.k_chunk = d.k_chunk;
   p.partial_floats = d.workspace_floats;
   if (d.grid_z > 1) p.reduce_blocks = static_cast<unsigned>(sm_count * kReduceBlocksPerSm);
-  p.kp = static_cast<int>(tf32x3_wg_kp(K) < 0x7fffffffLL ? tf32x3_wg_kp(K) : 0x7fffffffLL);
+  const long long kp = p.bf16 ? bf16x6_kp(K) : tf32x3_wg_kp(K);
+  p.kp = static_cast<int>(kp < 0x7fffffffLL ? kp : 0x7fffffffLL);
   p.a_k_contig = trans_a ? 0 : 1;
   p.b_k_contig = trans_b ? 1 : 0;
   long long gx = 0, gya = 0, gyb = 0;
   if (!p.empty && K > 0) {
-    p.workspace_floats = tf32x3_wg_workspace_floats(M, N, K);
+    p.workspace_floats =
+        p.bf16 ? (bf16x6_workspace_values(M, N, K) + 1) / 2 : tf32x3_wg_workspace_floats(M, N, K);
     gx = tf32x3_split_grid_x(K);
     gya = tf32x3_split_grid_y(M);
     gyb = tf32x3_split_grid_y(N);
@@ -254,14 +261,15 @@ inline SplitCallPlan plan_split_call(int BM, int BN, int split_k, int M, int N, 
     p.b_grid_y = static_cast<unsigned>(gyb);
   }
   p.too_large = p.blocks > 0x7fffffffLL || gx > 0x7fffffffLL || gya > kMaxGridY ||
-                gyb > kMaxGridY || tf32x3_wg_kp(K) > 0x7fffffffLL || d.grid_z > kMaxGridY ||
+                gyb > kMaxGridY || kp > 0x7fffffffLL || d.grid_z > kMaxGridY ||
                 (d.grid_z > 1 && sm_count <= 0);
   return p;
 }
 
 // Runs a split_maps call in `stream`, its memory from `pool` (make_call_pool): allocates the
 // split-K workspace (where the plan splits) and the panels, launches split_kernel
-// (tf32x3_split_operand) on A and on B, then the tile kernel through tile(panels, partial)
+// (tf32x3_split_operand, or bf16x6_split_operand for the BF16 split: the same arguments) on A and
+// on B, then the tile kernel through tile(panels, partial)
 // (panels: nullptr when K = 0; partial: nullptr unless the plan splits), then reduce_kernel
 // (sgemm_splitk_reduce) over the splits, and frees. Returns the first error; what was allocated is
 // freed (stream-ordered) either way.
@@ -289,10 +297,13 @@ cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel,
                                 stream);
     if (e == cudaSuccess) {
       int kp = plan.kp, a_contig = plan.a_k_contig, b_contig = plan.b_k_contig;
-      float* a_big = work + tf32x3_wg_panel_offset(0, M, N, K);
-      float* a_small = work + tf32x3_wg_panel_offset(1, M, N, K);
-      float* b_big = work + tf32x3_wg_panel_offset(2, M, N, K);
-      float* b_small = work + tf32x3_wg_panel_offset(3, M, N, K);
+      // The panels the prepass writes (bf16x6_split_operand: part 2 after part 1's "small").
+      float* panel[4];
+      for (int i = 0; i < 4; ++i)
+        panel[i] = plan.bf16 ? reinterpret_cast<float*>(reinterpret_cast<unsigned short*>(work) +
+                                                        bf16x6_panel_offset(i >= 2, i % 2, M, N, K))
+                             : work + tf32x3_wg_panel_offset(i, M, N, K);
+      float *a_big = panel[0], *a_small = panel[1], *b_big = panel[2], *b_small = panel[3];
       const dim3 block(kSplitThreadsX, kSplitThreadsY);
       void* a_args[] = {&M, &K, &kp, &A, &lda, &a_contig, &a_big, &a_small};
       e = cudaLaunchKernel(split_kernel, dim3(plan.a_grid_x, plan.a_grid_y), block, a_args, 0,

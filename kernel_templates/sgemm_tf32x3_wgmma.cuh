@@ -141,6 +141,38 @@ __global__ void __launch_bounds__(256) tf32x3_split_operand(int R, int K, int Kp
 
 namespace sgt_kernel {
 
+// The epilogue of both kernels (and of sgemm_bf16x6_wgmma.cuh's): consumer thread tid's
+// accumulators of the block tile at (bm0, bn0) into C = alpha acc + beta C (C never read when
+// beta == 0), only inside M x N, as float2 pairs where C allows.
+__device__ __forceinline__ void tf32x3_wg_store(const float (&acc)[64], int tid, int bm0, int bn0,
+                                                int M, int N, float alpha, float beta,
+                                                float* __restrict__ C, int ldc) {
+  // Accumulator 4j + 2h + e: row 16 warp + lane / 4 + 8h, column 8j + 2 (lane % 4) + e.
+  const bool pairs = (reinterpret_cast<unsigned long long>(C) & 7ull) == 0 && ldc % 2 == 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int row = bm0 + tf32x3_wg_acc_row(tid, 2 * h);
+    if (row >= M) continue;
+#pragma unroll
+    for (int j = 0; j < 16; ++j) {
+      const int col = bn0 + tf32x3_wg_acc_col(tid, 4 * j);
+      float* p = C + static_cast<long long>(row) * ldc + col;
+      float v0 = alpha * acc[4 * j + 2 * h], v1 = alpha * acc[4 * j + 2 * h + 1];
+      if (pairs && col + 1 < N) {
+        if (beta != 0.0f) {
+          const float2 old = *reinterpret_cast<const float2*>(p);
+          v0 += beta * old.x;
+          v1 += beta * old.y;
+        }
+        *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
+      } else {
+        if (col < N) p[0] = v0 + (beta != 0.0f ? beta * p[0] : 0.0f);
+        if (col + 1 < N) p[1] = v1 + (beta != 0.0f ? beta * p[1] : 0.0f);
+      }
+    }
+  }
+}
+
 // The tile kernel's body, which both of its entries below run: the block tile blockIdx.x (in
 // GROUP_M order) over the K slices first .. first + nk - 1 of the panels, then C = alpha acc +
 // beta C (C never read when beta == 0) with leading dimension ldc. sgemm_tf32x3_wgmma runs it on
@@ -346,30 +378,7 @@ __device__ __forceinline__ void tf32x3_wg_gemm(int M, int N, int first, int nk, 
     }
   }
 
-  // Accumulator 4j + 2h + e: row 16 warp + lane / 4 + 8h, column 8j + 2 (lane % 4) + e.
-  const bool pairs = (reinterpret_cast<unsigned long long>(C) & 7ull) == 0 && ldc % 2 == 0;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int row = bm0 + tf32x3_wg_acc_row(tid, 2 * h);
-    if (row >= M) continue;
-#pragma unroll
-    for (int j = 0; j < 16; ++j) {
-      const int col = bn0 + tf32x3_wg_acc_col(tid, 4 * j);
-      float* p = C + static_cast<long long>(row) * ldc + col;
-      float v0 = alpha * acc[4 * j + 2 * h], v1 = alpha * acc[4 * j + 2 * h + 1];
-      if (pairs && col + 1 < N) {
-        if (beta != 0.0f) {
-          const float2 old = *reinterpret_cast<const float2*>(p);
-          v0 += beta * old.x;
-          v1 += beta * old.y;
-        }
-        *reinterpret_cast<float2*>(p) = make_float2(v0, v1);
-      } else {
-        if (col < N) p[0] = v0 + (beta != 0.0f ? beta * p[0] : 0.0f);
-        if (col + 1 < N) p[1] = v1 + (beta != 0.0f ? beta * p[1] : 0.0f);
-      }
-    }
-  }
+  tf32x3_wg_store(acc, tid, bm0, bn0, M, N, alpha, beta, C, ldc);
 }
 
 }  // namespace sgt_kernel

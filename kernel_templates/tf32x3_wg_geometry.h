@@ -7,6 +7,8 @@
 // into one workspace of four panels; then the tile kernel reads the panels through four tensor
 // maps (box 32 x 128, 128-byte swizzle) and writes C.
 //
+// With FMA_ORDER 3 the operands are split into three BF16 parts instead (the BF16 section below).
+//
 // No includes: NVRTC compiles this file as is.
 #pragma once
 
@@ -68,13 +70,20 @@ SGT_HD constexpr int tf32x3_wg_acc_col(int tid, int acc) {
 // covers: they start at slice tf32x3_wg_split_first_slice and number tf32x3_wg_split_slices (0
 // for an empty range); its local slice kb is copied from k = tf32x3_wg_slice_k(first, kb). Only
 // the last split's last slice may run past K, into the panels' zero padding and TMA's zero fill.
-SGT_HD constexpr int tf32x3_wg_split_first_slice(int z, int k_chunk) {
-  return static_cast<int>(static_cast<long long>(z) * k_chunk / kWgBK);
+// The same for slices of bk values (wg_split_*: kWgBK here, kB6BK for the BF16 split).
+SGT_HD constexpr int wg_split_first_slice(int z, int k_chunk, int bk) {
+  return static_cast<int>(static_cast<long long>(z) * k_chunk / bk);
 }
-SGT_HD constexpr int tf32x3_wg_split_slices(int K, int z, int k_chunk) {
+SGT_HD constexpr int wg_split_slices(int K, int z, int k_chunk, int bk) {
   const long long kbeg = static_cast<long long>(z) * k_chunk;
   const long long kend = kbeg + k_chunk < K ? kbeg + k_chunk : K;
-  return kend > kbeg ? static_cast<int>((kend - kbeg + kWgBK - 1) / kWgBK) : 0;
+  return kend > kbeg ? static_cast<int>((kend - kbeg + bk - 1) / bk) : 0;
+}
+SGT_HD constexpr int tf32x3_wg_split_first_slice(int z, int k_chunk) {
+  return wg_split_first_slice(z, k_chunk, kWgBK);
+}
+SGT_HD constexpr int tf32x3_wg_split_slices(int K, int z, int k_chunk) {
+  return wg_split_slices(K, z, k_chunk, kWgBK);
 }
 SGT_HD constexpr int tf32x3_wg_slice_k(int first, int kb) {
   return (first + kb) * kWgBK;
@@ -99,6 +108,51 @@ SGT_HD constexpr long long tf32x3_wg_workspace_floats(long long M, long long N, 
 SGT_HD constexpr long long tf32x3_wg_panel_offset(int p, long long M, long long N, long long K) {
   const long long kp = tf32x3_wg_kp(K);
   return p < 2 ? p * M * kp : 2 * M * kp + (p - 2) * N * kp;
+}
+
+// --- The BF16 split (FMA_ORDER 3: sgemm_bf16x6_wgmma.cuh) ----------------------------------------
+// The same call with three BF16 parts an operand (x = b0 + b1 + b2, exact) instead of two TF32
+// ones: a prepass (bf16x6_split_operand, the same block and indexing as tf32x3_split_operand)
+// writes op(A) as panels b0, b1, b2 of M rows of Kp BF16 values each (Kp = K rounded up to 8,
+// whole 16-byte rows; columns K..Kp-1 zero), then op(B)^T's three of N rows; the tile kernel
+// reads them through the same four maps, "big" over b0 (R rows) and "small" over b1 and b2 (2 R
+// rows: part j's row r is the map's row (j - 1) R + r), in boxes of kB6BK x 128 BF16 values: the
+// same 128-byte rows and 128-byte swizzle as the TF32 boxes, so the wgmma descriptors are the same.
+constexpr int kB6Parts = 3;
+constexpr int kB6BK = 64;                                   // BF16 values of k a slice (128 bytes)
+constexpr int kB6TileBytes = kWgBM * kB6BK * 2;             // one 128 x 64 tile: 16 KB
+constexpr int kB6StageBytes = 2 * kB6Parts * kB6TileBytes;  // A b0 b1 b2, B b0 b1 b2: 96 KB
+// The ring the kernel takes: two stages (three would not fit 227 KB).
+constexpr int kB6MinStages = 2, kB6MaxStages = 2;
+SGT_HD constexpr int bf16x6_smem_bytes(int stages) {
+  return stages * kB6StageBytes + 1024;
+}
+SGT_HD constexpr long long bf16x6_kp(long long K) {
+  return (K + 7) / 8 * 8;
+}
+// The workspace in BF16 values: A's three panels, then B's.
+SGT_HD constexpr long long bf16x6_workspace_values(long long M, long long N, long long K) {
+  return kB6Parts * (M + N) * bf16x6_kp(K);
+}
+// Part j's panel of operand `b` (false: A, M rows; true: B, N rows): its first BF16 value.
+SGT_HD constexpr long long bf16x6_panel_offset(bool b, int j, long long M, long long N,
+                                               long long K) {
+  const long long kp = bf16x6_kp(K);
+  return b ? (kB6Parts * M + j * N) * kp : j * M * kp;
+}
+// The map row of part j's row r of an operand of R rows (map "big" for j = 0, else "small").
+SGT_HD constexpr int bf16x6_map_row(int j, int R, int r) {
+  return j == 0 ? r : (j - 1) * R + r;
+}
+// Split-K in slices of kB6BK, as the TF32 functions above in slices of kWgBK.
+SGT_HD constexpr int bf16x6_split_first_slice(int z, int k_chunk) {
+  return wg_split_first_slice(z, k_chunk, kB6BK);
+}
+SGT_HD constexpr int bf16x6_split_slices(int K, int z, int k_chunk) {
+  return wg_split_slices(K, z, k_chunk, kB6BK);
+}
+SGT_HD constexpr int bf16x6_slice_k(int first, int kb) {
+  return (first + kb) * kB6BK;
 }
 
 // tf32x3_split_operand's block: 32 x 8 threads over a 32 x 32 tile of (k, r), each thread four

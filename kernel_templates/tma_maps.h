@@ -39,25 +39,35 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tma_encoder() {
   return fn;
 }
 
+// A matrix of `rows` rows of `cols` values of `type` (4-byte floats or 2-byte BF16 values),
+// `ld` values apart, read in boxes of box_inner x box_outer values with `swizzle`.
+inline CUresult tma_encode_typed(CUtensorMap* map, CUtensorMapDataType type, const void* p,
+                                 long long rows, long long cols, long long ld, int box_inner,
+                                 int box_outer, CUtensorMapSwizzle swizzle) {
+  const auto encode = tma_encoder();
+  if (!encode) return CUDA_ERROR_NOT_SUPPORTED;
+  const long long bytes = type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ? 2 : 4;
+  // A dimension of 0 (K = 0) cannot be encoded; such a launch copies nothing.
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols > 0 ? cols : 1),
+                              static_cast<cuuint64_t>(rows > 0 ? rows : 1)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld * bytes)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner),
+                             static_cast<cuuint32_t>(box_outer)};
+  const cuuint32_t elem[2] = {1, 1};
+  return encode(map, type, 2, const_cast<void*>(p), dims, strides, box, elem,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
 // One operand stored as `rows` rows of `cols` floats, `ld` apart, read in boxes of box_inner x
 // box_outer; staged boxes (rows of BK floats) are swizzled as tma_staged_index expects.
 inline CUresult tma_encode(CUtensorMap* map, const float* p, long long rows, long long cols,
                            long long ld, int box_inner, int box_outer, bool staged, int bk) {
-  const auto encode = tma_encoder();
-  if (!encode) return CUDA_ERROR_NOT_SUPPORTED;
-  // A dimension of 0 (K = 0) cannot be encoded; such a launch copies nothing.
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols > 0 ? cols : 1),
-                              static_cast<cuuint64_t>(rows > 0 ? rows : 1)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * sizeof(float)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner),
-                             static_cast<cuuint32_t>(box_outer)};
-  const cuuint32_t elem[2] = {1, 1};
   const CUtensorMapSwizzle swizzle = !staged    ? CU_TENSOR_MAP_SWIZZLE_NONE
                                      : bk == 32 ? CU_TENSOR_MAP_SWIZZLE_128B
                                                 : CU_TENSOR_MAP_SWIZZLE_64B;
-  return encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(p), dims, strides, box,
-                elem, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return tma_encode_typed(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, p, rows, cols, ld, box_inner,
+                          box_outer, swizzle);
 }
 
 // Both maps of a problem for a config's geometry; the layout as in sgemm_warptile.cuh (A stored M
@@ -79,14 +89,33 @@ inline CUresult tma_encode_maps(TmaMaps& m, const Geometry& g, bool trans_a, boo
 // boxes of kWgBK x kWgBM floats with the 128-byte swizzle the kernel's wgmma descriptors name.
 // Rows of kp floats are whole 16-byte units and every panel starts on one (kp is a multiple of 4),
 // so any workspace from cudaMalloc or a pool takes the copies.
+// With `bf16` (the BF16 split, FMA_ORDER 3: sgemm_bf16x6_wgmma.cuh) the workspace holds
+// bf16x6_workspace_values(M, N, K) BF16 values, three panels an operand: "big" maps part 0 (R
+// rows), "small" parts 1 and 2 (2 R rows from part 1's panel), rows of bf16x6_kp(K) values (whole
+// 16-byte units, every panel starting on one), in boxes of kB6BK x 128 values: the same 128-byte
+// rows and swizzle.
 struct SplitMaps {
   CUtensorMap a_big, a_small, b_big, b_small;
 };
 
 inline CUresult tma_encode_split_maps(SplitMaps& m, const float* work, long long M, long long N,
-                                      long long K) {
-  const long long kp = tf32x3_wg_kp(K);
+                                      long long K, bool bf16 = false) {
   CUtensorMap* maps[4] = {&m.a_big, &m.a_small, &m.b_big, &m.b_small};
+  if (bf16) {
+    const auto* w = reinterpret_cast<const unsigned short*>(work);
+    const long long kp = bf16x6_kp(K);
+    for (int p = 0; p < 4; ++p) {
+      const bool b = p >= 2;
+      const int part = p % 2;  // big: part 0; small: parts 1 and 2 from part 1's panel
+      const long long rows = (b ? N : M) * (part == 0 ? 1 : kB6Parts - 1);
+      const CUresult r = tma_encode_typed(maps[p], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                                          w + bf16x6_panel_offset(b, part, M, N, K), rows, kp, kp,
+                                          kB6BK, b ? kWgBN : kWgBM, CU_TENSOR_MAP_SWIZZLE_128B);
+      if (r != CUDA_SUCCESS) return r;
+    }
+    return CUDA_SUCCESS;
+  }
+  const long long kp = tf32x3_wg_kp(K);
   for (int p = 0; p < 4; ++p) {
     const CUresult r = tma_encode(maps[p], work + tf32x3_wg_panel_offset(p, M, N, K), p < 2 ? M : N,
                                   kp, kp, kWgBK, p < 2 ? kWgBM : kWgBN, true, kWgBK);

@@ -106,27 +106,44 @@ struct Instances {
   // split_maps launches: one tile kernel for every layout, on the panels that its split prepass
   // (tf32x3_split_operand) writes; sgemm_tf32x3_wgmma's arguments, or for a SPLIT_K > 1 config
   // sgemm_tf32x3_wgmma_splitk's (two more: k_chunk, partial), which launch_split_maps passes by
-  // the plan's split_entry.
+  // the plan's split_entry. A config of the BF16 split (BK kB6BK: sgemm_bf16x6_wgmma's, the same
+  // arguments) runs split_prepass_bf16 instead (bf16x6_split_operand), which only a table whose
+  // kernel file is sgemm_bf16x6_wgmma.cuh holds (an earlier table's has no BF16 config).
   const void* split;
   const void* split_prepass;
+  const void* split_prepass_bf16;
 };
+#if SGT_TUNED_TMA_TOOLKIT
+// The split prepass of a split_maps config: its split's.
+const void* split_prepass(const Instances& k, const table::Config& cfg) {
+  return cfg.BK == sgt_kernel::kB6BK ? k.split_prepass_bf16 : k.split_prepass;
+}
+#endif
 
 #if SGT_TUNED_TABLE_FORMAT_VERSION >= 8
 // Taking each address the table names instantiates that kernel, and only the table's: its float4
 // and single-float instances for calls in each layout, by the launch its family uses. Kernels
 // launched with tensor maps need the toolkit that builds them (probe_tma refuses them otherwise).
 #define SGT_TUNED_INSTANCE_pointers(NN, NT, TN, TT, sNN, sNT, sTN, sTT) \
-  Instances{{&NN, &NT, &TN, &TT}, {&sNN, &sNT, &sTN, &sTT}, {}, nullptr, nullptr},
+  Instances{{&NN, &NT, &TN, &TT}, {&sNN, &sNT, &sTN, &sTT}, {}, nullptr, nullptr, nullptr},
 #if SGT_TUNED_TMA_TOOLKIT
 #define SGT_TUNED_INSTANCE_tensor_maps(NN, NT, TN, TT, sNN, sNT, sTN, sTT) \
-  Instances{{}, {}, {&NN, &NT, &TN, &TT}, nullptr, nullptr},
-// The split prepass is declared in the family's kernel file, which the table names.
+  Instances{{}, {}, {&NN, &NT, &TN, &TT}, nullptr, nullptr, nullptr},
+// The split prepasses are declared in the family's kernel file, which the table names (the BF16
+// split's only in sgemm_bf16x6_wgmma.cuh, which defines SGT_BF16X6_WGMMA).
+#ifdef SGT_BF16X6_WGMMA
+#define SGT_TUNED_BF16_PREPASS \
+  reinterpret_cast<const void*>(&bf16x6_split_operand<sgt_kernel::kB6Parts>)
+#else
+#define SGT_TUNED_BF16_PREPASS nullptr
+#endif
 #define SGT_TUNED_INSTANCE_split_maps(NN, NT, TN, TT, sNN, sNT, sTN, sTT) \
   Instances{{},                                                           \
             {},                                                           \
             {},                                                           \
             reinterpret_cast<const void*>(&NN),                           \
-            reinterpret_cast<const void*>(&tf32x3_split_operand)},
+            reinterpret_cast<const void*>(&tf32x3_split_operand),         \
+            SGT_TUNED_BF16_PREPASS},
 #else
 #define SGT_TUNED_INSTANCE_tensor_maps(...) Instances{},
 #define SGT_TUNED_INSTANCE_split_maps(...) Instances{},
@@ -154,6 +171,7 @@ constexpr Instances instances() {
                      {SGT_TUNED_TMA(false, false), SGT_TUNED_TMA(false, true),
                       SGT_TUNED_TMA(true, false), SGT_TUNED_TMA(true, true)},
                      nullptr,
+                     nullptr,
                      nullptr};
 #undef SGT_TUNED_TMA
 #else
@@ -168,6 +186,7 @@ constexpr Instances instances() {
                      {SGT_TUNED_WT(false, false, false), SGT_TUNED_WT(false, true, false),
                       SGT_TUNED_WT(true, false, false), SGT_TUNED_WT(true, true, false)},
                      {},
+                     nullptr,
                      nullptr,
                      nullptr};
 #undef SGT_TUNED_WT
@@ -246,8 +265,10 @@ std::string probe_tma(const cudaDeviceProp& p, int i) {
     ++layouts;
     const auto kernel =
         f.split_maps ? kKernels[i].split : reinterpret_cast<const void*>(kKernels[i].tma[layout]);
-    if (f.split_maps && !kKernels[i].split_prepass)
-      return "this build holds no split prepass for it (tf32x3_split_operand)";
+    if (f.split_maps && !split_prepass(kKernels[i], cfg))
+      return cfg.BK == sgt_kernel::kB6BK
+                 ? "this build holds no split prepass for it (bf16x6_split_operand)"
+                 : "this build holds no split prepass for it (tf32x3_split_operand)";
     cudaFuncAttributes a{};
     if (const cudaError_t e = cudaFuncGetAttributes(&a, kernel); e != cudaSuccess) {
       (void)cudaGetLastError();  // an answer, not the caller's error (as in probe)
@@ -480,13 +501,14 @@ cudaError_t launch_split(const detail::Choice& choice, const detail::Call& call,
   const auto f = detail::launch_facts(choice.config);
   const auto p =
       sgt_kernel::plan_split_call(cfg.BM, cfg.BN, cfg.SPLIT_K, call.M, call.N, call.K, call.trans_a,
-                                  call.trans_b, dev.id.sm_count, dev.id.cc_major >= 9);
+                                  call.trans_b, dev.id.sm_count, dev.id.cc_major >= 9, cfg.BK);
   const int smem = f.dynamic_smem[layout_index(call.trans_a, call.trans_b)];
   auto tile = [&](const float* work, float* partial) {
     // With K = 0 the kernel copies nothing: its maps stay zero.
     sgt_kernel::SplitMaps maps{};
     if (work) {
-      if (const CUresult r = sgt_kernel::tma_encode_split_maps(maps, work, call.M, call.N, call.K);
+      if (const CUresult r =
+              sgt_kernel::tma_encode_split_maps(maps, work, call.M, call.N, call.K, p.bf16);
           r != CUDA_SUCCESS)
         return to_cuda_error(r);
     }
@@ -496,8 +518,8 @@ cudaError_t launch_split(const detail::Choice& choice, const detail::Call& call,
                                          beta, C, call.ldc, partial, stream);
   };
   return sgt_kernel::run_split_call(
-      p, k.split_prepass, reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M, call.N,
-      call.K, alpha, A, call.lda, B, call.ldb, beta, C, call.ldc, dev.pool, stream, tile);
+      p, split_prepass(k, cfg), reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M,
+      call.N, call.K, alpha, A, call.lda, B, call.ldb, beta, C, call.ldc, dev.pool, stream, tile);
 #else
   (void)choice, (void)call, (void)dev, (void)alpha, (void)A, (void)B, (void)beta, (void)C,
       (void)stream;

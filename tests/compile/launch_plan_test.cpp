@@ -260,4 +260,70 @@ TEST(LaunchPlan, SplitMapsSplitsCoverEverySliceOnce) {
   }
 }
 
+// The BF16 split (FMA_ORDER 3, BK kB6BK = 64): three panels of 2-byte values an operand, rows
+// of K rounded up to 8, slices of 64 values, and the TF32 plan's prepass grid (rounding K up to 4
+// or to 8 gives the same count of 32-wide tiles).
+TEST(LaunchPlan, SplitMapsBf16PlansThreeBf16PanelsAndSlicesOf64) {
+  using sgt_kernel::kB6BK;
+  using sgt_kernel::plan_split_call;
+  const auto nn = plan_split_call(128, 128, 1, 1000, 777, 1001, false, false, 132, true, kB6BK);
+  EXPECT_TRUE(nn.bf16);
+  EXPECT_EQ(nn.kp, 1008);
+  // 3 (M + N) Kp values of 2 bytes, in floats rounded up.
+  EXPECT_EQ(nn.workspace_floats, (3LL * (1000 + 777) * 1008 + 1) / 2);
+  EXPECT_EQ(nn.blocks, 8 * 7);
+  EXPECT_FALSE(plan_split_call(128, 128, 1, 1000, 777, 1001, false, false, 132, true).bf16);
+  for (int K = 1; K <= 300; ++K) {
+    const auto b = plan_split_call(128, 128, 1, 100, 60, K, false, true, 132, true, kB6BK);
+    const auto t = plan_split_call(128, 128, 1, 100, 60, K, false, true, 132, true);
+    EXPECT_EQ(b.a_grid_x, t.a_grid_x) << K;
+    EXPECT_EQ(b.a_grid_x, static_cast<unsigned>((b.kp + 31) / 32)) << K;
+    EXPECT_EQ(b.kp % 8, 0);
+    EXPECT_GE(b.kp, K);
+    EXPECT_LT(b.kp, K + 8);
+  }
+  // The panels: part j of A at j M Kp, of B after A's three; each on a 16-byte unit (8 values),
+  // the last ending at the workspace's end.
+  for (const bool b : {false, true})
+    for (int j = 0; j < sgt_kernel::kB6Parts; ++j)
+      EXPECT_EQ(sgt_kernel::bf16x6_panel_offset(b, j, 1000, 777, 1001) % 8, 0) << b << j;
+  EXPECT_EQ(sgt_kernel::bf16x6_panel_offset(true, 2, 1000, 777, 1001) + 777LL * 1008,
+            sgt_kernel::bf16x6_workspace_values(1000, 777, 1001));
+  // The "small" map's rows: part 1's, then part 2's.
+  EXPECT_EQ(sgt_kernel::bf16x6_map_row(0, 1000, 128), 128);
+  EXPECT_EQ(sgt_kernel::bf16x6_map_row(1, 1000, 128), 128);
+  EXPECT_EQ(sgt_kernel::bf16x6_map_row(2, 1000, 128), 1128);
+  // Split-K in slices of 64: 1536 x 1536 x 6144 is 96 slices, SPLIT_K 2 runs 2 x 48.
+  const auto s2 = plan_split_call(128, 128, 2, 1536, 1536, 6144, false, true, 132, true, kB6BK);
+  EXPECT_EQ(s2.grid_z, 2);
+  EXPECT_EQ(s2.k_chunk, 48 * kB6BK);
+  EXPECT_EQ(s2.partial_floats, 2LL * 1536 * 1536);
+  // K = 100 is 2 slices: SPLIT_K 3 runs 2 splits of one.
+  const auto few = plan_split_call(128, 128, 3, 64, 64, 100, false, false, 132, true, kB6BK);
+  EXPECT_EQ(few.grid_z, 2);
+  EXPECT_EQ(few.k_chunk, kB6BK);
+  for (const int K : {1, 63, 64, 65, 100, 1000, 6144}) {
+    for (const int S : {1, 2, 3, 4}) {
+      const auto p = plan_split_call(128, 128, S, 256, 256, K, false, false, 132, true, kB6BK);
+      const int slices = (K + kB6BK - 1) / kB6BK;
+      std::vector<int> seen(static_cast<size_t>(slices), 0);
+      for (int z = 0; z < p.grid_z; ++z) {
+        const int first = sgt_kernel::bf16x6_split_first_slice(z, p.k_chunk);
+        const int n = sgt_kernel::bf16x6_split_slices(K, z, p.k_chunk);
+        EXPECT_GT(n, 0) << K << " " << S << " split " << z;
+        for (int kb = 0; kb < n; ++kb) {
+          const int k0 = sgt_kernel::bf16x6_slice_k(first, kb);
+          ASSERT_EQ(k0 % kB6BK, 0);
+          ASSERT_LT(k0 / kB6BK, slices) << K << " " << S;
+          ++seen[static_cast<size_t>(k0 / kB6BK)];
+          EXPECT_GE(k0, z * p.k_chunk);
+          EXPECT_LT(k0, std::min(K, (z + 1) * p.k_chunk));
+        }
+      }
+      for (int sl = 0; sl < slices; ++sl)
+        EXPECT_EQ(seen[static_cast<size_t>(sl)], 1) << K << " " << S << " slice " << sl;
+    }
+  }
+}
+
 }  // namespace

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -73,18 +74,23 @@ TEST(Tf32x3WgFamily, IsRegisteredInThePrecisionClassFp32AccurateWithItsOwnHash) 
     EXPECT_EQ(tw3().binary_split_k(c), 2) << s;
   }
   EXPECT_EQ(tw3().pack_expression(probe_config()), "tf32x3_split_operand");
-  // Its program is the kernel file; every file it includes is among its sources.
+  // The BF16 split's prepass writes three BF16 parts.
+  EXPECT_EQ(tw3().pack_expression(*from_name("tw3_128x128x64_s2_g8_o3")),
+            "bf16x6_split_operand<3>");
+  // Its program is the BF16 split's kernel file, which includes the TF32 one; every file it
+  // includes is among its sources.
   const auto src = tw3().sources();
   ASSERT_FALSE(src.empty());
-  EXPECT_EQ(src.front().name, "sgemm_tf32x3_wgmma.cuh");
+  EXPECT_EQ(src.front().name, "sgemm_bf16x6_wgmma.cuh");
   std::set<std::string> names;
   for (const auto& s : src) {
     EXPECT_FALSE(s.text.empty()) << s.name;
     names.insert(std::string(s.name));
   }
-  EXPECT_EQ(names, (std::set<std::string>{"sgemm_tf32x3_wgmma.cuh", "sgemm_ws_tma.cuh",
-                                          std::string(kKernelMainFile), "warptile_geometry.h",
-                                          "tma_geometry.h", "tf32x3_wg_geometry.h"}));
+  EXPECT_EQ(names, (std::set<std::string>{"sgemm_bf16x6_wgmma.cuh", "sgemm_tf32x3_wgmma.cuh",
+                                          "sgemm_ws_tma.cuh", std::string(kKernelMainFile),
+                                          "warptile_geometry.h", "tma_geometry.h",
+                                          "tf32x3_wg_geometry.h"}));
   for (const auto& s : src) {
     for (size_t at = s.text.find("#include \""); at != std::string::npos;
          at = s.text.find("#include \"", at + 1)) {
@@ -225,14 +231,17 @@ TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
             0u);
   EXPECT_EQ(tw3().impossible_value("BM", 64)->rfind("rule tf32x3_wg_tile", 0), 0u);
   EXPECT_EQ(tw3().impossible_value("BK", 16)->rfind("rule tf32x3_wg_tile", 0), 0u);
+  EXPECT_FALSE(tw3().impossible_value("BK", 64));  // the BF16 split's
   EXPECT_EQ(tw3().impossible_value("STAGES", 4)->rfind("rule tf32x3_wg_stages", 0), 0u);
   EXPECT_FALSE(tw3().impossible_value("STAGES", 2));
   EXPECT_FALSE(tw3().impossible_value("GROUP_M", 8));
   EXPECT_FALSE(tw3().impossible_value("NUM_THREADS", 384));
-  // FMA_ORDER names the accumulation order here: 0 (ACC 3), 1 (ACC 6), 2 (ACC 7).
+  // FMA_ORDER names the accumulation order here: 0 (ACC 3), 1 (ACC 6), 2 (ACC 7), 3 (the BF16
+  // split).
   EXPECT_FALSE(tw3().impossible_value("FMA_ORDER", 1));
   EXPECT_FALSE(tw3().impossible_value("FMA_ORDER", 2));
-  EXPECT_EQ(tw3().impossible_value("FMA_ORDER", 3)->rfind("rule tf32x3_wg_accumulation", 0), 0u);
+  EXPECT_FALSE(tw3().impossible_value("FMA_ORDER", 3));
+  EXPECT_EQ(tw3().impossible_value("FMA_ORDER", 4)->rfind("rule tf32x3_wg_accumulation", 0), 0u);
   // A space of the family alone refuses a value every config would break.
   const nlohmann::json space = {{"parameters",
                                  {{"BM", {128}},
@@ -257,14 +266,18 @@ TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
   }
 }
 
-// The space's names: STAGES 2, 3 x GROUP_M 1, 8 x SPLIT_K 1-4 x FMA_ORDER 0, 1, 2.
+// The space's names: STAGES 2, 3 x GROUP_M 1, 8 x SPLIT_K 1-4 x FMA_ORDER 0, 1, 2, and the BF16
+// split (FMA_ORDER 3, BK 64, STAGES 2) x GROUP_M 1, 8 x SPLIT_K 1-4.
 std::set<std::string> space_names() {
   std::set<std::string> out;
-  for (const char* s : {"_s2", "_s3"})
-    for (const char* g : {"", "_g8"})
-      for (const char* k : {"", "_k2", "_k3", "_k4"})
+  for (const char* g : {"", "_g8"}) {
+    for (const char* k : {"", "_k2", "_k3", "_k4"}) {
+      for (const char* s : {"_s2", "_s3"})
         for (const char* o : {"", "_o1", "_o2"})
           out.insert(std::string("tw3_128x128x32") + s + g + k + o);
+      out.insert(std::string("tw3_128x128x64_s2") + g + k + "_o3");
+    }
+  }
   return out;
 }
 
@@ -272,10 +285,12 @@ std::set<std::string> space_names() {
 TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
   const auto space = load_space("tf32x3_wg");
   EXPECT_EQ(space.families, (std::vector<std::string>{"tf32x3_wg"}));
-  EXPECT_EQ(space.combinations(), 48);
+  // BK 32, 64 x STAGES 2, 3 x GROUP_M 1, 8 x FMA_ORDER 0-3 x SPLIT_K 1-4; the space's
+  // constraint keeps BK 64 and STAGES 2 for FMA_ORDER 3 and BK 32 for the others.
+  EXPECT_EQ(space.combinations(), 128);
   EXPECT_TRUE(enumerate(space).survivors.empty());
   const auto accurate = enumerate(space, {}, Precision::fp32_accurate);
-  ASSERT_EQ(accurate.survivors.size(), 48u);
+  ASSERT_EQ(accurate.survivors.size(), 56u);
   std::set<std::string> seen;
   for (const auto& c : accurate.survivors) {
     EXPECT_TRUE(check(c, space.limits).empty()) << to_name(c);
@@ -294,10 +309,14 @@ TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
             "sgemm_tf32x3_wgmma_splitk<3,3,8>");
   EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s2_k2_o1"), "NN", false),
             "sgemm_tf32x3_wgmma_splitk<6,2,1>");
+  EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x64_s2_g8_o3"), "TT", true),
+            "sgemm_bf16x6_wgmma<2,8>");
+  EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x64_s2_k4_o3"), "NT", true),
+            "sgemm_bf16x6_wgmma_splitk<2,1>");
   // Every layout and leading dimension: a K of 32 slices takes every split.
   for (const char* layout : {"NN", "NT", "TN", "TT"}) {
     const Problem p{1001, 999, 1003, layout, "f32"};
-    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 48u) << layout;
+    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 56u) << layout;
   }
   // `auto` holds the space: its configs under fp32-accurate, none under fp32.
   const auto count = [](const Enumeration& e) {
@@ -305,7 +324,7 @@ TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
                          [](const WarpTileConfig& c) { return c.family == "tf32x3_wg"; });
   };
   const auto h200 = parse_arch("sm_90");
-  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 48);
+  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 56);
   EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32).enumeration), 0);
   // On an sm_80 GPU none.
   const auto a100 = parse_arch("sm_80");
@@ -348,12 +367,27 @@ TEST(Tf32x3WgFamily, TheSplitKShapeRuleRefusesSplitsTheProblemCannotFill) {
   // In a space enumerated for such a problem the rule rejects exactly those configs.
   const auto space = load_space("tf32x3_wg");
   const auto e = enumerate(space, Problem{1536, 1536, 100, "NT", "f32"}, Precision::fp32_accurate);
-  EXPECT_EQ(e.survivors.size(), 36u);  // SPLIT_K 3's twelve configs refused
-  for (const auto& c : e.survivors) EXPECT_NE(c.SPLIT_K, 3) << to_name(c);
+  // SPLIT_K 3's twelve TF32 configs refused, and the BF16 split's SPLIT_K 3 and 4 (2 slices of
+  // 64: two splits of one), two configs each.
+  EXPECT_EQ(e.survivors.size(), 40u);
+  for (const auto& c : e.survivors) {
+    EXPECT_NE(c.SPLIT_K, 3) << to_name(c);
+    if (c.FMA_ORDER == 3) EXPECT_LE(c.SPLIT_K, 2) << to_name(c);
+  }
   const auto rc = std::find_if(e.rejections.begin(), e.rejections.end(),
                                [](const auto& r) { return r.rule == "shape_tf32x3_wg_split_k"; });
   ASSERT_NE(rc, e.rejections.end());
-  EXPECT_EQ(rc->violations, 12);
+  // The rule's count is over the space's combinations, before its constraint drops those of no
+  // kernel: SPLIT_K 3 with the three TF32 orders at both BK (24) and the BF16 split's SPLIT_K 3
+  // and 4 (16).
+  EXPECT_EQ(rc->violations, 40);
+  auto b3 = *from_name("tw3_128x128x64_s2_g8_k3_o3");
+  const auto vb = check_shape(b3, Problem{64, 64, 100, "NN", "f32"});
+  ASSERT_EQ(vb.size(), 1u);
+  EXPECT_NE(
+      vb[0].reason.find("K = 100: 2 slices of 64 in splits of 1 run 2 splits, not SPLIT_K = 3"),
+      std::string::npos)
+      << vb[0].reason;
 }
 
 // resolve(): one binary for every layout and alignment (the panels' NT), launched as split_maps
@@ -470,10 +504,12 @@ TEST(Tf32x3WgFamily, TheExportAndTheDispatchLibraryTakeItsWinner) {
   auto split = c;
   split.SPLIT_K = 4;
   split.STAGES = 2;
-  const auto h = render_cpp(table_with({c, split}));
+  const auto bf16 = *from_name("tw3_128x128x64_s2_g8_o3");
+  const auto h = render_cpp(table_with({c, split, bf16}));
   EXPECT_NE(h.find("split_maps, (sgemm_tf32x3_wgmma<3,3,8>)"), std::string::npos) << h;
   EXPECT_NE(h.find("split_maps, (sgemm_tf32x3_wgmma_splitk<3,2,8>)"), std::string::npos) << h;
-  EXPECT_NE(h.find("\"sgemm_tf32x3_wgmma.cuh\""), std::string::npos) << h;
+  EXPECT_NE(h.find("split_maps, (sgemm_bf16x6_wgmma<2,8>)"), std::string::npos) << h;
+  EXPECT_NE(h.find("\"sgemm_bf16x6_wgmma.cuh\""), std::string::npos) << h;
   EXPECT_NE(h.find("{2, 384, {197632, 197632, 197632, 197632}, {198656, 198656, 198656, 198656}, "
                    "90, true}"),
             std::string::npos)
@@ -506,6 +542,10 @@ TEST(Tf32x3WgFamily, TheExportAndTheDispatchLibraryTakeItsWinner) {
       << syms.out;
   EXPECT_NE(syms.out.find("sgemm_splitk_reduce"), std::string::npos) << syms.out;
   EXPECT_NE(syms.out.find("tf32x3_split_operand"), std::string::npos) << syms.out;
+  EXPECT_NE(syms.out.find("_Z18sgemm_bf16x6_wgmmaILi2ELi8EEviiifN10sgt_kernel6TmaMapE"),
+            std::string::npos)
+      << syms.out;
+  EXPECT_NE(syms.out.find("_Z20bf16x6_split_operandILi3EE"), std::string::npos) << syms.out;
 }
 
 // --- The index simulation ----------------------------------------------------------------------
@@ -561,6 +601,76 @@ TEST(Tf32x3WgFamily, ItsSplitsSimulateCleanAtEdgeShapes) {
   EXPECT_TRUE(tf32x3_wg::simulate_split(k2, 1 << 14, 1 << 14, 64).has("degenerate_geometry"));
 }
 
+// The BF16 split's config (FMA_ORDER 3: BK 64, two stages), built field by field so that the
+// simulation is tested whatever the family's rules accept.
+WarpTileConfig bf16_config(int split_k) {
+  auto c = probe_config();
+  c.BK = sgt_kernel::kB6BK;
+  c.STAGES = 2;
+  c.FMA_ORDER = 3;
+  c.SPLIT_K = split_k;
+  return c;
+}
+
+// How many of a defect kind a report counts: the "(N units in all)" of its detail; 0 if absent.
+long long defect_count(const SimReport& r, std::string_view kind) {
+  for (const auto& d : r.defects) {
+    if (d.kind != kind) continue;
+    const auto end = d.detail.find(" in all)");
+    const auto open = d.detail.rfind('(', end);
+    if (end == std::string::npos || open == std::string::npos) return -1;
+    return std::stoll(d.detail.substr(open + 1));
+  }
+  return 0;
+}
+
+TEST(Tf32x3WgFamily, TheBf16SplitsConfigsSimulateClean) {
+  for (const int s : {1, 2, 3, 4}) {
+    const auto c = bf16_config(s);
+    ASSERT_TRUE(tf32x3_wg::bf16_split(c));
+    const auto r = tf32x3_wg::simulate(c);
+    EXPECT_TRUE(r.ok()) << "SPLIT_K " << s << ":\n" << r.summary();
+    EXPECT_TRUE(tf32x3_wg::simulate_tile(c).ok()) << s;
+    // The split grids hold K below SPLIT_K's 64-value slices and K % 64 != 0.
+    bool fewer = false, ragged = false;
+    for (const auto& g : tf32x3_wg::split_grids(c)) {
+      fewer = fewer || (g.K + 63) / 64 < s;
+      ragged = ragged || g.K % 64 != 0;
+    }
+    EXPECT_TRUE(ragged) << s;
+    if (s > 2) EXPECT_TRUE(fewer) << s;
+    for (const auto& [M, N] : {std::pair{130, 300}, std::pair{1, 1}, std::pair{129, 257}}) {
+      for (const int K : {0, 1, 31, 32, 63, 64, 65, 100, 127, 128, 129, 1001, 6144}) {
+        const auto rs = tf32x3_wg::simulate_split(c, M, N, K);
+        EXPECT_TRUE(rs.ok()) << s << " " << M << "x" << N << "x" << K << ":\n" << rs.summary();
+      }
+    }
+  }
+  // The BF16 prepass cases: K on both sides of the 8-value rounding, every case clean.
+  bool unrounded = false;
+  for (const auto& pc : tf32x3_wg::prepass_cases(true)) {
+    EXPECT_TRUE(pc.bf16);
+    unrounded = unrounded || sgt_kernel::tf32x3_wg_kp(pc.K) != sgt_kernel::bf16x6_kp(pc.K);
+    const auto r = tf32x3_wg::simulate_prepass(pc);
+    EXPECT_TRUE(r.ok()) << tf32x3_wg::describe(pc) << ":\n" << r.summary();
+  }
+  EXPECT_TRUE(unrounded);
+  for (const auto& [M, N, K] : {std::tuple{1, 1, 1}, std::tuple{1000, 7, 1001},
+                                std::tuple{5, 3000, 4}, std::tuple{300, 129, 8}}) {
+    const auto r = tf32x3_wg::simulate_workspace(M, N, K, {}, true);
+    EXPECT_TRUE(r.ok()) << M << "x" << N << "x" << K << ":\n" << r.summary();
+  }
+  // The BF16 formats differ from TF32's where the simulation must tell them apart: the TF32
+  // functions in the BF16 places are defects (Kp rounded to 4, two panels of floats an operand).
+  tf32x3_wg::Indexing tf32_kp;
+  tf32_kp.bf16_kp = sgt_kernel::tf32x3_wg_kp;
+  EXPECT_TRUE(tf32x3_wg::simulate_workspace(5, 3, 4, tf32_kp, true).has("split_workspace"));
+  EXPECT_TRUE(tf32x3_wg::simulate_workspace(5, 3, 4, tf32_kp, false).ok());
+  EXPECT_TRUE(tf32x3_wg::simulate(probe_config(), tf32_kp).ok());
+  EXPECT_TRUE(tf32x3_wg::simulate_split(bf16_config(1), 1536, 1536, 6144).ok());
+  EXPECT_TRUE(tf32x3_wg::simulate_split(bf16_config(3), 2560, 2560, 2560).ok());
+}
+
 // Each way the kernel's index functions could go wrong shows as the defect that names it.
 namespace broken {
 int load_k_off_by_one(int k0, int ty, int i) {
@@ -613,6 +723,37 @@ long long partial_planes_overlapping(int z, int M, int N) {
 }
 long long partial_planes_padded(int z, int M, int N) {
   return static_cast<long long>(z) * M * (N + 1);
+}
+// The BF16 split's.
+long long bf16_kp_to_4(long long K) {
+  return (K + 3) / 4 * 4;
+}
+long long bf16_panels_overlapping(bool b, int j, long long M, long long N, long long K) {
+  // B's part 0 on A's part 2.
+  return b && j == 0 ? sgt_kernel::bf16x6_panel_offset(false, 2, M, N, K)
+                     : sgt_kernel::bf16x6_panel_offset(b, j, M, N, K);
+}
+long long bf16_parts_swapped(bool b, int j, long long M, long long N, long long K) {
+  // B's parts 1 and 2 in each other's place: disjoint, but part 2 not after part 1.
+  return sgt_kernel::bf16x6_panel_offset(b, b && j > 0 ? 3 - j : j, M, N, K);
+}
+long long bf16_workspace_of_floats(long long M, long long N, long long K) {
+  return 2 * (M + N) * sgt_kernel::bf16x6_kp(K);  // TF32's two panels an operand
+}
+int bf16_map_row_unshifted(int, int, int r) {
+  return r;  // part 2 read from part 1's rows
+}
+int bf16_map_row_one_part_on(int j, int R, int r) {
+  return j == 0 ? r : j * R + r;  // part 1 from part 2's rows, part 2 past the map
+}
+int bf16_first_slice_one_back(int z, int k_chunk) {
+  return std::max(0, sgt_kernel::bf16x6_split_first_slice(z, k_chunk) - 1);
+}
+int bf16_slices_of_32(int K, int z, int k_chunk) {
+  return sgt_kernel::tf32x3_wg_split_slices(K, z, k_chunk);
+}
+int bf16_slice_k_of_32(int first, int kb) {
+  return (first + kb) * 32;
 }
 }  // namespace broken
 
@@ -680,6 +821,80 @@ TEST(Tf32x3WgFamily, TheSimulationCatchesABrokenIndexFunction) {
   EXPECT_TRUE(tf32x3_wg::simulate_epilogue(wide, 300, 600, true).has("c_hole"));
 }
 
+TEST(Tf32x3WgFamily, TheSimulationCatchesABrokenBf16IndexFunction) {
+  const auto c = bf16_config(1), split = bf16_config(3);
+  struct Case {
+    void (*edit)(tf32x3_wg::Indexing&);
+    const char* kind;
+    bool body;  // run by the unsplit entry too
+  };
+  const Case cases[] = {
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_kp = broken::bf16_kp_to_4; }, "split_workspace", true},
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_panel_offset = broken::bf16_panels_overlapping; },
+       "split_workspace", true},
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_panel_offset = broken::bf16_parts_swapped; },
+       "split_workspace", true},
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_workspace_values = broken::bf16_workspace_of_floats; },
+       "split_workspace", true},
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_map_row = broken::bf16_map_row_unshifted; },
+       "tma_copy_misplaced", true},
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_map_row = broken::bf16_map_row_one_part_on; },
+       "tma_copy_misplaced", true},
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_slice_k = broken::bf16_slice_k_of_32; },
+       "split_k_misaligned", true},
+      {[](tf32x3_wg::Indexing& ix) {
+         ix.bf16_split_first_slice = broken::bf16_first_slice_one_back;
+       },
+       "tma_k_overlap", false},
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_split_slices = broken::bf16_slices_of_32; },
+       "tma_k_overlap", false},
+      // The prepass's block and thread indexing is the TF32 prepass's.
+      {[](tf32x3_wg::Indexing& ix) { ix.load_k = broken::load_k_off_by_one; }, "split_tile_slot",
+       true},
+      {[](tf32x3_wg::Indexing& ix) { ix.store_k = broken::store_k_doubled; }, "split_panel_hole",
+       true},
+      {[](tf32x3_wg::Indexing& ix) { ix.dst = broken::dst_short_rows; }, "split_panel_overlap",
+       true},
+  };
+  for (const auto& x : cases) {
+    tf32x3_wg::Indexing ix;
+    x.edit(ix);
+    EXPECT_FALSE(ix.is_kernels()) << x.kind;
+    const auto r = tf32x3_wg::simulate(split, ix);
+    EXPECT_GT(defect_count(r, x.kind), 0) << x.kind << ":\n" << r.summary();
+    EXPECT_EQ(tf32x3_wg::simulate(c, ix).ok(), !x.body) << x.kind;
+    // The BF16 split's own functions leave the TF32 kernel's simulation alone.
+    const bool shared = ix.load_k != tf32x3_wg::Indexing{}.load_k ||
+                        ix.store_k != tf32x3_wg::Indexing{}.store_k ||
+                        ix.dst != tf32x3_wg::Indexing{}.dst;
+    EXPECT_EQ(tf32x3_wg::simulate(probe_config(), ix).ok(), !shared) << x.kind;
+  }
+  // The counts, where the broken function says how many: a map row without the (j - 1) R shift
+  // misplaces every row of both operands' part 2 (130 + 300 rows of Kp = 40 values) and nothing
+  // else; 4 on Kp for K = 1 is one defect; slices of 32 from 64-value boxes misalign every other
+  // slice of K = 200 (kb 1 and 3) and leave k = 128..199 uncopied.
+  tf32x3_wg::Indexing ix;
+  ix.bf16_map_row = broken::bf16_map_row_unshifted;
+  const auto maps = tf32x3_wg::simulate_workspace(130, 300, 40, ix, true);
+  EXPECT_EQ(defect_count(maps, "tma_copy_misplaced"), (130 + 300) * 40) << maps.summary();
+  EXPECT_EQ(maps.defects.size(), 1u) << maps.summary();
+  ix = {};
+  ix.bf16_kp = broken::bf16_kp_to_4;
+  EXPECT_EQ(defect_count(tf32x3_wg::simulate_workspace(7, 9, 1, ix, true), "split_workspace"), 1);
+  EXPECT_TRUE(tf32x3_wg::simulate_workspace(7, 9, 8, ix, true).ok());  // 8 is 8 either way
+  ix = {};
+  ix.bf16_slice_k = broken::bf16_slice_k_of_32;
+  const auto sl = tf32x3_wg::simulate_split(c, 130, 300, 200, ix);
+  EXPECT_EQ(defect_count(sl, "split_k_misaligned"), 2) << sl.summary();
+  EXPECT_EQ(defect_count(sl, "tma_k_hole"), 200 - 128) << sl.summary();
+  // Rows of Kp - 1 in the BF16 prepass: the same overlaps in each of its three panels.
+  ix = {};
+  ix.dst = broken::dst_short_rows;
+  const auto pre = tf32x3_wg::simulate_prepass({33, 70, 70, false, true}, ix);
+  EXPECT_GT(defect_count(pre, "split_panel_overlap"), 0) << pre.summary();
+  EXPECT_EQ(defect_count(pre, "split_panel_overlap") % 3, 0) << pre.summary();
+}
+
 TEST(Tf32x3WgFamily, ItsGeometryIsTheKernels) {
   using namespace sgt_kernel;
   EXPECT_EQ(kWgThreads, 384);
@@ -699,6 +914,21 @@ TEST(Tf32x3WgFamily, ItsGeometryIsTheKernels) {
   EXPECT_EQ(tf32x3_wg_acc_col(0, 63), 127 - 6);
   EXPECT_EQ(tf32x3_wg_acc_row(255, 63), 64 + 48 + 7 + 8);
   EXPECT_EQ(tf32x3_wg_acc_col(255, 63), 127);
+  // The BF16 split: 96 KB stages, two of which fit and three of which do not; rows of 8 values.
+  EXPECT_EQ(kB6StageBytes, 96 * 1024);
+  EXPECT_EQ(kB6BK * 2, kWgBK * 4);  // the same 128-byte box rows
+  EXPECT_LE(bf16x6_smem_bytes(kB6MaxStages) + tf32x3_wg_static_smem_bytes(kB6MaxStages),
+            227 * 1024);
+  EXPECT_GT(bf16x6_smem_bytes(kB6MaxStages + 1), 227 * 1024);
+  EXPECT_EQ(bf16x6_kp(1), 8);
+  EXPECT_EQ(bf16x6_kp(8), 8);
+  EXPECT_EQ(bf16x6_kp(9), 16);
+  EXPECT_EQ(bf16x6_workspace_values(3, 5, 9), 3 * 8 * 16);
+  EXPECT_EQ(bf16x6_panel_offset(false, 2, 3, 5, 9), 2 * 3 * 16);
+  EXPECT_EQ(bf16x6_panel_offset(true, 1, 3, 5, 9), (9 + 5) * 16);
+  EXPECT_EQ(bf16x6_map_row(0, 100, 7), 7);
+  EXPECT_EQ(bf16x6_map_row(2, 100, 7), 107);
+  EXPECT_EQ(bf16x6_slice_k(3, 2), 320);
 }
 
 }  // namespace

@@ -334,9 +334,11 @@ TEST_F(WorkerTest, TmaConfigsPassTheEdgeSuiteInEveryLayout) {
 // (sgemm_splitk_reduce sums in split order).
 TEST_F(WorkerTest, Tf32x3WgSplitConfigsMatchCublasInEveryLayout) {
   if (worker_->info().fingerprint.cc_major != 9) GTEST_SKIP() << "tf32x3_wg needs an sm_90 GPU";
+  // The last two: the BF16 split (FMA_ORDER 3), unsplit and split three ways.
   const char* configs[] = {"tw3_128x128x32_s3_g8",    "tw3_128x128x32_s3_g8_k2",
                            "tw3_128x128x32_s2_k3_o1", "tw3_128x128x32_s3_g8_k4",
-                           "tw3_128x128x32_s3_g8_o2", "tw3_128x128x32_s2_k2_o2"};
+                           "tw3_128x128x32_s3_g8_o2", "tw3_128x128x32_s2_k2_o2",
+                           "tw3_128x128x64_s2_g8_o3", "tw3_128x128x64_s2_k3_o3"};
   int cases = 0;
   set_problem("256x256x256", 1.0f, 0.0f);
   for (const char* name : configs) {

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "sgemm_tf32x3.cuh"
+#include "sgemm_bf16x6_wgmma.cuh"
 #include "sgemm_tf32x3_wgmma.cuh"
 #include "sgemm_warptile.cuh"  // sgemm_splitk_reduce
 #include "tma_maps.h"
@@ -56,7 +57,7 @@ using KernelFn = void (*)(int, int, int, float, const float*, int, const float*,
                           int, int, float*);
 
 using WgmmaFn = void (*)(int, int, int, float, sgt_kernel::TmaMap, sgt_kernel::TmaMap,
-                        sgt_kernel::TmaMap, sgt_kernel::TmaMap, float, float*, int);
+                         sgt_kernel::TmaMap, sgt_kernel::TmaMap, float, float*, int);
 
 struct Instance {
   std::string config;  // e.g. 128x128x32_w64x64_s3
@@ -69,6 +70,10 @@ struct Instance {
   // runs once, for the check).
   WgmmaFn wg = nullptr;
   bool prepass_timed = true;
+  // The split-BF16 kernel (sgemm_bf16x6_wgmma.cuh), run as wg is (with --wgmma) on the same four
+  // maps, over the three BF16 panels of each operand its prepass writes.
+  WgmmaFn b6 = nullptr;
+  bool wgmma() const { return wg != nullptr || b6 != nullptr; }
 };
 
 std::vector<Instance>& registry() {
@@ -104,15 +109,40 @@ template <int ACC, int STAGES>
 void add_wgmma() {
   using sgt_kernel::kWgThreads;
   for (bool timed : {true, false}) {
-    const std::string name =
-        "wgmma_128x128x32_s" + std::to_string(STAGES) + (timed ? "" : "_gemm");
+    const std::string name = "wgmma_128x128x32_s" + std::to_string(STAGES) + (timed ? "" : "_gemm");
     registry().push_back({name, ACC, false, false, true, nullptr, 128, 128, 32, kWgThreads,
                           sgt_kernel::tf32x3_wg_smem_bytes(STAGES),
                           &sgemm_tf32x3_wgmma<ACC, STAGES, 8>, timed});
   }
 }
 
+// The split-BF16 kernel with STAGES stages and GROUP_M 8, as bf16x6_128x128x64_s<STAGES>[_gemm]
+// (ACC 7's order and windows: acc 7).
+template <int STAGES>
+void add_bf16x6() {
+  using sgt_kernel::kWgThreads;
+  for (bool timed : {true, false}) {
+    const std::string name =
+        "bf16x6_128x128x64_s" + std::to_string(STAGES) + (timed ? "" : "_gemm");
+    Instance in{name,
+                7,
+                false,
+                false,
+                true,
+                nullptr,
+                128,
+                128,
+                sgt_kernel::kB6BK,
+                kWgThreads,
+                sgt_kernel::bf16x6_smem_bytes(STAGES)};
+    in.prepass_timed = timed;
+    in.b6 = &sgemm_bf16x6_wgmma<STAGES, 8>;
+    registry().push_back(in);
+  }
+}
+
 void register_all() {
+  add_bf16x6<2>();
   add_wgmma<0, 3>();
   add_wgmma<1, 3>();
   add_wgmma<2, 3>();
@@ -452,28 +482,53 @@ int main(int argc, char** argv) {
             !o.force_scalar && sgt_kernel::tf32x3_vec_ok(reinterpret_cast<uintptr_t>(pA), lda,
                                                          reinterpret_cast<uintptr_t>(pB), ldb);
         for (const auto& in : registry()) {
-          if (in.wg ? !o.wgmma : (in.trans_a != ta || in.trans_b != tb || in.vec != vec))
+          if (in.wgmma() ? !o.wgmma : (in.trans_a != ta || in.trans_b != tb || in.vec != vec))
             continue;
           if (in.acc == 0 && !o.acc0) continue;
           if (!o.configs.empty() &&
               std::find(o.configs.begin(), o.configs.end(), in.config) == o.configs.end())
             continue;
-          if (in.wg)
-            CHECK_CUDA(cudaFuncSetAttribute(in.wg, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            in.smem));
+          if (in.b6)
+            CHECK_CUDA(
+                cudaFuncSetAttribute(in.b6, cudaFuncAttributeMaxDynamicSharedMemorySize, in.smem));
+          else if (in.wg)
+            CHECK_CUDA(
+                cudaFuncSetAttribute(in.wg, cudaFuncAttributeMaxDynamicSharedMemorySize, in.smem));
           else
             CHECK_CUDA(
                 cudaFuncSetAttribute(in.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, in.smem));
-          auto d = sgt_kernel::launch_dims(M, N, K, in.bm, in.bn, in.bk, in.wg ? 1 : o.split_k);
+          auto d =
+              sgt_kernel::launch_dims(M, N, K, in.bm, in.bn, in.bk, in.wgmma() ? 1 : o.split_k);
           // The wgmma kernel's workspace: op(A) and op(B)^T as big and small parts, Kp apart.
           const int Kp = (K + 3) / 4 * 4;
           if (in.wg) d.workspace_floats = 2ull * (static_cast<size_t>(M) + N) * std::max(Kp, 4);
+          // The split-BF16 kernel's: three BF16 panels of each operand, rows of Kp8 values.
+          const long long Kp8 = sgt_kernel::bf16x6_kp(K);
+          if (in.b6)
+            d.workspace_floats =
+                (static_cast<size_t>(sgt_kernel::bf16x6_workspace_values(M, N, std::max(K, 8))) +
+                 1) /
+                2;
           if (d.workspace_floats > 0) CHECK_CUDA(cudaMalloc(&dW, d.workspace_floats * 4));
           sgt_kernel::TmaMap maps[4]{};
           float* const a_big = dW;
           float* const a_small = in.wg ? a_big + static_cast<size_t>(M) * Kp : nullptr;
           float* const b_big = in.wg ? a_small + static_cast<size_t>(M) * Kp : nullptr;
           float* const b_small = in.wg ? b_big + static_cast<size_t>(N) * Kp : nullptr;
+          // The BF16 panels (tf32x3_wg_geometry.h): big = part 0, small = part 1 (part 2 after it).
+          const auto b6_panel = [&](bool b, int part) {
+            return reinterpret_cast<float*>(reinterpret_cast<unsigned short*>(dW) +
+                                            sgt_kernel::bf16x6_panel_offset(b, part, M, N, K));
+          };
+          sgt_kernel::SplitMaps b6_maps{};
+          if (in.b6 && M > 0 && N > 0 && K > 0) {
+            const CUresult r = sgt_kernel::tma_encode_split_maps(b6_maps, dW, M, N, K, true);
+            if (r != CUDA_SUCCESS) {
+              std::fprintf(stderr, "cuTensorMapEncodeTiled (BF16 panels): error %d\n",
+                           static_cast<int>(r));
+              std::exit(2);
+            }
+          }
           if (in.wg && M > 0 && N > 0 && K > 0) {
             const float* parts[4] = {a_big, a_small, b_big, b_small};
             for (int i = 0; i < 4; ++i) {
@@ -487,11 +542,11 @@ int main(int argc, char** argv) {
                                           static_cast<cuuint64_t>(rows)};
               const cuuint64_t strides[1] = {static_cast<cuuint64_t>(Kp) * sizeof(float)};
               const cuuint32_t box[2] = {32, 128}, elem[2] = {1, 1};
-              const CUresult r = encode(
-                  reinterpret_cast<CUtensorMap*>(&maps[i]), CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
-                  const_cast<float*>(parts[i]), dims, strides, box, elem,
-                  CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+              const CUresult r =
+                  encode(reinterpret_cast<CUtensorMap*>(&maps[i]), CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                         2, const_cast<float*>(parts[i]), dims, strides, box, elem,
+                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                         CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
               if (r != CUDA_SUCCESS) {
                 std::fprintf(stderr, "cuTensorMapEncodeTiled: error %d\n", static_cast<int>(r));
                 std::exit(2);
@@ -501,6 +556,29 @@ int main(int argc, char** argv) {
           bool prepared = false;
           auto run = [&] {
             if (M == 0 || N == 0) return;
+            if (in.b6) {
+              if (K > 0 && (in.prepass_timed || !prepared)) {
+                const dim3 blk(32, 8);
+                const unsigned gx = static_cast<unsigned>((Kp8 + 31) / 32);
+                const int kp = static_cast<int>(Kp8);
+                bf16x6_split_operand<sgt_kernel::kB6Parts><<<dim3(gx, (M + 31) / 32), blk>>>(
+                    M, K, kp, pA, lda, ta ? 0 : 1, b6_panel(false, 0), b6_panel(false, 1));
+                CHECK_CUDA(cudaGetLastError());
+                bf16x6_split_operand<sgt_kernel::kB6Parts><<<dim3(gx, (N + 31) / 32), blk>>>(
+                    N, K, kp, pB, ldb, tb ? 1 : 0, b6_panel(true, 0), b6_panel(true, 1));
+                CHECK_CUDA(cudaGetLastError());
+                prepared = true;
+              }
+              const unsigned blocks = static_cast<unsigned>(((M + 127) / 128) * ((N + 127) / 128));
+              const auto& m = b6_maps;
+              in.b6<<<blocks, in.threads, in.smem>>>(
+                  M, N, K, o.alpha, *reinterpret_cast<const sgt_kernel::TmaMap*>(&m.a_big),
+                  *reinterpret_cast<const sgt_kernel::TmaMap*>(&m.a_small),
+                  *reinterpret_cast<const sgt_kernel::TmaMap*>(&m.b_big),
+                  *reinterpret_cast<const sgt_kernel::TmaMap*>(&m.b_small), o.beta, pC, ldc);
+              CHECK_CUDA(cudaGetLastError());
+              return;
+            }
             if (in.wg) {
               if (K > 0 && (in.prepass_timed || !prepared)) {
                 const dim3 blk(32, 8);

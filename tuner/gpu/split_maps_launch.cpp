@@ -17,7 +17,7 @@ void run_split_maps(const SplitMapsKernel& k, int M, int N, int K, float alpha, 
                     float* C, int ldc, int sm_count, bool overlap, cudaMemPool_t pool,
                     cudaStream_t stream) {
   const auto plan = sgt_kernel::plan_split_call(k.BM, k.BN, k.split_k, M, N, K, trans_a, trans_b,
-                                                sm_count, overlap);
+                                                sm_count, overlap, k.BK);
   if (plan.too_large) throw Error("grid too large for this problem");
   if (plan.workspace_floats > 0 && !k.split)
     throw Error("split_maps launch without its split prepass (the request's pack_kernel)");
@@ -28,7 +28,7 @@ void run_split_maps(const SplitMapsKernel& k, int M, int N, int K, float alpha, 
     // With K = 0 the kernel copies nothing: zero maps.
     sgt_kernel::SplitMaps maps{};
     if (work) {
-      if (const CUresult r = sgt_kernel::tma_encode_split_maps(maps, work, M, N, K);
+      if (const CUresult r = sgt_kernel::tma_encode_split_maps(maps, work, M, N, K, plan.bf16);
           r != CUDA_SUCCESS) {
         refused =
             fmt::format("cuTensorMapEncodeTiled failed on a split panel ({})", static_cast<int>(r));

@@ -13,7 +13,7 @@ namespace sgt::gpu {
 // What a loaded split_maps candidate contributes: its tile kernel, split prepass and split-K
 // reduction (the trial request's kernel, pack_kernel and reduce_kernel), its block, dynamic
 // shared memory, tile and SPLIT_K (> 1: the tile kernel is the split entry, which takes k_chunk
-// and the partial products' workspace).
+// and the partial products' workspace); BK names the panels (kB6BK: the BF16 split's).
 struct SplitMapsKernel {
   const void* tile = nullptr;
   const void* split = nullptr;   // tf32x3_split_operand; needed whenever K > 0
@@ -22,6 +22,7 @@ struct SplitMapsKernel {
   std::size_t smem_bytes = 0;
   int BM = 0, BN = 0;
   int split_k = 1;
+  int BK = 32;
 };
 
 // Runs one call in `stream` (row-major C = alpha op(A) op(B) + beta C, any layout, leading

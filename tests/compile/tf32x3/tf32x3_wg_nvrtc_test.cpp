@@ -78,7 +78,9 @@ std::vector<sgt::WarpTileConfig> space_configs() {
 
 TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
   const auto configs = space_configs();
-  ASSERT_EQ(configs.size(), 48u);  // 12 unsplit, 36 split (SPLIT_K 2, 3, 4)
+  // TF32: 12 unsplit, 36 split (SPLIT_K 2, 3, 4); the BF16 split (FMA_ORDER 3, two stages): 2
+  // and 6.
+  ASSERT_EQ(configs.size(), 56u);
   sgt::test::TempDir dir;
   sgt::gpu::KernelCompiler k(dir.path(), {});
   const auto results = k.compile_all(configs, 2, {}, "TN", false);
@@ -89,13 +91,21 @@ TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
     ASSERT_EQ(r.status, sgt::TrialStatus::ok) << r.reason << "\n" << r.log;
     // The one instance of every layout and alignment: the panels' NT.
     EXPECT_EQ(r.layout, "NT");
-    // The accumulation its FMA_ORDER names: ACC 3 (0), ACC 6 (1) or ACC 7 (2); the split entry
-    // for a split config.
-    const std::string acc = std::string(1, "367"[configs[i].FMA_ORDER]);
-    const std::string entry =
-        configs[i].SPLIT_K > 1 ? "_Z25sgemm_tf32x3_wgmma_splitkILi" : "_Z18sgemm_tf32x3_wgmmaILi";
-    EXPECT_EQ(r.lowered_name.rfind(entry + acc + "EL", 0), 0u) << r.lowered_name;
-    EXPECT_EQ(r.pack_lowered_name.rfind("_Z20tf32x3_split_operand", 0), 0u) << r.pack_lowered_name;
+    // The accumulation its FMA_ORDER names: ACC 3 (0), ACC 6 (1) or ACC 7 (2), or the BF16
+    // split's kernel (3, whose first template argument is STAGES); the split entry for a split
+    // config; the prepass of its split.
+    const bool bf16 = configs[i].FMA_ORDER == 3;
+    const std::string first =
+        bf16 ? std::to_string(configs[i].STAGES) : std::string(1, "367"[configs[i].FMA_ORDER]);
+    const std::string entry = bf16 ? (configs[i].SPLIT_K > 1 ? "_Z25sgemm_bf16x6_wgmma_splitkILi"
+                                                             : "_Z18sgemm_bf16x6_wgmmaILi")
+                                   : (configs[i].SPLIT_K > 1 ? "_Z25sgemm_tf32x3_wgmma_splitkILi"
+                                                             : "_Z18sgemm_tf32x3_wgmmaILi");
+    EXPECT_EQ(r.lowered_name.rfind(entry + first + "EL", 0), 0u) << r.lowered_name;
+    EXPECT_EQ(r.pack_lowered_name.rfind(
+                  bf16 ? "_Z20bf16x6_split_operand" : "_Z20tf32x3_split_operand", 0),
+              0u)
+        << r.pack_lowered_name;
     // The split-K reduction is in every binary of the family (has_split_k_reduce).
     EXPECT_EQ(r.reduce_lowered_name.rfind("_Z19sgemm_splitk_reduce", 0), 0u)
         << r.reduce_lowered_name;
@@ -184,6 +194,47 @@ TEST(Tf32x3WgNvrtc, ItsBodyIsMadeOfWgmmaAndTensorCopies) {
   ASSERT_TRUE(plain.compiled) << plain.log;
   EXPECT_EQ(plain.ptx.find("wgmma.mma_async"), std::string::npos);
   EXPECT_EQ(sgt::family_of(c).target_arch("sm_90"), "sm_90a");
+}
+
+// The BF16 split (FMA_ORDER 3): its entries run six wgmma m64n128k16 BF16 products a k16 step,
+// four steps a 64-value slice (24 in the slice loop's unrolled body), on six tensor copies a stage;
+// its prepass rounds to BF16 three times an element; the split entry reads its split's z. A ring
+// of three 96 KB stages fails on the body's static_assert, by the rule's name.
+TEST(Tf32x3WgNvrtc, TheBf16SplitRunsSixBf16ProductsAStep) {
+  auto c = sgt::test::config("tw3_128x128x64_s2_g8_o3");
+  ASSERT_EQ(c.FMA_ORDER, 3);
+  EXPECT_TRUE(sgt::check(c).empty());
+  const auto expr = sgt::resolve(c, "TT", true).name_expression;
+  EXPECT_EQ(expr, "sgemm_bf16x6_wgmma<2,8>");
+  const Ptx p = ptx_of(expr, "compute_90a");
+  ASSERT_TRUE(p.compiled) << p.log;
+  const auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(p.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), 24u);
+  EXPECT_EQ(count(p.ptx, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32"), 0u);
+  EXPECT_EQ(count(p.ptx, "cp.async.bulk.tensor.2d"), 6u);
+  EXPECT_NE(p.ptx.find("setmaxnreg"), std::string::npos);
+  const Ptx prepass = ptx_of("bf16x6_split_operand<3>", "compute_90a");
+  ASSERT_TRUE(prepass.compiled) << prepass.log;
+  EXPECT_GE(count(prepass.ptx, "cvt.rn.bf16.f32"), 3u * sgt_kernel::kSplitPasses);
+  c.SPLIT_K = 2;
+  const auto split_expr = sgt::resolve(c, "NN", true).name_expression;
+  EXPECT_EQ(split_expr, "sgemm_bf16x6_wgmma_splitk<2,8>");
+  const Ptx split = ptx_of(split_expr, "compute_90a");
+  ASSERT_TRUE(split.compiled) << split.log;
+  EXPECT_NE(split.ptx.find("%ctaid.z"), std::string::npos);
+  EXPECT_EQ(count(split.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), 24u);
+  c.SPLIT_K = 1;
+  c.STAGES = 3;
+  bool named = false;
+  for (const auto& v : sgt::check(c)) named = named || v.rule == "tf32x3_wg_stages";
+  EXPECT_TRUE(named);
+  const Ptx bad = ptx_of(sgt::resolve(c, "NN", true).name_expression, "compute_90a");
+  EXPECT_FALSE(bad.compiled);
+  EXPECT_NE(bad.log.find("tf32x3_wg_stages"), std::string::npos) << bad.log;
 }
 
 // The kernel refuses what rule tf32x3_wg_stages refuses, on its static_assert; elsewhere than

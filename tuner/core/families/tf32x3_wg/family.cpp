@@ -16,8 +16,12 @@
 // and more accurate from K = 512 on, above cuBLAS's error at K <= 256;
 // docs/experiments/2026-12-04-tf32x3-wg-accumulation.md), 2 its ACC 7 (ACC 6 with each slice's
 // cross products issued before its big x big ones: the same wgmmas, half ACC 6's error on uniform
-// inputs in the emulation; docs/experiments/2026-12-04-tf32x3-wg-cross-first.md). Which one may
-// serve a problem is the accuracy check's: each is measured against FP64 on it.
+// inputs in the emulation; docs/experiments/2026-12-04-tf32x3-wg-cross-first.md), 3 the BF16
+// split (sgemm_bf16x6_wgmma.cuh: each operand as three BF16 parts, which hold an FP32 value
+// exactly, six wgmma m64n128k16 products a k-step at the tensor-core time of the TF32 split's
+// three, ACC 7's order; its slices are 64 BF16 values deep, BK 64, and its ring two stages of
+// 96 KB; docs/experiments/2026-12-05-bf16x6-split.md). Which one may serve a problem is the
+// accuracy check's: each is measured against FP64 on it.
 // SPLIT_K splits K over the grid's z as the other families do (launch_dims: whole 32-float
 // slices, k_chunk rounded up to them): its split configs run the kernel's entry
 // sgemm_tf32x3_wgmma_splitk, which writes each split's raw partial product to a workspace of
@@ -54,11 +58,32 @@ using sgt_kernel::kWgMinStages;
 using sgt_kernel::kWgThreads;
 
 // The kernel's accumulation across k-steps (its template parameter ACC) for each value of the field
-// FMA_ORDER, which names it in this family.
-constexpr int kAccOfOrder[] = {3, 6, 7};
-constexpr int kAccOrders = 3;
+// FMA_ORDER, which names it in this family; FMA_ORDER 3 (tf32x3_wg::bf16_split) is the BF16
+// split's kernel, which sums in ACC 7's order.
+constexpr int kAccOfOrder[] = {3, 6, 7, 7};
+constexpr int kAccOrders = 4;
 int acc_of(const WarpTileConfig& c) {
   return c.FMA_ORDER >= 0 && c.FMA_ORDER < kAccOrders ? kAccOfOrder[c.FMA_ORDER] : -1;
+}
+using tf32x3_wg::bf16_split;
+// The slice depth (BK) and the ring the config's kernel takes.
+int slice_k(const WarpTileConfig& c) {
+  return bf16_split(c) ? sgt_kernel::kB6BK : kWgBK;
+}
+int min_stages(const WarpTileConfig& c) {
+  return bf16_split(c) ? sgt_kernel::kB6MinStages : kWgMinStages;
+}
+int max_stages(const WarpTileConfig& c) {
+  return bf16_split(c) ? sgt_kernel::kB6MaxStages : kWgMaxStages;
+}
+// The entry a config runs: the split one where SPLIT_K > 1.
+std::string kernel_name(const WarpTileConfig& c) {
+  return fmt::format("sgemm_{}_wgmma{}", bf16_split(c) ? "bf16x6" : "tf32x3",
+                     c.SPLIT_K > 1 ? "_splitk" : "");
+}
+int dynamic_bytes(const WarpTileConfig& c) {
+  return bf16_split(c) ? sgt_kernel::bf16x6_smem_bytes(c.STAGES)
+                       : sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES);
 }
 // Register sets of 64 a consumer thread holds besides its accumulators: two partials for ACC 3,
 // a partial and the middle sum for ACC 6 and 7.
@@ -70,7 +95,7 @@ constexpr int kSplitBinary = 2;
 
 // The splits a launch of an M x N x K problem runs (launch_dims, as plan_split_call takes it).
 int launched_splits(const WarpTileConfig& c, const Problem& p) {
-  return sgt_kernel::launch_dims(p.M, p.N, p.K, kWgBM, kWgBN, kWgBK, c.SPLIT_K).grid_z;
+  return sgt_kernel::launch_dims(p.M, p.N, p.K, kWgBM, kWgBN, slice_k(c), c.SPLIT_K).grid_z;
 }
 
 // The fields the kernel does not read or fixes, and the one value each holds: a consumer
@@ -94,8 +119,7 @@ const FixedFields& fixed_fields() {
 
 // The whole block's shared memory: the ring (dynamic, with its alignment slack) and the barriers.
 long long shared_bytes(const WarpTileConfig& c) {
-  return 1LL * sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES) +
-         sgt_kernel::tf32x3_wg_static_smem_bytes(c.STAGES);
+  return 1LL * dynamic_bytes(c) + sgt_kernel::tf32x3_wg_static_smem_bytes(c.STAGES);
 }
 
 // A function's static: the registry may be built during another translation unit's static
@@ -113,19 +137,22 @@ const std::vector<RuleInfo>& own_rules() {
        "products into zeroed partials added by FP32 adds (the kernel's ACC 3), 1 a slice's "
        "products summed in the tensor core, the slices by FP32 adds in groups of 8 before they "
        "join the running sum (ACC 6), 2 as 1 with each slice's cross products summed before its "
-       "big x big ones (ACC 7)",
+       "big x big ones (ACC 7), 3 the BF16 split: three BF16 parts an operand, six wgmma "
+       "m64n128k16 products a k-step, summed in ACC 7's order (sgemm_bf16x6_wgmma.cuh)",
        false},
       {"tf32x3_wg_tile",
        "in family tf32x3_wg, the block tile is the kernel's: BM = BN = 128 (two wgmma m64n128 "
-       "warpgroups, boxes of 128 panel rows), BK = 32 (one 128-byte swizzled row of a box)",
+       "warpgroups, boxes of 128 panel rows), BK = 32 (one 128-byte swizzled row of a box: 32 "
+       "TF32 values), 64 for FMA_ORDER 3 (the same row: 64 BF16 values)",
        false},
       {"tf32x3_wg_stages",
        "in family tf32x3_wg, STAGES is 2 or 3: a ring of 64 KB stages within 227 KB of shared "
-       "memory (static_assert stages)",
+       "memory (static_assert stages); 2 for FMA_ORDER 3, whose stages are 96 KB",
        false},
       {"tf32x3_wg_shared_memory",
-       "in family tf32x3_wg, the ring of STAGES stages (four 128 x 32 tiles each, 1024-byte "
-       "aligned) and its barriers fit the dynamic shared memory of a block",
+       "in family tf32x3_wg, the ring of STAGES stages (four 16 KB tiles each, six for FMA_ORDER "
+       "3; "
+       "1024-byte aligned) and its barriers fit the dynamic shared memory of a block",
        false},
       {"tf32x3_wg_architecture",
        "family tf32x3_wg only on sm_90 (compiled for sm_90a: wgmma, setmaxnreg, tensor copies); "
@@ -145,7 +172,9 @@ class Tf32x3Wg final : public KernelFamily {
   std::string_view description() const override {
     return "split TF32 (3xTF32) on wgmma: a prepass splits the operands into k-contiguous TF32 "
            "panels, three wgmma m64n128k8 per k-step on TMA-fed stages, FP32 accumulation, "
-           "split-K reduced in a fixed order (sgemm_tf32x3_wgmma.cuh, sm_90a)";
+           "split-K reduced in a fixed order (sgemm_tf32x3_wgmma.cuh, sm_90a); FMA_ORDER 3 splits "
+           "into three BF16 parts instead, six wgmma m64n128k16 per k-step "
+           "(sgemm_bf16x6_wgmma.cuh)";
   }
   Precision precision() const override { return Precision::fp32_accurate; }
   std::string_view name_prefix() const override { return "tw3_"; }
@@ -169,17 +198,17 @@ class Tf32x3Wg final : public KernelFamily {
 
   std::optional<std::string> impossible_value(std::string_view field, int v) const override {
     if (auto why = fixed_field_refusal(fixed_fields(), id(), field, v)) return why;
-    if ((field == "BM" && v != kWgBM) || (field == "BN" && v != kWgBN) ||
-        (field == "BK" && v != kWgBK))
+    if ((field == "BM" && v != kWgBM) || (field == "BN" && v != kWgBN))
       return fmt::format("rule tf32x3_wg_tile: {} is {} in family tf32x3_wg", field,
-                         field == "BM"   ? kWgBM
-                         : field == "BN" ? kWgBN
-                                         : kWgBK);
+                         field == "BM" ? kWgBM : kWgBN);
+    if (field == "BK" && v != kWgBK && v != sgt_kernel::kB6BK)
+      return fmt::format("rule tf32x3_wg_tile: BK is {} (64 for FMA_ORDER 3) in family tf32x3_wg",
+                         kWgBK);
     if (field == "STAGES" && (v < kWgMinStages || v > kWgMaxStages))
       return "rule tf32x3_wg_stages: STAGES must be 2 or 3 in family tf32x3_wg";
     if (field == "FMA_ORDER" && (v < 0 || v >= kAccOrders))
-      return "rule tf32x3_wg_accumulation: FMA_ORDER must be 0 (ACC 3), 1 (ACC 6) or 2 (ACC 7) in "
-             "family tf32x3_wg";
+      return "rule tf32x3_wg_accumulation: FMA_ORDER must be 0 (ACC 3), 1 (ACC 6), 2 (ACC 7) or 3 "
+             "(the BF16 split) in family tf32x3_wg";
     return std::nullopt;
   }
 
@@ -194,19 +223,22 @@ class Tf32x3Wg final : public KernelFamily {
            fmt::format("tf32x3_wg fixes these fields, which hold one value in the family: {}",
                        fixed));
     }
-    if (c.BM != kWgBM || c.BN != kWgBN || c.BK != kWgBK) {
-      fail("tf32x3_wg_tile", fmt::format("block tile {}x{}x{}: the kernel's is {}x{}x{}", c.BM,
-                                         c.BN, c.BK, kWgBM, kWgBN, kWgBK));
+    if (c.BM != kWgBM || c.BN != kWgBN || c.BK != slice_k(c)) {
+      fail("tf32x3_wg_tile",
+           fmt::format("block tile {}x{}x{}: the kernel's is {}x{}x{}{}", c.BM, c.BN, c.BK, kWgBM,
+                       kWgBN, slice_k(c), bf16_split(c) ? " (FMA_ORDER 3, BF16 values)" : ""));
     }
-    const bool stages_ok = c.STAGES >= kWgMinStages && c.STAGES <= kWgMaxStages;
+    const bool stages_ok = c.STAGES >= min_stages(c) && c.STAGES <= max_stages(c);
     if (!stages_ok) {
       fail("tf32x3_wg_stages",
-           fmt::format("STAGES = {}: the kernel's ring has 2 or 3 stages", c.STAGES));
+           bf16_split(c)
+               ? fmt::format("STAGES = {}: the BF16 split's ring has 2 stages of 96 KB", c.STAGES)
+               : fmt::format("STAGES = {}: the kernel's ring has 2 or 3 stages", c.STAGES));
     }
     if (acc_of(c) < 0) {
       fail("tf32x3_wg_accumulation",
            fmt::format("FMA_ORDER = {}: the family's accumulation orders are 0 (ACC 3), 1 "
-                       "(ACC 6) and 2 (ACC 7)",
+                       "(ACC 6), 2 (ACC 7) and 3 (the BF16 split)",
                        c.FMA_ORDER));
     }
     if (kWgThreads > limits.max_threads_per_block) {
@@ -216,9 +248,10 @@ class Tf32x3Wg final : public KernelFamily {
     // A ring the kernel would not even take is tf32x3_wg_stages's alone.
     if (stages_ok && shared_bytes(c) > limits.max_dynamic_shared_bytes) {
       fail("tf32x3_wg_shared_memory",
-           fmt::format("{} stages of 64 KB, the alignment slack and the barriers take {} bytes, "
+           fmt::format("{} stages of {} KB, the alignment slack and the barriers take {} bytes, "
                        "over the dynamic limit {}",
-                       c.STAGES, shared_bytes(c), limits.max_dynamic_shared_bytes));
+                       c.STAGES, bf16_split(c) ? sgt_kernel::kB6StageBytes / 1024 : 64,
+                       shared_bytes(c), limits.max_dynamic_shared_bytes));
     }
     if (!implemented_for(limits.compute_capability)) {
       fail("tf32x3_wg_architecture",
@@ -243,19 +276,20 @@ class Tf32x3Wg final : public KernelFamily {
     if (c.SPLIT_K <= 1 || p.K <= 0) return;  // K = 0: nothing to split, C = beta C
     const int runs = launched_splits(c, p);
     if (runs == c.SPLIT_K) return;
-    const long long slices = (p.K + kWgBK - 1) / kWgBK;
+    const long long slices = (p.K + slice_k(c) - 1) / slice_k(c);
     out.push_back(
         {"shape_tf32x3_wg_split_k",
          fmt::format("tf32x3_wg at K = {}: {} slice{} of {} in splits of {} run {} split{}, not "
                      "SPLIT_K = {}",
-                     p.K, slices, slices == 1 ? "" : "s", kWgBK,
+                     p.K, slices, slices == 1 ? "" : "s", slice_k(c),
                      (slices + c.SPLIT_K - 1) / c.SPLIT_K, runs, runs == 1 ? "" : "s", c.SPLIT_K)});
   }
 
-  // The kernel file, the TMA kernel's (its mbarrier and copy helpers), the warp-tiling template
-  // that includes (block order), and the geometry headers.
+  // The kernel files (the BF16 split's includes the TF32 one's), the TMA kernel's (its mbarrier and
+  // copy helpers), the warp-tiling template that includes (block order), and the geometry headers.
   std::vector<KernelSourceFile> sources() const override {
-    return {embedded_kernel_file("sgemm_tf32x3_wgmma.cuh"),
+    return {embedded_kernel_file("sgemm_bf16x6_wgmma.cuh"),
+            embedded_kernel_file("sgemm_tf32x3_wgmma.cuh"),
             embedded_kernel_file("sgemm_ws_tma.cuh"),
             embedded_kernel_file(kKernelMainFile),
             embedded_kernel_file("warptile_geometry.h"),
@@ -266,8 +300,8 @@ class Tf32x3Wg final : public KernelFamily {
   // The split configs run the split entry (k_chunk and the partial products' workspace besides
   // the unsplit entry's arguments), the others the unsplit one.
   std::string name_expression(const WarpTileConfig& c, std::string_view, bool) const override {
-    return fmt::format("sgemm_tf32x3_wgmma{}<{},{},{}>", c.SPLIT_K > 1 ? "_splitk" : "", acc_of(c),
-                       c.STAGES, c.GROUP_M);
+    if (bf16_split(c)) return fmt::format("{}<{},{}>", kernel_name(c), c.STAGES, c.GROUP_M);
+    return fmt::format("{}<{},{},{}>", kernel_name(c), acc_of(c), c.STAGES, c.GROUP_M);
   }
   // One instance for every layout and alignment: it reads the panels, op(A) stored M x Kp and
   // op(B)^T N x Kp, i.e. the NT layout, always with whole boxes.
@@ -294,8 +328,8 @@ class Tf32x3Wg final : public KernelFamily {
   int binary_split_k(const WarpTileConfig& c) const override {
     return c.SPLIT_K > 1 ? kSplitBinary : 1;
   }
-  std::string pack_expression(const WarpTileConfig&) const override {
-    return "tf32x3_split_operand";
+  std::string pack_expression(const WarpTileConfig& c) const override {
+    return bf16_split(c) ? "bf16x6_split_operand<3>" : "tf32x3_split_operand";
   }
 
   int block_threads(const WarpTileConfig&) const override { return kWgThreads; }
@@ -304,7 +338,7 @@ class Tf32x3Wg final : public KernelFamily {
   }
   LaunchAbi launch_abi() const override { return LaunchAbi::split_maps; }
   int dynamic_shared_bytes(const WarpTileConfig& c, bool, bool) const override {
-    return sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES);
+    return dynamic_bytes(c);
   }
   // The ring's depth is a static_assert of the kernel too.
   std::vector<std::string_view> asserted_rules() const override { return {"tf32x3_wg_stages"}; }
@@ -319,24 +353,28 @@ class Tf32x3Wg final : public KernelFamily {
   }
 
   nlohmann::json derived(const WarpTileConfig& c) const override {
-    return {{"THREADS", kWgThreads},
-            {"CONSUMER_WARPGROUPS", sgt_kernel::kWgConsumers / 128},
-            {"ACCUMULATORS", sgt_kernel::kWgAccumulators},
-            {"PARTIAL_SETS", kPartialSets},
-            {"ACC", acc_of(c)},
-            {"DYNAMIC_SHARED_BYTES", sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES)},
-            {"SHARED_BYTES", shared_bytes(c)},
-            {"WORKSPACE", c.SPLIT_K > 1 ? "2 (M + N) Kp floats, Kp = K rounded up to 4, and "
-                                          "SPLIT_K M N for the partial products"
-                                        : "2 (M + N) Kp floats, Kp = K rounded up to 4"},
-            {"KERNEL", c.SPLIT_K > 1 ? "sgemm_tf32x3_wgmma_splitk" : "sgemm_tf32x3_wgmma"}};
+    const std::string panels = bf16_split(c) ? "3 (M + N) Kp BF16 values, Kp = K rounded up to 8"
+                                             : "2 (M + N) Kp floats, Kp = K rounded up to 4";
+    return {
+        {"THREADS", kWgThreads},
+        {"CONSUMER_WARPGROUPS", sgt_kernel::kWgConsumers / 128},
+        {"ACCUMULATORS", sgt_kernel::kWgAccumulators},
+        {"PARTIAL_SETS", kPartialSets},
+        {"ACC", acc_of(c)},
+        {"OPERAND_SPLIT", bf16_split(c) ? "3 BF16 parts, 6 products" : "2 TF32 parts, 3 products"},
+        {"DYNAMIC_SHARED_BYTES", dynamic_bytes(c)},
+        {"SHARED_BYTES", shared_bytes(c)},
+        {"WORKSPACE",
+         c.SPLIT_K > 1 ? panels + ", and SPLIT_K M N floats for the partial products" : panels},
+        {"KERNEL", kernel_name(c)}};
   }
   std::string derived_line(const WarpTileConfig& c) const override {
     return fmt::format(
         "threads {} (2 consumer warpgroups + 1 producer)  accumulators {} + {} partial sets  ACC "
-        "{}  shared {} B ({} dynamic)  workspace 2 (M + N) Kp floats{}",
-        kWgThreads, sgt_kernel::kWgAccumulators, kPartialSets, acc_of(c), shared_bytes(c),
-        sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES),
+        "{}  {}  shared {} B ({} dynamic)  workspace {} (M + N) Kp {}{}",
+        kWgThreads, sgt_kernel::kWgAccumulators, kPartialSets, acc_of(c),
+        bf16_split(c) ? "BF16 split (3 parts)" : "TF32 split (2 parts)", shared_bytes(c),
+        dynamic_bytes(c), bf16_split(c) ? 3 : 2, bf16_split(c) ? "BF16 values" : "floats",
         c.SPLIT_K > 1 ? fmt::format(" + {} M N (split-K partial products)", c.SPLIT_K) : "");
   }
 

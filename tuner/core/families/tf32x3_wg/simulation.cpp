@@ -1,20 +1,22 @@
-// The split-TF32 kernel on wgmma (sgemm_tf32x3_wgmma.cuh) in the index simulation. The kernel's
-// index functions come from tf32x3_wg_geometry.h (through Indexing, so that tests can break one);
-// what they must do is stated here independently: op(X)(r, k) is X[r ldx + k] for an operand
-// stored k-contiguous and X[k ldx + r] otherwise, a panel holds row r of op(X) at r Kp (zeros past
-// K), and the wgmma m64nNk8 D fragment (PTX ISA) puts accumulator i of thread t of a warpgroup at
-// row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (t % 4) + i % 2. The
-// kernel's guards (a prepass thread skips r >= R or k >= Kp and reads only k < K, r < R; the
-// epilogue skips rows >= M and columns >= N, and pairs columns where both are inside) are restated
-// as it writes them, and so is what a split must take: the k range [z k_chunk, min(K, (z + 1)
-// k_chunk)) of launch_dims, the convention of every family's split-K, and the partial products'
-// planes of M x N floats, split z's at z M N.
+// The split-TF32 kernel on wgmma (sgemm_tf32x3_wgmma.cuh) and its BF16 split (FMA_ORDER 3,
+// sgemm_bf16x6_wgmma.cuh) in the index simulation. The kernels' index functions come from
+// tf32x3_wg_geometry.h (through Indexing, so that tests can break one); what they must do is stated
+// here independently: op(X)(r, k) is X[r ldx + k] for an operand stored k-contiguous and
+// X[k ldx + r] otherwise, a panel holds row r of op(X) (its part, for the BF16 split) at r Kp
+// (zeros past K), a BF16 map row m of map "big" is part 0's row m and of map "small" part 1's row
+// m (part 2's row m - R past R), and the wgmma m64nNk8 D fragment (PTX ISA; m64nNk16's is the same)
+// puts accumulator i of thread t of a warpgroup at row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) %
+// 2), column 8 (i / 4) + 2 (t % 4) + i % 2. The kernels' guards (a prepass thread skips r >= R or
+// k >= Kp and reads only k < K, r < R; the epilogue skips rows >= M and columns >= N, and pairs
+// columns where both are inside) are restated as they write them, and so are the BF16 prepass's
+// part addresses (part 0 at `big`, part j > 0 at `small` + (j - 1) R Kp) and what a split must
+// take: the k range [z k_chunk, min(K, (z + 1) k_chunk)) of launch_dims, the convention of every
+// family's split-K, and the partial products' planes of M x N floats, split z's at z M N.
 #include "families/tf32x3_wg/simulation.hpp"
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "family.hpp"
@@ -25,6 +27,10 @@ namespace sgt::tf32x3_wg {
 namespace {
 
 using namespace sim_detail;
+using sgt_kernel::kB6BK;
+using sgt_kernel::kB6Parts;
+using sgt_kernel::kB6StageBytes;
+using sgt_kernel::kB6TileBytes;
 using sgt_kernel::kSplitPasses;
 using sgt_kernel::kSplitRowsPerPass;
 using sgt_kernel::kSplitTile;
@@ -50,6 +56,53 @@ std::string element(long long v) {
   return fmt::format("stored element [{}]", v - 1);
 }
 
+// The two operand splits (simulation.hpp): what differs between them, for the functions that
+// check both.
+struct Format {
+  bool bf16;
+  int parts;               // panels an operand: TF32 big and small; BF16 parts 0, 1, 2
+  int value_bytes;         // a panel value: a float; a BF16 value
+  int bk;                  // k a slice: a box's inner extent, 128 bytes
+  int tile_bytes;          // a box: one 128-row tile of a stage
+  int stage_bytes;         // a stage: A's parts, then B's
+  const char* value;       // what a panel value is called
+  int (*smem_bytes)(int);  // the dynamic shared memory of a ring of `stages`
+
+  int row_unit() const { return 16 / value_bytes; }  // values a 16-byte unit: Kp's multiple
+  int boxes() const { return 2 * parts; }            // the copies of a stage
+  long long kp(const Indexing& ix, long long K) const { return bf16 ? ix.bf16_kp(K) : ix.kp(K); }
+};
+constexpr Format kTf32Format{false,
+                             2,
+                             4,
+                             kWgBK,
+                             kWgTileFloats * 4,
+                             kWgStageFloats * 4,
+                             "float",
+                             sgt_kernel::tf32x3_wg_smem_bytes};
+constexpr Format kBf16Format{true,
+                             kB6Parts,
+                             2,
+                             kB6BK,
+                             kB6TileBytes,
+                             kB6StageBytes,
+                             "BF16 value",
+                             sgt_kernel::bf16x6_smem_bytes};
+const Format& format_of(bool bf16) {
+  return bf16 ? kBf16Format : kTf32Format;
+}
+
+// The split entry's slice functions of a format.
+struct SliceFns {
+  int (*first)(int, int);
+  int (*count)(int, int, int);
+  int (*k)(int, int);
+};
+SliceFns slice_fns(const Indexing& ix, bool bf16) {
+  if (bf16) return {ix.bf16_split_first_slice, ix.bf16_split_slices, ix.bf16_slice_k};
+  return {ix.split_first_slice, ix.split_slices, ix.slice_k};
+}
+
 }  // namespace
 
 bool Indexing::is_kernels() const {
@@ -60,24 +113,38 @@ bool Indexing::is_kernels() const {
          acc_row == k.acc_row && acc_col == k.acc_col && block_tile_row == k.block_tile_row &&
          block_tile_col == k.block_tile_col && split_first_slice == k.split_first_slice &&
          split_slices == k.split_slices && slice_k == k.slice_k &&
-         partial_offset == k.partial_offset;
+         partial_offset == k.partial_offset && bf16_kp == k.bf16_kp &&
+         bf16_workspace_values == k.bf16_workspace_values &&
+         bf16_panel_offset == k.bf16_panel_offset && bf16_map_row == k.bf16_map_row &&
+         bf16_split_first_slice == k.bf16_split_first_slice &&
+         bf16_split_slices == k.bf16_split_slices && bf16_slice_k == k.bf16_slice_k;
 }
 
 std::string describe(const PrepassCase& pc) {
-  return fmt::format("prepass R {} K {} ldx {} {}", pc.R, pc.K, pc.ldx,
+  return fmt::format("{}prepass R {} K {} ldx {} {}", pc.bf16 ? "BF16 " : "", pc.R, pc.K, pc.ldx,
                      pc.k_contig ? "k-contiguous" : "r-contiguous");
 }
 
 namespace {
 
-// One prepass replayed: the panel as written (the big and the small panel get the same element,
-// split; one model stands for both) and how many writes each element took, and the tile of the
-// block at hand.
+// The prepass's panels a replay models: TF32 writes the big and the small panel at the same place
+// with the same element, split (one model stands for both); the BF16 split writes its three parts
+// at three places.
+int prepass_panels(bool bf16) {
+  return bf16 ? kB6Parts : 1;
+}
+
+// One prepass replayed: the panels as written, each value recorded as (element, part), and how
+// many writes each value took, and the tile of the block at hand. Panel j of the model is the
+// kernel's part j: for the BF16 split part 0 at `big`, parts 1 and 2 at `small` and small + R Kp,
+// so that the model's panels, one after the other, are `big` then `small`'s two.
 struct PrepassRun {
   const PrepassCase& pc;
   const Indexing& ix;
   Tally& t;
   long long kp, stored_rows, stored_cols;
+  int panels;
+  long long panel_values;  // one panel's: R rows of Kp
   std::vector<long long> panel;
   std::vector<std::uint8_t> writes;
   std::vector<long long> tile;
@@ -90,7 +157,9 @@ struct PrepassRun {
         kp(kp_),
         stored_rows(pc_.k_contig ? pc_.R : pc_.K),
         stored_cols(pc_.k_contig ? pc_.K : pc_.R),
-        panel(static_cast<size_t>(pc_.R * kp_), kUnwritten),
+        panels(prepass_panels(pc_.bf16)),
+        panel_values(pc_.R * kp_),
+        panel(static_cast<size_t>(panels * panel_values), kUnwritten),
         writes(panel.size(), 0),
         tile(static_cast<size_t>(kSplitTile * kSplitTile)),
         tile_writes(tile.size()) {}
@@ -99,6 +168,15 @@ struct PrepassRun {
   long long expected(long long r, long long k) const {
     if (k >= pc.K) return 0;
     return (pc.k_contig ? r * pc.ldx + k : k * pc.ldx + r) + 1;
+  }
+  // A panel value: element v (an expected() value, or kUnwritten) as part j.
+  static long long tagged(long long v, int j) { return v == kUnwritten ? kUnwritten : v * 4 + j; }
+  std::string value(long long tag) const {
+    if (tag == kUnwritten || !pc.bf16) return element(tag == kUnwritten ? tag : tag / 4);
+    return fmt::format("part {} of {}", tag % 4, element(tag / 4));
+  }
+  std::string panel_name(int j) const {
+    return pc.bf16 ? fmt::format("part {} panel", j) : std::string("panel");
   }
 
   // A read of the stored operand at `idx` by a thread that wants op(X)(r, k).
@@ -182,44 +260,50 @@ struct PrepassRun {
               });
           }
           const long long d = ix.dst(r, k, static_cast<int>(kp));
-          if (r < 0 || k < 0 || d < 0 || d >= static_cast<long long>(panel.size())) {
+          if (r < 0 || k < 0 || d < 0 || d >= panel_values) {
             t.note(kSplitPanelOut, [&] {
               return fmt::format(
-                  "{}: thread ({}, {}) of block ({}, {}) pass {} writes panel float {} for "
+                  "{}: thread ({}, {}) of block ({}, {}) pass {} writes panel {} {} for "
                   "op(X)({}, {}), outside the {} x {} panel",
-                  describe(pc), tx, ty, bx, by, i, d, r, k, R, kp);
+                  describe(pc), tx, ty, bx, by, i, format_of(pc.bf16).value, d, r, k, R, kp);
             });
             continue;
           }
-          panel[static_cast<size_t>(d)] = v;
-          if (writes[static_cast<size_t>(d)] < 255) ++writes[static_cast<size_t>(d)];
+          // Each part at d of its panel (the BF16 kernel's (j == 0 ? b0 : b1 + (j - 1) R Kp)[d]).
+          for (int j = 0; j < panels; ++j) {
+            const size_t at = static_cast<size_t>(j * panel_values + d);
+            panel[at] = tagged(v, j);
+            if (writes[at] < 255) ++writes[at];
+          }
         }
       }
     }
   }
 
-  // Every panel element written once, with its own element.
+  // Every element of every panel written once, with its own part of its own element.
   void check_panel() {
     const int R = pc.R;
-    for (long long r = 0; r < R; ++r) {
-      for (long long k = 0; k < kp; ++k) {
-        const size_t at = static_cast<size_t>(r * kp + k);
-        if (writes[at] == 0) {
-          t.note(kSplitPanelHole, [&] {
-            return fmt::format("{}: panel row {} column {} (op(X)({}, {})) is never written",
-                               describe(pc), r, k, r, k);
-          });
-        } else if (writes[at] > 1) {
-          t.note(kSplitPanelOverlap, [&] {
-            return fmt::format("{}: panel row {} column {} is written {} times", describe(pc), r, k,
-                               static_cast<int>(writes[at]));
-          });
-        } else if (panel[at] != expected(r, k)) {
-          t.note(kSplitPanelMisplaced, [&] {
-            return fmt::format("{}: panel row {} column {} holds {}, not op(X)({}, {}) = {}",
-                               describe(pc), r, k, element(panel[at]), r, k,
-                               element(expected(r, k)));
-          });
+    for (int j = 0; j < panels; ++j) {
+      for (long long r = 0; r < R; ++r) {
+        for (long long k = 0; k < kp; ++k) {
+          const size_t at = static_cast<size_t>(j * panel_values + r * kp + k);
+          if (writes[at] == 0) {
+            t.note(kSplitPanelHole, [&] {
+              return fmt::format("{}: {} row {} column {} (op(X)({}, {})) is never written",
+                                 describe(pc), panel_name(j), r, k, r, k);
+            });
+          } else if (writes[at] > 1) {
+            t.note(kSplitPanelOverlap, [&] {
+              return fmt::format("{}: {} row {} column {} is written {} times", describe(pc),
+                                 panel_name(j), r, k, static_cast<int>(writes[at]));
+            });
+          } else if (panel[at] != tagged(expected(r, k), j)) {
+            t.note(kSplitPanelMisplaced, [&] {
+              return fmt::format("{}: {} row {} column {} holds {}, not op(X)({}, {}) = {}",
+                                 describe(pc), panel_name(j), r, k, value(panel[at]), r, k,
+                                 value(tagged(expected(r, k), j)));
+            });
+          }
         }
       }
     }
@@ -231,10 +315,11 @@ struct PrepassRun {
 SimReport simulate_prepass(const PrepassCase& pc, const Indexing& ix) {
   Tally t;
   const int R = pc.R, K = pc.K, ldx = pc.ldx;
-  const long long kp = ix.kp(K);
+  const long long kp = format_of(pc.bf16).kp(ix, K);
   const long long stored_rows = pc.k_contig ? R : K, stored_cols = pc.k_contig ? K : R;
   if (R < 1 || K < 1 || ldx < stored_cols || kp < 1 || kp > INT_MAX ||
-      1LL * R * kp > kMaxPrepassElems || stored_rows * ldx > kMaxPrepassElems) {
+      1LL * prepass_panels(pc.bf16) * R * kp > kMaxPrepassElems ||
+      stored_rows * ldx > kMaxPrepassElems) {
     t.add(kDegenerate, 1,
           fmt::format("{}: not a prepass the simulation replays (Kp {})", describe(pc), kp));
     return t.report();
@@ -258,53 +343,129 @@ SimReport simulate_prepass(const PrepassCase& pc, const Indexing& ix) {
   return t.report();
 }
 
-std::vector<PrepassCase> prepass_cases() {
+std::vector<PrepassCase> prepass_cases(bool bf16) {
+  // K around the row rounding: to 4 floats, or to 8 BF16 values.
+  const std::vector<int> ks =
+      bf16 ? std::vector<int>{1, 4, 7, 8, 9, 32, 33, 70} : std::vector<int>{1, 3, 4, 5, 32, 33, 70};
   std::vector<PrepassCase> out;
   for (const int R : {1, 5, 32, 33, 100}) {
-    for (const int K : {1, 3, 4, 5, 32, 33, 70}) {
+    for (const int K : ks) {
       for (const bool k_contig : {true, false}) {
         const int min_ld = k_contig ? K : R;
-        for (const int ldx : {min_ld, min_ld + 3}) out.push_back({R, K, ldx, k_contig});
+        for (const int ldx : {min_ld, min_ld + 3}) out.push_back({R, K, ldx, k_contig, bf16});
       }
     }
   }
   return out;
 }
 
-SimReport simulate_workspace(int M, int N, int K, const Indexing& ix) {
+namespace {
+
+// The BF16 split's panels as the kernel reads them: each operand's part 2 right after its part 1
+// (the prepass writes it at small + R Kp; the small map spans both), and for each part j and
+// block row bm0 the box copied from map row bf16_map_row(j, R, bm0) of map j == 0 ? big : small
+// holding part j's rows bm0 + i (those below R) inside the map. off[b][j]: the panels' offsets.
+void check_bf16_maps(Tally& t, const std::string& label, const Indexing& ix, long long kp,
+                     const long long (&off)[2][kB6Parts], int M, int N) {
+  if (1LL * M + N > kMaxPrepassElems) {
+    t.add(kDegenerate, 1, fmt::format("{}: {} rows of maps are too many to replay", label, M + N));
+    return;
+  }
+  for (int b = 0; b < 2; ++b) {
+    const char* const op = b == 0 ? "A" : "B";
+    const int R = b == 0 ? M : N;
+    const int tile = b == 0 ? kWgBM : kWgBN;
+    for (int j = 2; j < kB6Parts; ++j) {
+      if (off[b][j] != off[b][j - 1] + 1LL * R * kp)
+        t.note(kSplitPanelWorkspace, [&] {
+          return fmt::format(
+              "{}: {} part {}'s panel starts at value {}, not right after part {}'s at {} (the "
+              "prepass writes it at small + R Kp = {}, and the small map spans both)",
+              label, op, j, off[b][j], j - 1, off[b][j - 1], off[b][j - 1] + 1LL * R * kp);
+        });
+    }
+    for (int j = 0; j < kB6Parts; ++j) {
+      // The map: "big" over part 0's R rows, "small" over parts 1 and 2's 2 R rows.
+      const long long base = j == 0 ? off[b][0] : off[b][1];
+      const long long map_rows = j == 0 ? R : 2LL * R;
+      const char* const map = j == 0 ? "big" : "small";
+      for (int bm0 = 0; bm0 < R; bm0 += tile) {
+        const long long m0 = ix.bf16_map_row(j, R, bm0);
+        for (int i = 0; i < tile && bm0 + i < R; ++i) {
+          const long long m = m0 + i, r = bm0 + i;
+          if (m < 0 || m >= map_rows) {
+            t.note_n(kTmaCopyMisplaced, std::max(1LL, kp), [&] {
+              return fmt::format(
+                  "{}: {}'s block row {} copies row {} of its part {} from row {} of map {}, "
+                  "outside its {} rows (the copy fills zeros)",
+                  label, op, bm0, r, j, m, map, map_rows);
+            });
+          } else if (base + m * kp != off[b][j] + r * kp) {
+            t.note_n(kTmaCopyMisplaced, std::max(1LL, kp), [&] {
+              return fmt::format(
+                  "{}: {}'s block row {} copies row {} of its part {} from row {} of map {}, "
+                  "value {} of the workspace; the row is at value {}",
+                  label, op, bm0, r, j, m, map, base + m * kp, off[b][j] + r * kp);
+            });
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+SimReport simulate_workspace(int M, int N, int K, const Indexing& ix, bool bf16) {
   Tally t;
-  const std::string label = fmt::format("workspace {}x{}x{}", M, N, K);
-  const long long kp = ix.kp(K);
-  if (kp < K || kp > K + 3 || kp % 4 != 0) {
+  const Format& f = format_of(bf16);
+  const std::string label = fmt::format("{}workspace {}x{}x{}", bf16 ? "BF16 " : "", M, N, K);
+  const long long kp = f.kp(ix, K);
+  const int unit = f.row_unit();
+  if (kp < K || kp > K + unit - 1 || kp % unit != 0) {
     t.add(kSplitPanelWorkspace, 1,
-          fmt::format("{}: Kp = {} is not K rounded up to a multiple of 4 (a tensor map's row "
+          fmt::format("{}: Kp = {} is not K rounded up to a multiple of {} (a tensor map's row "
                       "pitch is whole 16-byte units)",
-                      label, kp));
+                      label, kp, unit));
     return t.report();
   }
-  const long long total = ix.workspace_floats(M, N, K);
-  const long long rows[4] = {M, M, N, N};
-  const char* const names[4] = {"A big", "A small", "B big", "B small"};
-  for (int p = 0; p < 4; ++p) {
-    const long long off = ix.panel_offset(p, M, N, K), end = off + rows[p] * kp;
-    if (off < 0 || end > total)
+  const long long total = bf16 ? ix.bf16_workspace_values(M, N, K) : ix.workspace_floats(M, N, K);
+  // The panels: A's parts (M rows), then B's (N rows).
+  static const char* const tf32_names[4] = {"A big", "A small", "B big", "B small"};
+  long long off[2][kB6Parts] = {};
+  std::vector<std::string> names;
+  std::vector<long long> offs, rows;
+  for (int b = 0; b < 2; ++b) {
+    for (int j = 0; j < f.parts; ++j) {
+      off[b][j] = bf16 ? ix.bf16_panel_offset(b == 1, j, M, N, K)
+                       : ix.panel_offset(b * f.parts + j, M, N, K);
+      names.push_back(bf16 ? fmt::format("{} part {}", b == 0 ? "A" : "B", j)
+                           : std::string(tf32_names[b * f.parts + j]));
+      offs.push_back(off[b][j]);
+      rows.push_back(b == 0 ? M : N);
+    }
+  }
+  for (size_t p = 0; p < offs.size(); ++p) {
+    const long long o = offs[p], end = o + rows[p] * kp;
+    if (o < 0 || end > total)
       t.note(kSplitPanelWorkspace, [&] {
-        return fmt::format("{}: panel {} spans floats {}..{}, outside the workspace of {}", label,
-                           names[p], off, end, total);
+        return fmt::format("{}: panel {} spans {}s {}..{}, outside the workspace of {}", label,
+                           names[p], f.value, o, end, total);
       });
-    if (off % 4 != 0)
+    if (o % unit != 0)
       t.note(kSplitPanelWorkspace, [&] {
-        return fmt::format("{}: panel {} starts at float {}, not a 16-byte unit", label, names[p],
-                           off);
+        return fmt::format("{}: panel {} starts at {} {}, not a 16-byte unit", label, names[p],
+                           f.value, o);
       });
-    for (int q = 0; q < p; ++q) {
-      const long long qo = ix.panel_offset(q, M, N, K), qe = qo + rows[q] * kp;
-      if (off < qe && qo < end && end > off && qe > qo)
+    for (size_t q = 0; q < p; ++q) {
+      const long long qo = offs[q], qe = qo + rows[q] * kp;
+      if (o < qe && qo < end && end > o && qe > qo)
         t.note(kSplitPanelWorkspace, [&] {
           return fmt::format("{}: panels {} and {} overlap", label, names[q], names[p]);
         });
     }
   }
+  if (bf16) check_bf16_maps(t, label, ix, kp, off, M, N);
   return t.report();
 }
 
@@ -422,14 +583,18 @@ SimReport simulate_epilogue(const WarpTileConfig& c, int M, int N, bool pairs, c
 
 SimReport simulate_split(const WarpTileConfig& c, int M, int N, int K, const Indexing& ix) {
   Tally t;
-  const std::string label = fmt::format("split-K {}x{}x{} SPLIT_K {}", M, N, K, c.SPLIT_K);
+  const bool bf16 = bf16_split(c);
+  const int BK = format_of(bf16).bk;
+  const SliceFns fns = slice_fns(ix, bf16);
+  const std::string label =
+      fmt::format("{}split-K {}x{}x{} SPLIT_K {}", bf16 ? "BF16 " : "", M, N, K, c.SPLIT_K);
   if (c.BM < 1 || c.BN < 1 || c.GROUP_M < 1 || c.SPLIT_K < 1 || M < 1 || N < 1 || K < 0 ||
       K > kMaxSplitK) {
     t.add(kDegenerate, 1, fmt::format("{}: not a launch the simulation replays", label));
     return t.report();
   }
   // The launch plan's splits (plan_split_call: launch_dims with the kernel's slice).
-  const auto d = sgt_kernel::launch_dims(M, N, K, c.BM, c.BN, kWgBK, c.SPLIT_K);
+  const auto d = sgt_kernel::launch_dims(M, N, K, c.BM, c.BN, BK, c.SPLIT_K);
   const bool split_entry = c.SPLIT_K > 1;
   const long long splits = d.grid_z, chunk = d.k_chunk;
   if (splits < 1 || splits > std::max(1, c.SPLIT_K) ||
@@ -443,9 +608,8 @@ SimReport simulate_split(const WarpTileConfig& c, int M, int N, int K, const Ind
   for (long long z = 0; z < splits; ++z) {
     const int zi = static_cast<int>(z);
     const long long kbeg = z * chunk, kend = std::min<long long>(K, kbeg + chunk);
-    const int first = split_entry ? ix.split_first_slice(zi, static_cast<int>(chunk)) : 0;
-    const int nk =
-        split_entry ? ix.split_slices(K, zi, static_cast<int>(chunk)) : (K + kWgBK - 1) / kWgBK;
+    const int first = split_entry ? fns.first(zi, static_cast<int>(chunk)) : 0;
+    const int nk = split_entry ? fns.count(K, zi, static_cast<int>(chunk)) : (K + BK - 1) / BK;
     if (nk <= 0 && K > 0) {
       t.note(kSplitEmpty, [&] {
         return fmt::format("{}: split {} of {} (k_chunk {}) copies no slice", label, z, splits,
@@ -454,13 +618,11 @@ SimReport simulate_split(const WarpTileConfig& c, int M, int N, int K, const Ind
       continue;
     }
     for (int kb = 0; kb < nk; ++kb) {
-      const long long lo = ix.slice_k(first, kb), hi = std::min<long long>(K, lo + kWgBK);
-      if (lo % kWgBK != 0 || lo < 0) {
+      const long long lo = fns.k(first, kb), hi = std::min<long long>(K, lo + BK);
+      if (lo % BK != 0 || lo < 0) {
         t.note(kSplitMisaligned, [&] {
-          return fmt::format(
-              "{}: split {}'s slice {} copies from k = {}, not a whole {}-float "
-              "slice",
-              label, z, kb, lo, kWgBK);
+          return fmt::format("{}: split {}'s slice {} copies from k = {}, not a whole {}-{} slice",
+                             label, z, kb, lo, BK, format_of(bf16).value);
         });
         continue;
       }
@@ -468,7 +630,7 @@ SimReport simulate_split(const WarpTileConfig& c, int M, int N, int K, const Ind
         // A copy wholly past K reads only zeros: no k of the product, but a slice no split owns.
         t.note(kTmaKOverlap, [&] {
           return fmt::format("{}: split {}'s slice {} copies k = {}..{}, past K", label, z, kb, lo,
-                             lo + kWgBK - 1);
+                             lo + BK - 1);
         });
         continue;
       }
@@ -549,11 +711,11 @@ SimReport simulate_split(const WarpTileConfig& c, int M, int N, int K, const Ind
 }
 
 std::vector<SimGrid> split_grids(const WarpTileConfig& c) {
-  const int S = std::max(1, c.SPLIT_K);
+  const int S = std::max(1, c.SPLIT_K), BK = format_of(bf16_split(c)).bk;
   // Two by three tiles, the last ones partial (130 = 128 + 2, 300 = 2 x 128 + 44).
   const int M = 130, N = 300;
-  std::vector<int> ks = {1, 31, 40, 100, kWgBK * S + 7, kWgBK * 3 * S + 13, 6144};
-  if (S > 2) ks.push_back(kWgBK * (S - 1) - 5);  // fewer slices than SPLIT_K, K % 32 != 0
+  std::vector<int> ks = {1, 31, 40, 100, BK * S + 7, BK * 3 * S + 13, 6144};
+  if (S > 2) ks.push_back(BK * (S - 1) - 5);  // fewer slices than SPLIT_K, K % BK != 0
   std::vector<SimGrid> out;
   for (const int K : ks) out.push_back({M, N, K});
   return out;
@@ -565,28 +727,30 @@ SimReport simulate_tile(const WarpTileConfig& c) {
     t.add(kDegenerate, 1, fmt::format("STAGES = {}: not a ring the simulation replays", c.STAGES));
     return t.report();
   }
-  // The boxes the maps are encoded with (tma_encode_split_maps): 32 floats (128 bytes, the
-  // 128-byte swizzle's span) by 128 rows.
-  const int box_inner = kWgBK, box_outer = kWgBM;
-  if (box_inner * 4 > 128 || box_outer > 256 || box_inner > 256)
+  const Format& f = format_of(bf16_split(c));
+  // The boxes the maps are encoded with (tma_encode_split_maps): BK values (128 bytes, the
+  // 128-byte swizzle's span: 32 floats, or 64 BF16 values) by 128 rows.
+  const int box_inner = f.bk, box_outer = kWgBM;
+  const long long box_bytes = 1LL * box_inner * box_outer * f.value_bytes;
+  if (box_inner * f.value_bytes > 128 || box_outer > 256 || box_inner > 256)
     t.add(kTmaRefused, 1,
-          fmt::format("a box of {} x {} floats: with the 128-byte swizzle the inner extent is at "
+          fmt::format("a box of {} x {} {}s: with the 128-byte swizzle the inner extent is at "
                       "most 128 bytes, each at most 256",
-                      box_inner, box_outer));
-  if (box_inner * box_outer != kWgTileFloats)
+                      box_inner, box_outer, f.value));
+  if (box_bytes != f.tile_bytes)
     t.add(kTmaCopyHole, 1,
-          fmt::format("a box of {} x {} floats does not fill the {}-float tile", box_inner,
-                      box_outer, kWgTileFloats));
-  // The full barrier expects a stage's bytes: four boxes.
-  if (kWgStageFloats * 4 != 4 * box_inner * box_outer * 4)
+          fmt::format("a box of {} x {} {}s ({} bytes) does not fill the {}-byte tile", box_inner,
+                      box_outer, f.value, box_bytes, f.tile_bytes));
+  // The full barrier expects a stage's bytes: A's and B's boxes, one a part.
+  if (f.stage_bytes != f.boxes() * box_bytes)
     t.add(kTmaBarrier, 1,
-          fmt::format("the full barrier expects {} bytes, the four copies bring {}",
-                      kWgStageFloats * 4, 4 * box_inner * box_outer * 4));
+          fmt::format("the full barrier expects {} bytes, the {} copies bring {}", f.stage_bytes,
+                      f.boxes(), f.boxes() * box_bytes));
   // Each tile of each stage 1024-byte aligned (the swizzle's period, which the descriptors
   // assume) from the aligned base, the ring within the dynamic request less the alignment slack.
   for (int s = 0; s < c.STAGES; ++s) {
-    for (int p = 0; p < 4; ++p) {
-      const long long off = (1LL * s * kWgStageFloats + 1LL * p * kWgTileFloats) * 4;
+    for (int p = 0; p < f.boxes(); ++p) {
+      const long long off = 1LL * s * f.stage_bytes + 1LL * p * f.tile_bytes;
       if (off % 1024 != 0)
         t.note(kTmaSmemMisaligned, [&] {
           return fmt::format("stage {} tile {} starts at byte {}, not 1024-byte aligned", s, p,
@@ -594,17 +758,18 @@ SimReport simulate_tile(const WarpTileConfig& c) {
         });
     }
   }
-  const long long ring = 4LL * c.STAGES * kWgStageFloats;
-  if (ring > sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES) - 1024)
+  const long long ring = 1LL * c.STAGES * f.stage_bytes;
+  if (ring > f.smem_bytes(c.STAGES) - 1024)
     t.add(kTmaSmemOverflow, 1,
           fmt::format("a ring of {} bytes past the {} the dynamic request leaves after aligning",
-                      ring, sgt_kernel::tf32x3_wg_smem_bytes(c.STAGES) - 1024));
+                      ring, f.smem_bytes(c.STAGES) - 1024));
   // The k-slices: slice kb copies k in [kb BK, kb BK + BK) for kb < ceil(K / BK).
-  for (const int K : {1, 3, 4, 31, 32, 33, 100, 4096}) {
-    const int nk = (K + kWgBK - 1) / kWgBK;
+  const int BK = f.bk;
+  for (const int K : {1, 3, 4, 31, 32, 33, 63, 64, 65, 100, 4096}) {
+    const int nk = (K + BK - 1) / BK;
     std::vector<int> seen(static_cast<size_t>(K), 0);
     for (int kb = 0; kb < nk; ++kb)
-      for (int k = kb * kWgBK; k < kb * kWgBK + box_inner; ++k)
+      for (int k = kb * BK; k < kb * BK + box_inner; ++k)
         if (k < K) ++seen[static_cast<size_t>(k)];
     for (int k = 0; k < K; ++k) {
       if (seen[static_cast<size_t>(k)] == 0)
@@ -618,33 +783,39 @@ SimReport simulate_tile(const WarpTileConfig& c) {
 
 namespace {
 
-// The prepass has no template parameters: its cases are one report for every config.
-const std::vector<std::pair<std::string, SimReport>>& kernel_prepass_reports() {
-  static const auto reports = [] {
+// The prepass has no template parameters: its cases are one report for every config of a format.
+const std::vector<std::pair<std::string, SimReport>>& kernel_prepass_reports(bool bf16) {
+  static const auto run = [](bool b) {
     std::vector<std::pair<std::string, SimReport>> out;
-    for (const auto& pc : prepass_cases()) {
+    for (const auto& pc : prepass_cases(b)) {
       auto r = simulate_prepass(pc);
       if (!r.ok()) out.emplace_back(describe(pc), std::move(r));
     }
     return out;
-  }();
-  return reports;
+  };
+  if (bf16) {
+    static const auto bf16_reports = run(true);
+    return bf16_reports;
+  }
+  static const auto tf32_reports = run(false);
+  return tf32_reports;
 }
 
 }  // namespace
 
 SimReport simulate(const WarpTileConfig& c, const Indexing& ix) {
   Merger merged;
+  const bool bf16 = bf16_split(c);
   if (ix.is_kernels()) {
-    for (const auto& [label, r] : kernel_prepass_reports()) merged.add(label, r);
+    for (const auto& [label, r] : kernel_prepass_reports(bf16)) merged.add(label, r);
   } else {
-    for (const auto& pc : prepass_cases()) merged.add(describe(pc), simulate_prepass(pc, ix));
+    for (const auto& pc : prepass_cases(bf16)) merged.add(describe(pc), simulate_prepass(pc, ix));
   }
   merged.add("tile", simulate_tile(c));
   const auto grids = standard_grids(c);
   for (const auto& g : grids) {
     const std::string label = fmt::format("grid {}x{}x{}", g.M, g.N, g.K);
-    merged.add(label, simulate_workspace(g.M, g.N, g.K, ix));
+    merged.add(label, simulate_workspace(g.M, g.N, g.K, ix, bf16));
     merged.add(label, simulate_launch(c, g.M, g.N, g.K));
     merged.add(label, simulate_epilogue(c, g.M, g.N, true, ix));
     merged.add(label, simulate_split(c, g.M, g.N, g.K, ix));
@@ -663,14 +834,18 @@ SimReport simulate(const WarpTileConfig& c, const Indexing& ix) {
 }
 
 std::string simulation_scope() {
-  return "the split-TF32 wgmma kernel: its prepass in both storages at 5 row and 7 k extents "
-         "(leading dimensions tight and padded): every read inside the operand, every panel "
-         "element written once with op(X)(r, k), zeros past K; the panel workspace; the ring's "
-         "boxes, alignment and barrier bytes, the k-slices; on 5 launch grids the block order "
-         "and the epilogue (each accumulator at its wgmma C element, each C element once, float2 "
-         "pairs aligned); and on those and 7 or 8 more K the K splits (each k copied by one slice "
-         "of one split, within the split's range, and with SPLIT_K > 1 each split's partial "
-         "product once in its plane of the workspace)";
+  return "the split-TF32 wgmma kernel and its BF16 split (FMA_ORDER 3): its prepass in both "
+         "storages at 5 row and 7 k extents (8 for the BF16 split, around its 8-value rows; "
+         "leading dimensions tight and padded): every read inside the operand, every element of "
+         "each panel (TF32: big and small; BF16: parts 0, 1, 2) written once with its part of "
+         "op(X)(r, k), zeros past K; the panel workspace (Kp, 4 or 6 panels inside it, disjoint, "
+         "16-byte aligned; for the BF16 split part 2 right after part 1 and each block's boxes "
+         "copied from the map rows of its part's rows); the ring's boxes (4 of 32 floats or 6 of "
+         "64 BF16 values by 128 rows), alignment and barrier bytes, the k-slices; on 5 launch "
+         "grids the block order and the epilogue (each accumulator at its wgmma C element, each C "
+         "element once, float2 pairs aligned); and on those and 7 or 8 more K the K splits (each "
+         "k copied by one slice of one split, within the split's range, and with SPLIT_K > 1 each "
+         "split's partial product once in its plane of the workspace)";
 }
 
 }  // namespace sgt::tf32x3_wg
