@@ -164,7 +164,12 @@ class BuildQueue {
   }
 
  private:
+  // A recorded clock's build, on the taking thread. With several GPUs measuring at once, one
+  // thread per GPU takes here while another submits from claim(): todo_ and last_ are shared
+  // between them, so all of it, the build included (the evaluator sees one build at a time, as
+  // on the session's thread), is done under mu_.
   Compiled build_now(size_t key) {
+    std::lock_guard lock(mu_);
     const auto it =
         std::find_if(todo_.begin(), todo_.end(), [&](const auto& j) { return j.first == key; });
     if (it == todo_.end())
