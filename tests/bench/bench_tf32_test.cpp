@@ -91,29 +91,8 @@ TEST(BenchTf32, RatiosAreItsTimeOverTheTunedTime) {
   EXPECT_EQ(j.at("ratio_tf32_cold").at("below_threshold"), 1);
 }
 
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      out.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
-}
-
 TEST(BenchTf32, CsvAppendsItsColumnsLastEmptyWhereNotTimed) {
-  std::istringstream in(bench_csv(tf32_sample()));
-  std::vector<std::vector<std::string>> lines;
-  for (std::string l; std::getline(in, l);) lines.push_back(split_csv_line(l));
+  const auto lines = test::csv_rows(bench_csv(tf32_sample()));
   ASSERT_EQ(lines.size(), 5u);
   const auto& header = lines[0];
   for (const auto& l : lines) EXPECT_EQ(l.size(), header.size());

@@ -7,14 +7,42 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.hpp"
 
 namespace sgt::test {
+
+// The rows of a CSV text (RFC 4180 quoting: a quoted field may hold commas and doubled quotes),
+// each a vector of its fields; one row per line.
+inline std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> out(1);
+    bool quoted = false;
+    for (size_t i = 0; i < line.size(); ++i) {
+      const char c = line[i];
+      if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        out.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        out.emplace_back();
+      } else {
+        out.back() += c;
+      }
+    }
+    rows.push_back(std::move(out));
+  }
+  return rows;
+}
 
 // Seed kernel 8's config: valid everywhere, the tests' reference point.
 constexpr const char* kSeed = "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1";
