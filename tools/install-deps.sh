@@ -14,6 +14,7 @@ packages=(
   libgtest-dev                                       # the test suite
   python3-matplotlib                                 # `bench --plot`, `strategy-bench --plot`
   python3-jsonschema                                 # the tests of --json against docs/schemas
+  python3-numpy                                      # tools/tf32x3's emulations and their test
 )
 
 missing=()
