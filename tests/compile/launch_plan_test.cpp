@@ -232,22 +232,26 @@ TEST(LaunchPlan, SplitMapsSplitKPlansTheWorkspaceAndTheReduction) {
   EXPECT_FALSE(plan_split_call(128, 128, 2, 64, 64, 20, false, false, 0, true).too_large);
 }
 
-// Every k slice in exactly one split, and the split entry's ranges are launch_dims' k ranges.
-TEST(LaunchPlan, SplitMapsSplitsCoverEverySliceOnce) {
-  for (const int K : {1, 31, 32, 33, 40, 100, 1000, 4096, 6144}) {
-    for (const int S : {1, 2, 3, 4, 7}) {
-      const auto p = sgt_kernel::plan_split_call(128, 128, S, 256, 256, K, false, false, 132, true);
-      const int slices = (K + 31) / 32;
+// Every k slice (of bk values) in exactly one split of the plan for BK = bk, and the split entry's
+// ranges are launch_dims' k ranges: the slice functions first, count and k are the kernel's.
+void expect_splits_cover_every_slice(int bk, int (*first_slice)(int, int),
+                                     int (*split_slices)(int, int, int), int (*slice_k)(int, int),
+                                     const std::vector<int>& ks, const std::vector<int>& splits) {
+  for (const int K : ks) {
+    for (const int S : splits) {
+      const auto p =
+          sgt_kernel::plan_split_call(128, 128, S, 256, 256, K, false, false, 132, true, bk);
+      const int slices = (K + bk - 1) / bk;
       std::vector<int> seen(static_cast<size_t>(slices), 0);
       for (int z = 0; z < p.grid_z; ++z) {
-        const int first = sgt_kernel::tf32x3_wg_split_first_slice(z, p.k_chunk);
-        const int n = sgt_kernel::tf32x3_wg_split_slices(K, z, p.k_chunk);
+        const int first = first_slice(z, p.k_chunk);
+        const int n = split_slices(K, z, p.k_chunk);
         EXPECT_GT(n, 0) << K << " " << S << " split " << z;
         for (int kb = 0; kb < n; ++kb) {
-          const int k0 = sgt_kernel::tf32x3_wg_slice_k(first, kb);
-          ASSERT_EQ(k0 % 32, 0);
-          ASSERT_LT(k0 / 32, slices) << K << " " << S;
-          ++seen[static_cast<size_t>(k0 / 32)];
+          const int k0 = slice_k(first, kb);
+          ASSERT_EQ(k0 % bk, 0);
+          ASSERT_LT(k0 / bk, slices) << K << " " << S;
+          ++seen[static_cast<size_t>(k0 / bk)];
           // Inside the split's k range [z k_chunk, min(K, (z + 1) k_chunk)).
           EXPECT_GE(k0, z * p.k_chunk);
           EXPECT_LT(k0, std::min(K, (z + 1) * p.k_chunk));
@@ -258,6 +262,12 @@ TEST(LaunchPlan, SplitMapsSplitsCoverEverySliceOnce) {
       EXPECT_LE(p.grid_z, std::max(1, S));
     }
   }
+}
+
+TEST(LaunchPlan, SplitMapsSplitsCoverEverySliceOnce) {
+  expect_splits_cover_every_slice(sgt_kernel::kWgBK, sgt_kernel::tf32x3_wg_split_first_slice,
+                                  sgt_kernel::tf32x3_wg_split_slices, sgt_kernel::tf32x3_wg_slice_k,
+                                  {1, 31, 32, 33, 40, 100, 1000, 4096, 6144}, {1, 2, 3, 4, 7});
 }
 
 // The BF16 split (FMA_ORDER 3, BK kB6BK = 64): three panels of 2-byte values an operand, rows
@@ -302,28 +312,9 @@ TEST(LaunchPlan, SplitMapsBf16PlansThreeBf16PanelsAndSlicesOf64) {
   const auto few = plan_split_call(128, 128, 3, 64, 64, 100, false, false, 132, true, kB6BK);
   EXPECT_EQ(few.grid_z, 2);
   EXPECT_EQ(few.k_chunk, kB6BK);
-  for (const int K : {1, 63, 64, 65, 100, 1000, 6144}) {
-    for (const int S : {1, 2, 3, 4}) {
-      const auto p = plan_split_call(128, 128, S, 256, 256, K, false, false, 132, true, kB6BK);
-      const int slices = (K + kB6BK - 1) / kB6BK;
-      std::vector<int> seen(static_cast<size_t>(slices), 0);
-      for (int z = 0; z < p.grid_z; ++z) {
-        const int first = sgt_kernel::bf16x6_split_first_slice(z, p.k_chunk);
-        const int n = sgt_kernel::bf16x6_split_slices(K, z, p.k_chunk);
-        EXPECT_GT(n, 0) << K << " " << S << " split " << z;
-        for (int kb = 0; kb < n; ++kb) {
-          const int k0 = sgt_kernel::bf16x6_slice_k(first, kb);
-          ASSERT_EQ(k0 % kB6BK, 0);
-          ASSERT_LT(k0 / kB6BK, slices) << K << " " << S;
-          ++seen[static_cast<size_t>(k0 / kB6BK)];
-          EXPECT_GE(k0, z * p.k_chunk);
-          EXPECT_LT(k0, std::min(K, (z + 1) * p.k_chunk));
-        }
-      }
-      for (int sl = 0; sl < slices; ++sl)
-        EXPECT_EQ(seen[static_cast<size_t>(sl)], 1) << K << " " << S << " slice " << sl;
-    }
-  }
+  expect_splits_cover_every_slice(kB6BK, sgt_kernel::bf16x6_split_first_slice,
+                                  sgt_kernel::bf16x6_split_slices, sgt_kernel::bf16x6_slice_k,
+                                  {1, 63, 64, 65, 100, 1000, 6144}, {1, 2, 3, 4});
 }
 
 }  // namespace
