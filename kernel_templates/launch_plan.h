@@ -300,9 +300,8 @@ cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel,
       // The panels the prepass writes (bf16x6_split_operand: part 2 after part 1's "small").
       float* panel[4];
       for (int i = 0; i < 4; ++i)
-        panel[i] = plan.bf16 ? reinterpret_cast<float*>(reinterpret_cast<unsigned short*>(work) +
-                                                        bf16x6_panel_offset(i >= 2, i % 2, M, N, K))
-                             : work + tf32x3_wg_panel_offset(i, M, N, K);
+        panel[i] = reinterpret_cast<float*>(reinterpret_cast<char*>(work) +
+                                            wg_panel_byte_offset(i, M, N, K, plan.bf16));
       float *a_big = panel[0], *a_small = panel[1], *b_big = panel[2], *b_small = panel[3];
       const dim3 block(kSplitThreadsX, kSplitThreadsY);
       void* a_args[] = {&M, &K, &kp, &A, &lda, &a_contig, &a_big, &a_small};

@@ -140,6 +140,14 @@ SGT_HD constexpr long long bf16x6_panel_offset(bool b, int j, long long M, long 
   const long long kp = bf16x6_kp(K);
   return b ? (kB6Parts * M + j * N) * kp : j * M * kp;
 }
+// The byte offset in the workspace of the panel a split_maps launch names p (0 A big, 1 A small,
+// 2 B big, 3 B small), for TF32 panels or, with bf16, the BF16 split's (big: part 0; small: part 1,
+// part 2 right after it): where the prepass writes and the maps start.
+SGT_HD constexpr long long wg_panel_byte_offset(int p, long long M, long long N, long long K,
+                                                bool bf16) {
+  return bf16 ? 2 * bf16x6_panel_offset(p >= 2, p % 2, M, N, K)
+              : 4 * tf32x3_wg_panel_offset(p, M, N, K);
+}
 // The map row of part j's row r of an operand of R rows (map "big" for j = 0, else "small").
 SGT_HD constexpr int bf16x6_map_row(int j, int R, int r) {
   return j == 0 ? r : (j - 1) * R + r;

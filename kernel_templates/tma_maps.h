@@ -101,24 +101,16 @@ struct SplitMaps {
 inline CUresult tma_encode_split_maps(SplitMaps& m, const float* work, long long M, long long N,
                                       long long K, bool bf16 = false) {
   CUtensorMap* maps[4] = {&m.a_big, &m.a_small, &m.b_big, &m.b_small};
-  if (bf16) {
-    const auto* w = reinterpret_cast<const unsigned short*>(work);
-    const long long kp = bf16x6_kp(K);
-    for (int p = 0; p < 4; ++p) {
-      const bool b = p >= 2;
-      const int part = p % 2;  // big: part 0; small: parts 1 and 2 from part 1's panel
-      const long long rows = (b ? N : M) * (part == 0 ? 1 : kB6Parts - 1);
-      const CUresult r = tma_encode_typed(maps[p], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-                                          w + bf16x6_panel_offset(b, part, M, N, K), rows, kp, kp,
-                                          kB6BK, b ? kWgBN : kWgBM, CU_TENSOR_MAP_SWIZZLE_128B);
-      if (r != CUDA_SUCCESS) return r;
-    }
-    return CUDA_SUCCESS;
-  }
-  const long long kp = tf32x3_wg_kp(K);
+  const long long kp = bf16 ? bf16x6_kp(K) : tf32x3_wg_kp(K);
   for (int p = 0; p < 4; ++p) {
-    const CUresult r = tma_encode(maps[p], work + tf32x3_wg_panel_offset(p, M, N, K), p < 2 ? M : N,
-                                  kp, kp, kWgBK, p < 2 ? kWgBM : kWgBN, true, kWgBK);
+    const long long R = p < 2 ? M : N;
+    const void* base = reinterpret_cast<const char*>(work) + wg_panel_byte_offset(p, M, N, K, bf16);
+    // BF16: "small" spans parts 1 and 2 (2 R rows).
+    const CUresult r = bf16 ? tma_encode_typed(maps[p], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base,
+                                               p % 2 == 0 ? R : (kB6Parts - 1) * R, kp, kp, kB6BK,
+                                               p < 2 ? kWgBM : kWgBN, CU_TENSOR_MAP_SWIZZLE_128B)
+                            : tma_encode(maps[p], static_cast<const float*>(base), R, kp, kp, kWgBK,
+                                         p < 2 ? kWgBM : kWgBN, true, kWgBK);
     if (r != CUDA_SUCCESS) return r;
   }
   return CUDA_SUCCESS;

@@ -517,8 +517,9 @@ int main(int argc, char** argv) {
           float* const b_small = in.wg ? b_big + static_cast<size_t>(N) * Kp : nullptr;
           // The BF16 panels (tf32x3_wg_geometry.h): big = part 0, small = part 1 (part 2 after it).
           const auto b6_panel = [&](bool b, int part) {
-            return reinterpret_cast<float*>(reinterpret_cast<unsigned short*>(dW) +
-                                            sgt_kernel::bf16x6_panel_offset(b, part, M, N, K));
+            return reinterpret_cast<float*>(
+                reinterpret_cast<char*>(dW) +
+                sgt_kernel::wg_panel_byte_offset(2 * b + part, M, N, K, true));
           };
           sgt_kernel::SplitMaps b6_maps{};
           if (in.b6 && M > 0 && N > 0 && K > 0) {
