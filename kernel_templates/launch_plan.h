@@ -225,6 +225,21 @@ struct SplitCallPlan {
   bool overlap = false;          // the reduction is a programmatic dependent launch (sm_90 up)
   bool empty = false;            // M or N is 0: nothing to launch
   bool too_large = false;        // a grid exceeds what a launch takes
+  // The wave-aware tail (a TAIL config, wave_tail in tf32x3_wg_geometry.h): the fields above are
+  // then the first launch's (the split entry on `blocks` tiles, grid_z 1, k_chunk K, into C), and
+  // these the second's: the split entry on the sub-problem of C's rows row0 .. M - 1 and columns
+  // col0 .. N - 1 (M x N here; maps of A's panel rows row0.. and B's col0..), `blocks` tiles
+  // (h x c) on grid_z splits of k_chunk, writing grid_z M N floats of partial products that
+  // sgemm_splitk_reduce sums into that part of C. blocks == 0: no tail.
+  struct Tail {
+    int row0 = 0, col0 = 0;
+    int M = 0, N = 0;
+    long long blocks = 0;
+    int grid_z = 1;
+    int k_chunk = 0;
+    long long partial_floats = 0;
+    unsigned reduce_blocks = 0;
+  } tail{};
 };
 
 // split_k: the config's SPLIT_K. sm_count: the device's SMs (the reduction's grid). overlap: the
@@ -232,19 +247,41 @@ struct SplitCallPlan {
 // kWgBK (TF32 panels) or kB6BK (the BF16 split, FMA_ORDER 3: slices of 64 BF16 values, panels of
 // rows of bf16x6_kp(K) values, the same prepass grid: a multiple of 32 is one of 8, so rounding K
 // up to 4 or to 8 gives the same count of 32-wide tiles).
+// tail: the config's TAIL (with SPLIT_K 1, GROUP_M group_m): the split entry runs the whole problem
+// (grid_z 1, k_chunk K) and, where wave_tail finds one on sm_count SMs, the tiles past the last
+// full wave as a second launch split over K (SplitCallPlan::tail).
 inline SplitCallPlan plan_split_call(int BM, int BN, int split_k, int M, int N, int K, bool trans_a,
-                                     bool trans_b, int sm_count, bool overlap, int BK = kWgBK) {
+                                     bool trans_b, int sm_count, bool overlap, int BK = kWgBK,
+                                     bool tail = false, int group_m = 1) {
   SplitCallPlan p;
   p.empty = M == 0 || N == 0;
   p.overlap = overlap;
   p.bf16 = BK == kB6BK;
-  const LaunchDims d = launch_dims(M, N, K, BM, BN, p.bf16 ? kB6BK : kWgBK, split_k);
+  const int bk = p.bf16 ? kB6BK : kWgBK;
+  const LaunchDims d = launch_dims(M, N, K, BM, BN, bk, split_k);
   p.blocks = d.grid_x;
-  p.split_entry = split_k > 1;
+  p.split_entry = split_k > 1 || tail;
   p.grid_z = d.grid_z;
   p.k_chunk = d.k_chunk;
   p.partial_floats = d.workspace_floats;
   if (d.grid_z > 1) p.reduce_blocks = static_cast<unsigned>(sm_count * kReduceBlocksPerSm);
+  if (tail && split_k <= 1 && !p.empty && K > 0) {
+    const WaveTail w = wave_tail(d.grid_m, d.grid_n, group_m, sm_count, (K + bk - 1) / bk);
+    if (w.splits > 1) {
+      auto& t = p.tail;
+      t.row0 = w.tile_row0 * BM;
+      t.col0 = w.tile_col0 * BN;
+      t.M = M - t.row0;
+      t.N = N - t.col0;
+      const LaunchDims td = launch_dims(t.M, t.N, K, BM, BN, bk, w.splits);
+      t.blocks = td.grid_x;
+      t.grid_z = td.grid_z;
+      t.k_chunk = td.k_chunk;
+      t.partial_floats = td.workspace_floats;
+      if (td.grid_z > 1) t.reduce_blocks = static_cast<unsigned>(sm_count * kReduceBlocksPerSm);
+      p.blocks = d.grid_x - t.blocks;
+    }
+  }
   const long long kp = p.bf16 ? bf16x6_kp(K) : tf32x3_wg_kp(K);
   p.kp = static_cast<int>(kp < 0x7fffffffLL ? kp : 0x7fffffffLL);
   p.a_k_contig = trans_a ? 0 : 1;
@@ -269,9 +306,11 @@ inline SplitCallPlan plan_split_call(int BM, int BN, int split_k, int M, int N, 
 // Runs a split_maps call in `stream`, its memory from `pool` (make_call_pool): allocates the
 // split-K workspace (where the plan splits) and the panels, launches split_kernel
 // (tf32x3_split_operand, or bf16x6_split_operand for the BF16 split: the same arguments) on A and
-// on B, then the tile kernel through tile(panels, partial)
+// on B, then the tile kernel through tile(panels, partial, false)
 // (panels: nullptr when K = 0; partial: nullptr unless the plan splits), then reduce_kernel
-// (sgemm_splitk_reduce) over the splits, and frees. Returns the first error; what was allocated is
+// (sgemm_splitk_reduce) over the splits; with a tail (plan.tail.blocks > 0), then
+// tile(panels, partial, true) for the tail's launch and the reduction of its splits into its part
+// of C; and frees. Returns the first error; what was allocated is
 // freed (stream-ordered) either way.
 template <class Tile>
 cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel,
@@ -282,15 +321,18 @@ cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel,
   if (plan.too_large) return cudaErrorInvalidConfiguration;
   if (plan.workspace_floats > 0 && !split_kernel) return cudaErrorInvalidDeviceFunction;
   if (plan.reduce_blocks > 0 && !reduce_kernel) return cudaErrorInvalidDeviceFunction;
+  if (plan.tail.reduce_blocks > 0 && !reduce_kernel) return cudaErrorInvalidDeviceFunction;
   float* partial = nullptr;
   float* work = nullptr;
   cudaError_t e = cudaSuccess;
   // The split-K workspace first, so that the tile kernel and the reduction follow each other
-  // directly, as a dependent launch needs.
-  if (plan.partial_floats > 0)
+  // directly, as a dependent launch needs (a tail's: only the tail splits).
+  const long long partial_floats = plan.partial_floats > plan.tail.partial_floats
+                                       ? plan.partial_floats
+                                       : plan.tail.partial_floats;
+  if (partial_floats > 0)
     e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&partial),
-                                static_cast<size_t>(plan.partial_floats) * sizeof(float), pool,
-                                stream);
+                                static_cast<size_t>(partial_floats) * sizeof(float), pool, stream);
   if (e == cudaSuccess && plan.workspace_floats > 0) {
     e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&work),
                                 static_cast<size_t>(plan.workspace_floats) * sizeof(float), pool,
@@ -314,10 +356,19 @@ cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel,
       }
     }
   }
-  if (e == cudaSuccess) e = tile(static_cast<const float*>(work), partial);
+  if (e == cudaSuccess && plan.blocks > 0)
+    e = tile(static_cast<const float*>(work), plan.grid_z > 1 ? partial : nullptr, false);
   if (e == cudaSuccess && plan.reduce_blocks > 0)
     e = launch_reduce(reduce_kernel, plan.overlap, plan.reduce_blocks, M, N, plan.grid_z, alpha,
                       partial, beta, C, ldc, stream);
+  // The tail: its splits, then their sum into its part of C.
+  const auto& t = plan.tail;
+  if (e == cudaSuccess && t.blocks > 0)
+    e = tile(static_cast<const float*>(work), t.grid_z > 1 ? partial : nullptr, true);
+  if (e == cudaSuccess && t.reduce_blocks > 0)
+    e = launch_reduce(reduce_kernel, plan.overlap, t.reduce_blocks, t.M, t.N, t.grid_z, alpha,
+                      partial, beta, C + static_cast<long long>(t.row0) * ldc + t.col0, ldc,
+                      stream);
   return free_after(e, {work, partial}, stream);
 }
 
@@ -327,13 +378,21 @@ cudaError_t run_split_call(const SplitCallPlan& plan, const void* split_kernel,
 // and the producer one) and `smem_bytes` of dynamic shared memory; the split entry also takes the
 // plan's k_chunk and the split-K workspace `partial` (nullptr when grid_z is 1), on grid_z splits.
 // A plain launch: the stream orders it after the prepass.
+// With `tail`, the plan's tail launch: its sub-problem (plan.tail's M x N, C from its row0, col0;
+// maps the caller encoded over its panel rows) on its blocks and splits.
 inline cudaError_t launch_split_maps(const void* kernel, const SplitCallPlan& plan,
                                      unsigned threads, size_t smem_bytes, const CUtensorMap& a_big,
                                      const CUtensorMap& a_small, const CUtensorMap& b_big,
                                      const CUtensorMap& b_small, int M, int N, int K, float alpha,
                                      float beta, float* C, int ldc, float* partial,
-                                     cudaStream_t stream) {
-  int k_chunk = plan.k_chunk;
+                                     cudaStream_t stream, bool tail = false) {
+  const auto& t = plan.tail;
+  if (tail) {
+    M = t.M;
+    N = t.N;
+    C += static_cast<long long>(t.row0) * ldc + t.col0;
+  }
+  int k_chunk = tail ? t.k_chunk : plan.k_chunk;
   void* args[] = {&M,
                   &N,
                   &K,
@@ -348,8 +407,10 @@ inline cudaError_t launch_split_maps(const void* kernel, const SplitCallPlan& pl
                   &k_chunk,
                   &partial};
   // The unsplit entry takes the first 11 arguments, the split entry all 13 on grid_z splits.
-  const dim3 grid(static_cast<unsigned>(plan.blocks), 1,
-                  plan.split_entry ? static_cast<unsigned>(plan.grid_z) : 1u);
+  const unsigned z = tail               ? static_cast<unsigned>(t.grid_z)
+                     : plan.split_entry ? static_cast<unsigned>(plan.grid_z)
+                                        : 1u;
+  const dim3 grid(static_cast<unsigned>(tail ? t.blocks : plan.blocks), 1, z);
   return cudaLaunchKernel(kernel, grid, dim3(threads), args, smem_bytes, stream);
 }
 

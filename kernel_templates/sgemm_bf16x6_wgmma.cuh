@@ -15,11 +15,13 @@
 //  - a prepass (bf16x6_split_operand, tf32x3_split_operand's arguments and indexing) writes op(A)
 //    as the three panels b0, b1, b2 of M rows of Kp BF16 values (Kp = K rounded up to 8, whole
 //    16-byte rows; columns K..Kp-1 zero), and op(B)^T likewise;
-//  - the same four maps: "big" over b0, "small" over b1 and b2 stacked (2 R rows), in boxes of
-//    64 x 128 BF16 values: 128-byte rows and the 128-byte swizzle, the TF32 boxes' bytes, so that
-//    the TF32 kernel's wgmma descriptors serve unchanged (a k16 BF16 step is 32 bytes, as a k8
-//    TF32 step is). A small box's rows past b1's R read b2's first rows, and b2's past R TMA's
-//    zero fill: they feed only rows or columns of C past M or N, which are not stored;
+//  - the same four maps: "big" over b0 (2-D), "small" over b1 and b2 as two planes of a 3-D map
+//    (plane j - 1 of part j, R rows each, the planes R Kp values apart), in boxes of 64 x 128
+//    BF16 values: 128-byte rows and the 128-byte swizzle, the TF32 boxes' bytes, so that the TF32
+//    kernel's wgmma descriptors serve unchanged (a k16 BF16 step is 32 bytes, as a k8 TF32 step
+//    is). A box's rows past R are TMA's zero fill. The plane stride is the operand's R whatever
+//    rows a map covers, so a map of rows r0.. of the panels (a wave-aware tail's sub-problem,
+//    launch_plan.h) is the same map from a later base;
 //  - a slice is 64 BF16 values of k: six 16 KB tiles a stage, 96 KB, so two stages fit (the TF32
 //    kernel's ring is three stages of 64 KB: the same 192 KB);
 //  - ACC 7's sum, in windows of 32 k (two k16 steps, two windows a slice): a window's twelve
@@ -42,6 +44,17 @@
 #define SGT_BF16X6_WGMMA 1
 
 namespace sgt_kernel {
+
+// Copies the box at (c0 inner, c1 rows, c2 plane) of a 3-D `map` to dst; its bytes complete on
+// `bar` (tma_copy_2d's, one dimension more).
+__device__ __forceinline__ void tma_copy_3d(void* dst, const TmaMap* map, int c0, int c1, int c2,
+                                            unsigned long long* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+      "%3, %4}], [%5];" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_u32(bar))
+      : "memory");
+}
 
 constexpr int kB6WindowSteps = 2;  // k16 steps a window: 32 k, ACC 7's slice
 // The products in the order a window issues them (each over the window's k16 steps), smallest
@@ -174,12 +187,12 @@ __device__ __forceinline__ void bf16x6_wg_gemm(int M, int N, int first, int nk, 
         unsigned char* st = base + s * kB6StageBytes;
         mbar_arrive_expect(&full[s], kB6StageBytes);
         const int k0 = bf16x6_slice_k(first, kb);
+        tma_copy_2d(reinterpret_cast<float*>(st), &a_big, k0, bm0, &full[s]);
+        tma_copy_2d(reinterpret_cast<float*>(st + kB6Parts * T), &b_big, k0, bn0, &full[s]);
 #pragma unroll
-        for (int j = 0; j < kB6Parts; ++j) {
-          tma_copy_2d(reinterpret_cast<float*>(st + j * T), j == 0 ? &a_big : &a_small, k0,
-                      bf16x6_map_row(j, M, bm0), &full[s]);
-          tma_copy_2d(reinterpret_cast<float*>(st + (kB6Parts + j) * T), j == 0 ? &b_big : &b_small,
-                      k0, bf16x6_map_row(j, N, bn0), &full[s]);
+        for (int j = 1; j < kB6Parts; ++j) {
+          tma_copy_3d(st + j * T, &a_small, k0, bm0, bf16x6_map_plane(j), &full[s]);
+          tma_copy_3d(st + (kB6Parts + j) * T, &b_small, k0, bn0, bf16x6_map_plane(j), &full[s]);
         }
       }
     }

@@ -115,9 +115,10 @@ SGT_HD constexpr long long tf32x3_wg_panel_offset(int p, long long M, long long 
 // ones: a prepass (bf16x6_split_operand, the same block and indexing as tf32x3_split_operand)
 // writes op(A) as panels b0, b1, b2 of M rows of Kp BF16 values each (Kp = K rounded up to 8,
 // whole 16-byte rows; columns K..Kp-1 zero), then op(B)^T's three of N rows; the tile kernel
-// reads them through the same four maps, "big" over b0 (R rows) and "small" over b1 and b2 (2 R
-// rows: part j's row r is the map's row (j - 1) R + r), in boxes of kB6BK x 128 BF16 values: the
-// same 128-byte rows and 128-byte swizzle as the TF32 boxes, so the wgmma descriptors are the same.
+// reads them through the same four maps, "big" over b0 (R rows) and "small" over b1 and b2 (a 3-D
+// map: part j's row r is row r of plane j - 1, bf16x6_map_plane), in boxes of kB6BK x 128 BF16
+// values: the same 128-byte rows and 128-byte swizzle as the TF32 boxes, so the wgmma descriptors
+// are the same.
 constexpr int kB6Parts = 3;
 constexpr int kB6BK = 64;                                   // BF16 values of k a slice (128 bytes)
 constexpr int kB6TileBytes = kWgBM * kB6BK * 2;             // one 128 x 64 tile: 16 KB
@@ -148,9 +149,11 @@ SGT_HD constexpr long long wg_panel_byte_offset(int p, long long M, long long N,
   return bf16 ? 2 * bf16x6_panel_offset(p >= 2, p % 2, M, N, K)
               : 4 * tf32x3_wg_panel_offset(p, M, N, K);
 }
-// The map row of part j's row r of an operand of R rows (map "big" for j = 0, else "small").
-SGT_HD constexpr int bf16x6_map_row(int j, int R, int r) {
-  return j == 0 ? r : (j - 1) * R + r;
+// The plane of part j in its map: "big" (j = 0) is 2-D, "small" holds part j > 0 in plane j - 1
+// of a 3-D map whose planes are an operand's R rows of Kp values apart; a part's row r is row r
+// of its plane.
+SGT_HD constexpr int bf16x6_map_plane(int j) {
+  return j == 0 ? 0 : j - 1;
 }
 // Split-K in slices of kB6BK, as the TF32 functions above in slices of kWgBK.
 SGT_HD constexpr int bf16x6_split_first_slice(int z, int k_chunk) {
@@ -196,6 +199,50 @@ SGT_HD constexpr long long tf32x3_split_src(int r, int k, int ldx, bool k_contig
 // Its place in a panel of rows of Kp floats.
 SGT_HD constexpr long long tf32x3_split_dst(int r, int k, int kp) {
   return static_cast<long long>(r) * kp + k;
+}
+
+// --- The wave-aware tail (the knob TAIL: launch_plan.h, plan_split_call) -------------------------
+// One block per SM, a problem of `tiles` 128 x 128 tiles runs them in waves of sm_count. Where the
+// last wave is nearly empty (2560^3: 400 tiles, 3 waves of 132 and 4 left over) it costs a whole
+// wave's time for a few tiles. The tail plan runs the tiles of the full waves as one launch and the
+// ones left over as a second launch split over K, so that they take a fraction of a wave.
+// In the GROUP_M block order (block_tile_row/col) the last tiles are the last columns of the last
+// group of block rows: with h rows in that group, the last c h blocks are its tiles in columns
+// grid_n - c .. grid_n - 1, a rectangle of C, so the tail is the sub-problem of C's rows
+// tile_row0 * 128 .. M - 1 and columns tile_col0 * 128 .. N - 1, which the split entry computes
+// on maps of those panel rows, and the first launch is the unsplit grid's first
+// grid_m grid_n - c h blocks, which are every other tile.
+constexpr int kTailMinSlices = 4;  // a tail split's K slices at least (its ring fills on them)
+struct WaveTail {
+  int tile_row0 = 0, tile_col0 = 0;  // its first block row and block column
+  int rows = 0, cols = 0;            // h block rows, c block columns
+  int splits = 0;                    // its K splits; 0: no tail (one launch of every tile)
+};
+// grid_m x grid_n tiles in GROUP_M order on sm_count SMs, K of `slices` slices: the tail of
+// c = ceil(left / h) columns of the last group (left: the tiles past the last full wave), split
+// min(sm_count / (c h), slices / kTailMinSlices) ways, where that is at least 2; none where the
+// tiles fill whole waves or fit in one, where the left-over tiles reach past the last group, or
+// where no such split exists.
+SGT_HD constexpr WaveTail wave_tail(long long grid_m, long long grid_n, int group_m, int sm_count,
+                                    long long slices) {
+  WaveTail t{};
+  const long long tiles = grid_m * grid_n;
+  if (sm_count <= 0 || group_m <= 0 || tiles <= sm_count || tiles % sm_count == 0) return t;
+  const long long left = tiles % sm_count;
+  const long long first = (grid_m - 1) / group_m * group_m;  // the last group's first block row
+  const long long h = grid_m - first;
+  const long long cols = (left + h - 1) / h;
+  // The left-over tiles past the last group, or a tail of every tile: no such rectangle.
+  if (cols > grid_n || (cols == grid_n && first == 0)) return t;
+  const long long by_sms = sm_count / (cols * h), by_k = slices / kTailMinSlices;
+  const long long splits = by_sms < by_k ? by_sms : by_k;
+  if (splits < 2) return t;
+  t.tile_row0 = static_cast<int>(first);
+  t.tile_col0 = static_cast<int>(grid_n - cols);
+  t.rows = static_cast<int>(h);
+  t.cols = static_cast<int>(cols);
+  t.splits = static_cast<int>(splits);
+  return t;
 }
 
 }  // namespace sgt_kernel

@@ -40,21 +40,26 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tma_encoder() {
 }
 
 // A matrix of `rows` rows of `cols` values of `type` (4-byte floats or 2-byte BF16 values),
-// `ld` values apart, read in boxes of box_inner x box_outer values with `swizzle`.
+// `ld` values apart, read in boxes of box_inner x box_outer values with `swizzle`. With planes > 1
+// a 3-D map of `planes` such matrices, plane_ld values apart, read a plane at a time (box depth 1).
 inline CUresult tma_encode_typed(CUtensorMap* map, CUtensorMapDataType type, const void* p,
                                  long long rows, long long cols, long long ld, int box_inner,
-                                 int box_outer, CUtensorMapSwizzle swizzle) {
+                                 int box_outer, CUtensorMapSwizzle swizzle, int planes = 1,
+                                 long long plane_ld = 0) {
   const auto encode = tma_encoder();
   if (!encode) return CUDA_ERROR_NOT_SUPPORTED;
   const long long bytes = type == CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 ? 2 : 4;
+  const cuuint32_t rank = planes > 1 ? 3 : 2;
   // A dimension of 0 (K = 0) cannot be encoded; such a launch copies nothing.
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols > 0 ? cols : 1),
-                              static_cast<cuuint64_t>(rows > 0 ? rows : 1)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld * bytes)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_inner),
-                             static_cast<cuuint32_t>(box_outer)};
-  const cuuint32_t elem[2] = {1, 1};
-  return encode(map, type, 2, const_cast<void*>(p), dims, strides, box, elem,
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols > 0 ? cols : 1),
+                              static_cast<cuuint64_t>(rows > 0 ? rows : 1),
+                              static_cast<cuuint64_t>(planes > 1 ? planes : 1)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld * bytes),
+                                 static_cast<cuuint64_t>(plane_ld * bytes)};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(box_inner), static_cast<cuuint32_t>(box_outer),
+                             1};
+  const cuuint32_t elem[3] = {1, 1, 1};
+  return encode(map, type, rank, const_cast<void*>(p), dims, strides, box, elem,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
@@ -91,26 +96,32 @@ inline CUresult tma_encode_maps(TmaMaps& m, const Geometry& g, bool trans_a, boo
 // so any workspace from cudaMalloc or a pool takes the copies.
 // With `bf16` (the BF16 split, FMA_ORDER 3: sgemm_bf16x6_wgmma.cuh) the workspace holds
 // bf16x6_workspace_values(M, N, K) BF16 values, three panels an operand: "big" maps part 0 (R
-// rows), "small" parts 1 and 2 (2 R rows from part 1's panel), rows of bf16x6_kp(K) values (whole
-// 16-byte units, every panel starting on one), in boxes of kB6BK x 128 values: the same 128-byte
-// rows and swizzle.
+// rows), "small" parts 1 and 2 as the two planes of a 3-D map (R rows each, R kp values apart:
+// bf16x6_map_plane), rows of bf16x6_kp(K) values (whole 16-byte units, every panel starting on
+// one), in boxes of kB6BK x 128 values: the same 128-byte rows and swizzle.
+// a_row0, b_row0: the maps cover rows a_row0 .. M - 1 of A's panels and b_row0 .. N - 1 of B's,
+// as their rows 0 .. (a wave-aware tail's sub-problem, launch_plan.h: plan_split_call's tail);
+// a row offset keeps a panel row's 16-byte alignment (kp is a multiple of 4 floats, 8 BF16).
 struct SplitMaps {
   CUtensorMap a_big, a_small, b_big, b_small;
 };
 
 inline CUresult tma_encode_split_maps(SplitMaps& m, const float* work, long long M, long long N,
-                                      long long K, bool bf16 = false) {
+                                      long long K, bool bf16 = false, long long a_row0 = 0,
+                                      long long b_row0 = 0) {
   CUtensorMap* maps[4] = {&m.a_big, &m.a_small, &m.b_big, &m.b_small};
   const long long kp = bf16 ? bf16x6_kp(K) : tf32x3_wg_kp(K);
+  const long long value_bytes = bf16 ? 2 : 4;
   for (int p = 0; p < 4; ++p) {
-    const long long R = p < 2 ? M : N;
-    const void* base = reinterpret_cast<const char*>(work) + wg_panel_byte_offset(p, M, N, K, bf16);
-    // BF16: "small" spans parts 1 and 2 (2 R rows).
-    const CUresult r = bf16 ? tma_encode_typed(maps[p], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base,
-                                               p % 2 == 0 ? R : (kB6Parts - 1) * R, kp, kp, kB6BK,
-                                               p < 2 ? kWgBM : kWgBN, CU_TENSOR_MAP_SWIZZLE_128B)
-                            : tma_encode(maps[p], static_cast<const float*>(base), R, kp, kp, kWgBK,
-                                         p < 2 ? kWgBM : kWgBN, true, kWgBK);
+    const long long R = p < 2 ? M : N, row0 = p < 2 ? a_row0 : b_row0;
+    const void* base = reinterpret_cast<const char*>(work) +
+                       wg_panel_byte_offset(p, M, N, K, bf16) + row0 * kp * value_bytes;
+    const CUresult r =
+        bf16 ? tma_encode_typed(maps[p], CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, base, R - row0, kp, kp,
+                                kB6BK, p < 2 ? kWgBM : kWgBN, CU_TENSOR_MAP_SWIZZLE_128B,
+                                p % 2 == 0 ? 1 : kB6Parts - 1, R * kp)
+             : tma_encode(maps[p], static_cast<const float*>(base), R - row0, kp, kp, kWgBK,
+                          p < 2 ? kWgBM : kWgBN, true, kWgBK);
     if (r != CUDA_SUCCESS) return r;
   }
   return CUDA_SUCCESS;

@@ -197,14 +197,15 @@ sgemm_tune_embed(TARGET app HEADER ${TABLE_HEADER})
     else()
       list(APPEND values 0)
     endif()
-    # The family (appended as a 19th value, 1 for ws_tma) picks the kernel. TMA = 0: sgemm_warptile, whose template
-    # arguments are every field but SPLIT_K (the 14th: a launch parameter) and TMA, then TRANS_A,
+    # The family (appended as a 20th value, 1 for ws_tma) picks the kernel. TMA = 0: sgemm_warptile, whose template
+    # arguments are every field but SPLIT_K (the 14th: a launch parameter), TAIL (the 19th, another)
+    # and TMA, then TRANS_A,
     # TRANS_B and VEC: each config in the four layouts, each with float4 and with single-float
     # main-loop loads. TMA = 1: sgemm_ws_tma, whose arguments leave PACK and STAGE_C (the 17th and
     # 18th) out as well, then TRANS_A and TRANS_B: the four layouts. A PACK config (the 17th) runs
     # one instance whatever the call's layout, TN with float4 loads on the panels (its family's
     # KernelFamily::instance), so that is all the table names.
-    list(GET values 18 tma)
+    list(GET values 19 tma)
     list(GET values 16 pack)
     set(layouts "Lb0ELb0E" "Lb0ELb1E" "Lb1ELb0E" "Lb1ELb1E")
     set(loads "Lb0E" "Lb1E")
@@ -212,7 +213,7 @@ sgemm_tune_embed(TARGET app HEADER ${TABLE_HEADER})
       set(layouts "Lb1ELb0E")
       set(loads "Lb1E")
     endif()
-    set(skip 13 18)
+    set(skip 13 18 19)
     if(tma EQUAL 1)
       list(APPEND skip 16 17)
     endif()

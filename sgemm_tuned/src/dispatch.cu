@@ -66,8 +66,8 @@ static_assert(SGT_TUNED_KERNEL_FILE_COUNT <= 8,
 // library instantiates and follows (9: its configs no longer carry the field TMA, kConfigFamilies
 // names their family); formats 6 and 7 (two families, told apart by the TMA field) still build,
 // their instances and launches derived from the fields as before.
-static_assert(SGT_TUNED_TABLE_FORMAT_VERSION >= 6 && SGT_TUNED_TABLE_FORMAT_VERSION <= 10,
-              "this dispatch library reads table formats 6 to 10: export the table with the "
+static_assert(SGT_TUNED_TABLE_FORMAT_VERSION >= 6 && SGT_TUNED_TABLE_FORMAT_VERSION <= 11,
+              "this dispatch library reads table formats 6 to 11: export the table with the "
               "sgemm-tune that ships this library");
 
 // Format 10 states the table's precision class. A table of class fp32-accurate may hold kernels
@@ -499,23 +499,29 @@ cudaError_t launch_split(const detail::Choice& choice, const detail::Call& call,
   const auto& cfg = table::kConfigs[choice.config];
   const auto& k = kKernels[choice.config];
   const auto f = detail::launch_facts(choice.config);
-  const auto p =
-      sgt_kernel::plan_split_call(cfg.BM, cfg.BN, cfg.SPLIT_K, call.M, call.N, call.K, call.trans_a,
-                                  call.trans_b, dev.id.sm_count, dev.id.cc_major >= 9, cfg.BK);
+#if SGT_TUNED_TABLE_FORMAT_VERSION >= 11
+  const bool tail = cfg.TAIL != 0;  // format 11: the wave-aware tail
+#else
+  const bool tail = false;
+#endif
+  const auto p = sgt_kernel::plan_split_call(cfg.BM, cfg.BN, cfg.SPLIT_K, call.M, call.N, call.K,
+                                             call.trans_a, call.trans_b, dev.id.sm_count,
+                                             dev.id.cc_major >= 9, cfg.BK, tail, cfg.GROUP_M);
   const int smem = f.dynamic_smem[layout_index(call.trans_a, call.trans_b)];
-  auto tile = [&](const float* work, float* partial) {
-    // With K = 0 the kernel copies nothing: its maps stay zero.
+  auto tile = [&](const float* work, float* partial, bool tail_launch) {
+    // With K = 0 the kernel copies nothing: its maps stay zero. The tail's cover its panel rows.
     sgt_kernel::SplitMaps maps{};
     if (work) {
-      if (const CUresult r =
-              sgt_kernel::tma_encode_split_maps(maps, work, call.M, call.N, call.K, p.bf16);
+      if (const CUresult r = sgt_kernel::tma_encode_split_maps(
+              maps, work, call.M, call.N, call.K, p.bf16, tail_launch ? p.tail.row0 : 0,
+              tail_launch ? p.tail.col0 : 0);
           r != CUDA_SUCCESS)
         return to_cuda_error(r);
     }
     return sgt_kernel::launch_split_maps(k.split, p, static_cast<unsigned>(f.threads),
                                          static_cast<size_t>(smem), maps.a_big, maps.a_small,
                                          maps.b_big, maps.b_small, call.M, call.N, call.K, alpha,
-                                         beta, C, call.ldc, partial, stream);
+                                         beta, C, call.ldc, partial, stream, tail_launch);
   };
   return sgt_kernel::run_split_call(
       p, split_prepass(k, cfg), reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M,

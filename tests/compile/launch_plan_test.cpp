@@ -299,10 +299,10 @@ TEST(LaunchPlan, SplitMapsBf16PlansThreeBf16PanelsAndSlicesOf64) {
       EXPECT_EQ(sgt_kernel::bf16x6_panel_offset(b, j, 1000, 777, 1001) % 8, 0) << b << j;
   EXPECT_EQ(sgt_kernel::bf16x6_panel_offset(true, 2, 1000, 777, 1001) + 777LL * 1008,
             sgt_kernel::bf16x6_workspace_values(1000, 777, 1001));
-  // The "small" map's rows: part 1's, then part 2's.
-  EXPECT_EQ(sgt_kernel::bf16x6_map_row(0, 1000, 128), 128);
-  EXPECT_EQ(sgt_kernel::bf16x6_map_row(1, 1000, 128), 128);
-  EXPECT_EQ(sgt_kernel::bf16x6_map_row(2, 1000, 128), 1128);
+  // The "small" map's planes: part 1's, then part 2's; "big" has one.
+  EXPECT_EQ(sgt_kernel::bf16x6_map_plane(0), 0);
+  EXPECT_EQ(sgt_kernel::bf16x6_map_plane(1), 0);
+  EXPECT_EQ(sgt_kernel::bf16x6_map_plane(2), 1);
   // Split-K in slices of 64: 1536 x 1536 x 6144 is 96 slices, SPLIT_K 2 runs 2 x 48.
   const auto s2 = plan_split_call(128, 128, 2, 1536, 1536, 6144, false, true, 132, true, kB6BK);
   EXPECT_EQ(s2.grid_z, 2);
@@ -315,6 +315,98 @@ TEST(LaunchPlan, SplitMapsBf16PlansThreeBf16PanelsAndSlicesOf64) {
   expect_splits_cover_every_slice(kB6BK, sgt_kernel::bf16x6_split_first_slice,
                                   sgt_kernel::bf16x6_split_slices, sgt_kernel::bf16x6_slice_k,
                                   {1, 63, 64, 65, 100, 1000, 6144}, {1, 2, 3, 4});
+}
+
+// The wave-aware tail (TAIL 1): 2560^3 is 400 tiles of 128 x 128, 3 waves of 132 SMs and 4 left
+// over; the tail plan runs 396 tiles whole and the last 4 (in GROUP_M 8 order: block rows 16..19
+// of the last group, block column 19) as a sub-problem split over K.
+TEST(LaunchPlan, TheWaveAwareTailRunsTheTilesPastTheLastFullWaveSplitOverK) {
+  using sgt_kernel::plan_split_call;
+  const auto t = plan_split_call(128, 128, 1, 2560, 2560, 2560, true, true, 132, true,
+                                 sgt_kernel::kWgBK, true, 8);
+  EXPECT_FALSE(t.too_large);
+  EXPECT_TRUE(t.split_entry);  // the first launch is the split entry on one split, into C
+  EXPECT_EQ(t.blocks, 396);
+  EXPECT_EQ(t.grid_z, 1);
+  EXPECT_EQ(t.k_chunk, 2560);
+  EXPECT_EQ(t.partial_floats, 0);
+  EXPECT_EQ(t.reduce_blocks, 0u);
+  EXPECT_EQ(t.tail.row0, 16 * 128);
+  EXPECT_EQ(t.tail.col0, 19 * 128);
+  EXPECT_EQ(t.tail.M, 512);
+  EXPECT_EQ(t.tail.N, 128);
+  EXPECT_EQ(t.tail.blocks, 4);
+  // 33 splits would fill the SMs, but each takes at least kTailMinSlices of the 80: 20 of 4.
+  EXPECT_EQ(t.tail.grid_z, 80 / sgt_kernel::kTailMinSlices);
+  EXPECT_EQ(t.tail.k_chunk, 4 * 32);
+  EXPECT_EQ(t.tail.partial_floats, 20LL * 512 * 128);
+  EXPECT_EQ(t.tail.reduce_blocks, 132u * sgt_kernel::kReduceBlocksPerSm);
+  // The panels and the prepass are the plain plan's.
+  const auto plain = plan_split_call(128, 128, 1, 2560, 2560, 2560, true, true, 132, true);
+  EXPECT_FALSE(plain.split_entry);
+  EXPECT_EQ(plain.tail.blocks, 0);
+  EXPECT_EQ(plain.blocks, 400);
+  EXPECT_EQ(t.workspace_floats, plain.workspace_floats);
+  EXPECT_EQ(t.a_grid_y, plain.a_grid_y);
+  // Row-major block order (GROUP_M 1): the last block row's last 4 tiles.
+  const auto r = plan_split_call(128, 128, 1, 2560, 2560, 2560, false, false, 132, true,
+                                 sgt_kernel::kWgBK, true, 1);
+  EXPECT_EQ(r.tail.row0, 19 * 128);
+  EXPECT_EQ(r.tail.col0, 16 * 128);
+  EXPECT_EQ(r.tail.M, 128);
+  EXPECT_EQ(r.tail.N, 512);
+  // The BF16 split's 40 slices of 64: 10 splits of 4.
+  const auto b = plan_split_call(128, 128, 1, 2560, 2560, 2560, false, false, 132, true,
+                                 sgt_kernel::kB6BK, true, 8);
+  EXPECT_TRUE(b.bf16);
+  EXPECT_EQ(b.tail.grid_z, 10);
+  EXPECT_EQ(b.tail.k_chunk, 4 * 64);
+  // 1536 x 1536 x 6144: 144 tiles, 12 left over: block rows 8..11 (the last group's 4), columns
+  // 9..11, split 132 / 12 = 11 ways.
+  const auto n = plan_split_call(128, 128, 1, 1536, 1536, 6144, false, true, 132, true,
+                                 sgt_kernel::kWgBK, true, 8);
+  EXPECT_EQ(n.blocks, 132);
+  EXPECT_EQ(n.tail.blocks, 12);
+  EXPECT_EQ(n.tail.row0, 8 * 128);
+  EXPECT_EQ(n.tail.col0, 9 * 128);
+  EXPECT_EQ(n.tail.grid_z, 11);
+  // No tail: whole waves (4096^3's last wave is 100 of 132 tiles: a tail of 104 cannot split
+  // twice in one wave), one wave or less, K too short for two splits of kTailMinSlices, SPLIT_K.
+  for (const auto& none :
+       {plan_split_call(128, 128, 1, 4096, 4096, 4096, false, false, 132, true, 32, true, 8),
+        plan_split_call(128, 128, 1, 1024, 1024, 4096, false, false, 132, true, 32, true, 8),
+        plan_split_call(128, 128, 1, 16896, 128, 4096, false, false, 132, true, 32, true, 8),
+        plan_split_call(128, 128, 1, 2560, 2560, 200, false, false, 132, true, 32, true, 8),
+        plan_split_call(128, 128, 2, 2560, 2560, 2560, false, false, 132, true, 32, true, 8)}) {
+    EXPECT_EQ(none.tail.blocks, 0);
+    EXPECT_EQ(none.tail.partial_floats, 0);
+    EXPECT_EQ(none.tail.reduce_blocks, 0u);
+    EXPECT_TRUE(none.split_entry);
+  }
+  // Over many problems and SM counts: where there is a tail, the first launch fills whole waves
+  // only, the tail's blocks and splits fit one wave, and the two launches take every tile.
+  int tails = 0;
+  for (const int sms : {132, 114, 16, 7})
+    for (int M = 100; M <= 4000; M += 300)
+      for (int N = 128; N <= 4000; N += 350)
+        for (const int g : {1, 8}) {
+          const auto p = plan_split_call(128, 128, 1, M, N, 1024, false, false, sms, true,
+                                         sgt_kernel::kWgBK, true, g);
+          const long long tiles = 1LL * ((M + 127) / 128) * ((N + 127) / 128);
+          if (p.tail.blocks == 0) {
+            EXPECT_EQ(p.blocks, tiles);
+            continue;
+          }
+          ++tails;
+          EXPECT_EQ(p.blocks + p.tail.blocks, tiles) << M << "x" << N << " on " << sms;
+          EXPECT_LE(p.blocks, tiles / sms * sms) << M << "x" << N << " on " << sms;
+          EXPECT_LE(p.tail.blocks * p.tail.grid_z, sms) << M << "x" << N << " on " << sms;
+          EXPECT_GE(p.tail.grid_z, 2);
+          EXPECT_EQ(p.tail.M, M - p.tail.row0);
+          EXPECT_EQ(p.tail.N, N - p.tail.col0);
+          EXPECT_EQ(p.tail.partial_floats, 1LL * p.tail.grid_z * p.tail.M * p.tail.N);
+        }
+  EXPECT_GT(tails, 50);
 }
 
 }  // namespace

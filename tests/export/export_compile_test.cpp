@@ -80,13 +80,13 @@ static_assert(t::kShapes[h200.first_shape + 2].K == 100 && t::kShapes[h200.first
 static_assert(t::kGpus[1].shape_count == 0 && t::kGpus[1].default_shape == -1, "");
 #define SGT_COUNT(index, ...) +1
 static_assert(0 SGT_TUNED_CONFIGS(SGT_COUNT) == t::kConfigCount, "");
-// The X-list's rows are the template's fields, STAGE_C last; the family is no field: one
+// The X-list's rows are the template's fields, TAIL last; the family is no field: one
 // tensor-maps launch per config of the TMA family.
 #define SGT_COUNT_TMA(index, launch, ...) +(sizeof(#launch) == sizeof("tensor_maps") ? 1 : 0)
 static_assert(0 SGT_TUNED_INSTANCES(SGT_COUNT_TMA) == 3, "");
 #define SGT_LAST_FIELD(index, BM, BN, BK, WM, WN, WNITER, TM, TN, NT, MB, STAGES, PAD_A, GROUP_M, \
-                       SPLIT_K, FMA_ORDER, PAD_B, PACK, STAGE_C)                              \
-  +(STAGE_C >= 0 ? 1 : 0)
+                       SPLIT_K, FMA_ORDER, PAD_B, PACK, STAGE_C, TAIL)                        \
+  +(TAIL >= 0 ? 1 : 0)
 static_assert(0 SGT_TUNED_CONFIGS(SGT_LAST_FIELD) == t::kConfigCount, "");
 static_assert(t::kConfigLaunch[4].abi == 1 && t::kConfigs[4].PACK == 1, "TMA on panels");
 static_assert(t::kShapes[h200.first_shape + 12].M == 4100 && t::kShapes[h200.first_shape + 12].config == 4,
@@ -270,7 +270,8 @@ TEST(ExportHeaderCompile, ATableOfFormat7StillBuilds) {
   const auto inc = dir.path() / "include";
   export_header(db, inc);
   // Format 8's additions out, format 9's removal back (the field TMA, last, 1 for the one
-  // config, of the TMA family), and the version back to 7: what format 7 wrote.
+  // config, of the TMA family), format 11's field TAIL out (the last field, where TMA goes), and
+  // the version back to 7: what format 7 wrote.
   std::istringstream in(test::read_file(inc / "sgemm_tuned_table.hpp"));
   std::string old, line;
   bool skip = false, in_configs = false;
@@ -281,22 +282,24 @@ TEST(ExportHeaderCompile, ATableOfFormat7StillBuilds) {
                         line.starts_with("inline constexpr Launch kConfigLaunch");
     if (starts) skip = true, ++dropped;
     if (!skip) {
-      if (line == "#define SGT_TUNED_TABLE_FORMAT_VERSION 10")
+      if (line == "#define SGT_TUNED_TABLE_FORMAT_VERSION 11")
         line = "#define SGT_TUNED_TABLE_FORMAT_VERSION 7";
-      if (line == "inline constexpr int kFormatVersion = 10;")
+      if (line == "inline constexpr int kFormatVersion = 11;")
         line = "inline constexpr int kFormatVersion = 7;";
-      if (line.starts_with("  X(0, ") && line.ends_with(")")) line.insert(line.size() - 1, ", 1");
-      if (in_configs && line.starts_with("    {"))
-        line.insert(line.find("},  // "), ", 1"), ++tma_rows;
+      // TAIL (0) is each row's last value: TMA (1) takes its place.
+      if (line.starts_with("  X(0, ") && line.ends_with(", 0)"))
+        line.replace(line.size() - 2, 1, "1");
+      if (in_configs && line.starts_with("    {")) {
+        const auto end = line.find(", 0},  // ");
+        if (end != std::string::npos) line.replace(end, 3, ", 1"), ++tma_rows;
+      }
       in_configs = line.starts_with("inline constexpr Config kConfigs[] = {") ||
                    (in_configs && line != "};");
-      if (line.starts_with("  int STAGE_C;")) line += "\n  int TMA;";
-      if (line == "       && a.STAGE_C == b.STAGE_C;")
-        line = "       && a.STAGE_C == b.STAGE_C\n       && a.TMA == b.TMA;";
-      if (line.starts_with("inline constexpr int kFieldCount = "))
-        line = fmt::format("inline constexpr int kFieldCount = {};", kConfigFields.size() + 1);
+      if (line.starts_with("  int TAIL;")) line = "  int TMA;";
+      if (line.ends_with("&& a.TAIL == b.TAIL;"))
+        line.replace(line.rfind("&& a.TAIL"), 20, "&& a.TMA == b.TMA;");
       if (line.starts_with("inline constexpr const char* kFieldNames[]"))
-        line.insert(line.rfind('}'), ", \"TMA\"");
+        line.replace(line.rfind("\"TAIL\""), 6, "\"TMA\"");
       old += line + "\n";
     }
     if (skip && (line.starts_with("#define SGT_TUNED_KERNEL_FILE_COUNT") || line == "};"))

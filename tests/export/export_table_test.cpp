@@ -148,7 +148,7 @@ TEST(ExportTable, HeaderSaysWhatGeneratedItFromWhichDatabaseAndWhen) {
   EXPECT_TRUE(contains(h, "inline constexpr const char* kKernelHash = \"abc123\";"));
   EXPECT_TRUE(contains(h, "inline constexpr const char* kTmaKernelHash = \"def456\";"));
   EXPECT_TRUE(contains(head, "kernel source hashes warptile abc123, ws_tma def456")) << head;
-  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 10\n")) << h;
+  EXPECT_TRUE(contains(h, "#define SGT_TUNED_TABLE_FORMAT_VERSION 11\n")) << h;
 }
 
 // A winner of the TMA family is a config like any other: its family is its id (kConfigFamilies,
@@ -160,7 +160,7 @@ TEST(ExportTable, TmaConfigsCarryTheirFamilyEverywhere) {
   choose_default(t.gpus[0], kFallback, kConfigA);
   const auto tma = *from_name(test::kConfigTma);
   ASSERT_EQ(tma.family, "ws_tma");
-  ASSERT_EQ(std::string(kConfigFields.back().name), "STAGE_C");
+  ASSERT_EQ(std::string(kConfigFields.back().name), "TAIL");
   const auto values = test::field_values(tma);
   ASSERT_TRUE(values.ends_with(", 0")) << values;
   const auto h = render_cpp(t);
@@ -169,7 +169,7 @@ TEST(ExportTable, TmaConfigsCarryTheirFamilyEverywhere) {
   EXPECT_TRUE(contains(h, "  X(0, " + test::field_values(*from_name(kConfigA)) + ") \\\n")) << h;
   EXPECT_TRUE(contains(h, "{300, 200, 100, \"TN\", 2, 0.01, 100},  // " + test::kConfigTma)) << h;
   EXPECT_FALSE(contains(h, "TMA;")) << h;
-  EXPECT_TRUE(contains(h, "&& a.STAGE_C == b.STAGE_C;")) << h;
+  EXPECT_TRUE(contains(h, "&& a.TAIL == b.TAIL;")) << h;
   EXPECT_TRUE(contains(h,
                        "inline constexpr const char* kConfigFamilies[] = {\n    \"warptile\",\n"
                        "    \"warptile\",\n    \"ws_tma\",\n};"))
@@ -203,7 +203,7 @@ TEST(ExportTable, EveryConfigCarriesItsFamilyId) {
                        "    \"warptile\",\n    \"warptile\",\n    \"ws_tma\",\n};"))
       << h;
   const auto j = nlohmann::json::parse(render_json(t));
-  EXPECT_EQ(j.at("format_version"), 10);
+  EXPECT_EQ(j.at("format_version"), 11);
   EXPECT_EQ(j.at("configs")[0].at("family"), "warptile");
   EXPECT_EQ(j.at("configs")[2].at("family"), "ws_tma");
   EXPECT_EQ(j.at("gpus")[0].at("shapes")[2].at("family"), "ws_tma");

@@ -172,6 +172,8 @@ TEST(Tf32x3WgFamily, EachRuleFiresByItsNameForItsCondition) {
       {[](WarpTileConfig& c) { c.BK = 16; }, "tf32x3_wg_tile"},
       {[](WarpTileConfig& c) { c.STAGES = 4; }, "tf32x3_wg_stages"},
       {[](WarpTileConfig& c) { c.STAGES = 1; }, "tf32x3_wg_stages"},
+      {[](WarpTileConfig& c) { c.TAIL = 2; }, "tf32x3_wg_tail"},
+      {[](WarpTileConfig& c) { c.TAIL = 1, c.SPLIT_K = 2; }, "tf32x3_wg_tail"},
   };
   for (const auto& x : cases) {
     auto c = probe_config();
@@ -207,7 +209,7 @@ TEST(Tf32x3WgFamily, EachRuleFiresByItsNameForItsCondition) {
   for (const auto& r : tw3().rules()) listed.insert(std::string(r.name));
   for (const char* r :
        {"tf32x3_wg_fixed_fields", "tf32x3_wg_tile", "tf32x3_wg_stages", "tf32x3_wg_shared_memory",
-        "tf32x3_wg_architecture", "max_threads_per_block"}) {
+        "tf32x3_wg_architecture", "tf32x3_wg_tail", "max_threads_per_block"}) {
     EXPECT_TRUE(listed.contains(r)) << r;
     EXPECT_TRUE(std::any_of(rules().begin(), rules().end(), [&](const RuleInfo& i) {
       return i.name == r;
@@ -219,13 +221,23 @@ TEST(Tf32x3WgFamily, EachRuleFiresByItsNameForItsCondition) {
     split.SPLIT_K = s;
     EXPECT_TRUE(check(split).empty()) << s;
   }
-  // One shape rule, of SPLIT_K (the prepass serves every layout and alignment).
-  EXPECT_EQ(tw3().shape_rules(), std::vector<std::string_view>{"shape_tf32x3_wg_split_k"});
+  // TAIL 1 with SPLIT_K 1 passes; the FFMA families refuse TAIL by name.
+  auto tail = probe_config();
+  tail.TAIL = 1;
+  EXPECT_TRUE(check(tail).empty());
+  auto ffma = *from_name(test::kSeed);
+  ffma.TAIL = 1;
+  EXPECT_EQ(rule_names(check(ffma)), std::set<std::string>{"tail_flag"});
+  // Two shape rules, of SPLIT_K and of TAIL (the prepass serves every layout and alignment).
+  EXPECT_EQ(tw3().shape_rules(),
+            (std::vector<std::string_view>{"shape_tf32x3_wg_split_k", "shape_tf32x3_wg_tail"}));
   EXPECT_EQ(tw3().asserted_rules(), std::vector<std::string_view>{"tf32x3_wg_stages"});
 }
 
 TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
   EXPECT_FALSE(tw3().impossible_value("SPLIT_K", 4));  // a knob
+  EXPECT_FALSE(tw3().impossible_value("TAIL", 1));
+  EXPECT_EQ(tw3().impossible_value("TAIL", 2)->rfind("rule tf32x3_wg_tail", 0), 0u);
   EXPECT_EQ(tw3().impossible_value("PACK", 1)->rfind("rule tf32x3_wg_fixed_fields", 0), 0u);
   EXPECT_EQ(tw3().impossible_value("NUM_THREADS", 256)->rfind("rule tf32x3_wg_fixed_fields", 0),
             0u);
@@ -267,15 +279,17 @@ TEST(Tf32x3WgFamily, ImpossibleValuesNameTheirRule) {
 }
 
 // The space's names: STAGES 2, 3 x GROUP_M 1, 8 x SPLIT_K 1-4 x FMA_ORDER 0, 1, 2, and the BF16
-// split (FMA_ORDER 3, BK 64, STAGES 2) x GROUP_M 1, 8 x SPLIT_K 1-4.
+// split (FMA_ORDER 3, BK 64, STAGES 2) x GROUP_M 1, 8 x SPLIT_K 1-4; with SPLIT_K 1 also TAIL 1.
 std::set<std::string> space_names() {
   std::set<std::string> out;
   for (const char* g : {"", "_g8"}) {
-    for (const char* k : {"", "_k2", "_k3", "_k4"}) {
+    for (const char* k : {"", "_k2", "_k3", "_k4", "_v1"}) {
       for (const char* s : {"_s2", "_s3"})
         for (const char* o : {"", "_o1", "_o2"})
-          out.insert(std::string("tw3_128x128x32") + s + g + k + o);
-      out.insert(std::string("tw3_128x128x64_s2") + g + k + "_o3");
+          out.insert(std::string("tw3_128x128x32") + s + g + (k[1] == 'v' ? "" : k) + o +
+                     (k[1] == 'v' ? k : ""));
+      out.insert(std::string("tw3_128x128x64_s2") + g + (k[1] == 'v' ? "" : k) + "_o3" +
+                 (k[1] == 'v' ? k : ""));
     }
   }
   return out;
@@ -285,12 +299,13 @@ std::set<std::string> space_names() {
 TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
   const auto space = load_space("tf32x3_wg");
   EXPECT_EQ(space.families, (std::vector<std::string>{"tf32x3_wg"}));
-  // BK 32, 64 x STAGES 2, 3 x GROUP_M 1, 8 x FMA_ORDER 0-3 x SPLIT_K 1-4; the space's
-  // constraint keeps BK 64 and STAGES 2 for FMA_ORDER 3 and BK 32 for the others.
-  EXPECT_EQ(space.combinations(), 128);
+  // BK 32, 64 x STAGES 2, 3 x GROUP_M 1, 8 x FMA_ORDER 0-3 x SPLIT_K 1-4 x TAIL 0, 1; the
+  // space's constraints keep BK 64 and STAGES 2 for FMA_ORDER 3 and BK 32 for the others, and
+  // TAIL 1 for SPLIT_K 1: 48 + 8 configs, and 12 + 2 with a tail.
+  EXPECT_EQ(space.combinations(), 256);
   EXPECT_TRUE(enumerate(space).survivors.empty());
   const auto accurate = enumerate(space, {}, Precision::fp32_accurate);
-  ASSERT_EQ(accurate.survivors.size(), 56u);
+  ASSERT_EQ(accurate.survivors.size(), 70u);
   std::set<std::string> seen;
   for (const auto& c : accurate.survivors) {
     EXPECT_TRUE(check(c, space.limits).empty()) << to_name(c);
@@ -313,10 +328,17 @@ TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
             "sgemm_bf16x6_wgmma<2,8>");
   EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x64_s2_k4_o3"), "NT", true),
             "sgemm_bf16x6_wgmma_splitk<2,1>");
+  // A tail config runs the split entry, and shares the split configs' binary.
+  EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x32_s3_g8_o2_v1"), "NT", true),
+            "sgemm_tf32x3_wgmma_splitk<7,3,8>");
+  EXPECT_EQ(resolve(*from_name("tw3_128x128x32_s3_g8_o2_v1"), "TT", true).binary_config,
+            resolve(*from_name("tw3_128x128x32_s3_g8_k3_o2"), "NN", true).binary_config);
+  EXPECT_EQ(tw3().name_expression(*from_name("tw3_128x128x64_s2_o3_v1"), "NT", true),
+            "sgemm_bf16x6_wgmma_splitk<2,1>");
   // Every layout and leading dimension: a K of 32 slices takes every split.
   for (const char* layout : {"NN", "NT", "TN", "TT"}) {
     const Problem p{1001, 999, 1003, layout, "f32"};
-    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 56u) << layout;
+    EXPECT_EQ(enumerate(space, p, Precision::fp32_accurate).survivors.size(), 70u) << layout;
   }
   // `auto` holds the space: its configs under fp32-accurate, none under fp32.
   const auto count = [](const Enumeration& e) {
@@ -324,7 +346,7 @@ TEST(Tf32x3WgFamily, ItsSpaceIsEnumeratedOnlyUnderFp32Accurate) {
                          [](const WarpTileConfig& c) { return c.family == "tf32x3_wg"; });
   };
   const auto h200 = parse_arch("sm_90");
-  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 56);
+  EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32_accurate).enumeration), 70);
   EXPECT_EQ(count(enumerate_spaces("auto", {}, &h200, Precision::fp32).enumeration), 0);
   // On an sm_80 GPU none.
   const auto a100 = parse_arch("sm_80");
@@ -379,8 +401,8 @@ TEST(Tf32x3WgFamily, TheSplitKShapeRuleRefusesSplitsTheProblemCannotFill) {
   ASSERT_NE(rc, e.rejections.end());
   // The rule's count is over the space's combinations, before its constraint drops those of no
   // kernel: SPLIT_K 3 with the three TF32 orders at both BK (24) and the BF16 split's SPLIT_K 3
-  // and 4 (16).
-  EXPECT_EQ(rc->violations, 40);
+  // and 4 (16), each with TAIL 0 and 1.
+  EXPECT_EQ(rc->violations, 80);
   auto b3 = *from_name("tw3_128x128x64_s2_g8_k3_o3");
   const auto vb = check_shape(b3, Problem{64, 64, 100, "NN", "f32"});
   ASSERT_EQ(vb.size(), 1u);
@@ -451,6 +473,26 @@ TEST(Tf32x3WgFamily, TheWorkerProtocolCarriesTheSplitMapsLaunch) {
   EXPECT_EQ(t.split_maps, 1);
   EXPECT_EQ(t.tma, 0);
   EXPECT_EQ(t.smem_bytes, 197632);
+  EXPECT_EQ(t.tail, 0);
+  EXPECT_EQ(t.group_m, 1);
+  // A tail config's request carries the tail and its block order, from resolve() to the worker.
+  auto tail_req = req;
+  tail_req["tile"]["tail"] = 1;
+  tail_req["tile"]["group_m"] = 8;
+  const auto tt = eval::launch_tile_from_json(tail_req);
+  EXPECT_EQ(tt.tail, 1);
+  EXPECT_EQ(tt.group_m, 8);
+  const auto in = resolve(*from_name("tw3_128x128x32_s3_g8_o2_v1"), "NN", true);
+  EXPECT_TRUE(in.launch.tail);
+  EXPECT_EQ(in.launch.group_m, 8);
+  EXPECT_FALSE(resolve(probe_config(), "NN", true).launch.tail);
+  // A tail on a launch that is not split_maps, or a tail of 2, is a bad request.
+  for (const auto& bad : {std::pair<std::string, int>{"pointers", 1}, {"split_maps", 2}}) {
+    auto r = tail_req;
+    r["launch"] = bad.first;
+    r["tile"]["tail"] = bad.second;
+    EXPECT_THROW((void)eval::launch_tile_from_json(r), Error) << bad.first << bad.second;
+  }
   req["launch"] = "tensor_maps";
   EXPECT_EQ(eval::launch_tile_from_json(req).split_maps, 0);
   EXPECT_EQ(eval::launch_tile_from_json(req).tma, 1);
@@ -497,15 +539,20 @@ Table table_with(const std::vector<WarpTileConfig>& configs) {
 }
 
 // The export names its launch (split_maps, Launch::abi 2) and kernel file; the dispatch library
-// built from it by nvcc instantiates the tile kernel, a split config's split entry and the split
-// prepass with no code of the family's own.
+// built from it by nvcc instantiates the tile kernel, a split or tail config's split entry and the
+// split prepass with no code of the family's own.
 TEST(Tf32x3WgFamily, TheExportAndTheDispatchLibraryTakeItsWinner) {
   const auto c = probe_config();
   auto split = c;
   split.SPLIT_K = 4;
   split.STAGES = 2;
   const auto bf16 = *from_name("tw3_128x128x64_s2_g8_o3");
-  const auto h = render_cpp(table_with({c, split, bf16}));
+  // A tail config: the split entry, its TAIL in the table's fields (format 11), which the
+  // dispatch library reads for its launch plan.
+  const auto tail = *from_name("tw3_128x128x32_s2_g8_o1_v1");
+  const auto h = render_cpp(table_with({c, split, bf16, tail}));
+  EXPECT_NE(h.find("split_maps, (sgemm_tf32x3_wgmma_splitk<6,2,8>)"), std::string::npos) << h;
+  EXPECT_NE(h.find("#define SGT_TUNED_TABLE_FORMAT_VERSION 11"), std::string::npos) << h;
   EXPECT_NE(h.find("split_maps, (sgemm_tf32x3_wgmma<3,3,8>)"), std::string::npos) << h;
   EXPECT_NE(h.find("split_maps, (sgemm_tf32x3_wgmma_splitk<3,2,8>)"), std::string::npos) << h;
   EXPECT_NE(h.find("split_maps, (sgemm_bf16x6_wgmma<2,8>)"), std::string::npos) << h;
@@ -740,11 +787,22 @@ long long bf16_parts_swapped(bool b, int j, long long M, long long N, long long 
 long long bf16_workspace_of_floats(long long M, long long N, long long K) {
   return 2 * (M + N) * sgt_kernel::bf16x6_kp(K);  // TF32's two panels an operand
 }
-int bf16_map_row_unshifted(int, int, int r) {
-  return r;  // part 2 read from part 1's rows
+// The wave-aware tail's: the last block row's last tiles whatever GROUP_M says (the row-major
+// order's tail), and the tail one block column to the left of the grid's last.
+sgt_kernel::WaveTail tail_row_major(long long gm, long long gn, int, int sms, long long slices) {
+  return sgt_kernel::wave_tail(gm, gn, 1, sms, slices);
 }
-int bf16_map_row_one_part_on(int j, int R, int r) {
-  return j == 0 ? r : j * R + r;  // part 1 from part 2's rows, part 2 past the map
+sgt_kernel::WaveTail tail_shifted_left(long long gm, long long gn, int g, int sms,
+                                       long long slices) {
+  auto w = sgt_kernel::wave_tail(gm, gn, g, sms, slices);
+  if (w.splits > 0 && w.tile_col0 > 0) --w.tile_col0;
+  return w;
+}
+int bf16_map_plane_unshifted(int) {
+  return 0;  // part 2 read from part 1's plane
+}
+int bf16_map_plane_one_part_on(int j) {
+  return j;  // part 1 from part 2's plane, part 2 past the map's two planes
 }
 int bf16_first_slice_one_back(int z, int k_chunk) {
   return std::max(0, sgt_kernel::bf16x6_split_first_slice(z, k_chunk) - 1);
@@ -836,9 +894,9 @@ TEST(Tf32x3WgFamily, TheSimulationCatchesABrokenBf16IndexFunction) {
        "split_workspace", true},
       {[](tf32x3_wg::Indexing& ix) { ix.bf16_workspace_values = broken::bf16_workspace_of_floats; },
        "split_workspace", true},
-      {[](tf32x3_wg::Indexing& ix) { ix.bf16_map_row = broken::bf16_map_row_unshifted; },
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_map_plane = broken::bf16_map_plane_unshifted; },
        "tma_copy_misplaced", true},
-      {[](tf32x3_wg::Indexing& ix) { ix.bf16_map_row = broken::bf16_map_row_one_part_on; },
+      {[](tf32x3_wg::Indexing& ix) { ix.bf16_map_plane = broken::bf16_map_plane_one_part_on; },
        "tma_copy_misplaced", true},
       {[](tf32x3_wg::Indexing& ix) { ix.bf16_slice_k = broken::bf16_slice_k_of_32; },
        "split_k_misaligned", true},
@@ -869,12 +927,12 @@ TEST(Tf32x3WgFamily, TheSimulationCatchesABrokenBf16IndexFunction) {
                         ix.dst != tf32x3_wg::Indexing{}.dst;
     EXPECT_EQ(tf32x3_wg::simulate(probe_config(), ix).ok(), !shared) << x.kind;
   }
-  // The counts, where the broken function says how many: a map row without the (j - 1) R shift
+  // The counts, where the broken function says how many: part 2 from the small map's first plane
   // misplaces every row of both operands' part 2 (130 + 300 rows of Kp = 40 values) and nothing
   // else; 4 on Kp for K = 1 is one defect; slices of 32 from 64-value boxes misalign every other
   // slice of K = 200 (kb 1 and 3) and leave k = 128..199 uncopied.
   tf32x3_wg::Indexing ix;
-  ix.bf16_map_row = broken::bf16_map_row_unshifted;
+  ix.bf16_map_plane = broken::bf16_map_plane_unshifted;
   const auto maps = tf32x3_wg::simulate_workspace(130, 300, 40, ix, true);
   EXPECT_EQ(defect_count(maps, "tma_copy_misplaced"), (130 + 300) * 40) << maps.summary();
   EXPECT_EQ(maps.defects.size(), 1u) << maps.summary();
@@ -893,6 +951,42 @@ TEST(Tf32x3WgFamily, TheSimulationCatchesABrokenBf16IndexFunction) {
   const auto pre = tf32x3_wg::simulate_prepass({33, 70, 70, false, true}, ix);
   EXPECT_GT(defect_count(pre, "split_panel_overlap"), 0) << pre.summary();
   EXPECT_EQ(defect_count(pre, "split_panel_overlap") % 3, 0) << pre.summary();
+}
+
+// The wave-aware tail: the space's TAIL configs replay their two launches clean on the tail grids;
+// a tail that is not the last blocks of the block order leaves tiles to no launch and gives others
+// to both, by count.
+TEST(Tf32x3WgFamily, TheWaveAwareTailSimulatesCleanAndABrokenOneIsCaught) {
+  auto c = *from_name("tw3_128x128x32_s3_g8_o2_v1");
+  ASSERT_EQ(c.TAIL, 1);
+  for (const auto& g : tf32x3_wg::tail_grids()) {
+    const auto r = tf32x3_wg::simulate_tail(c, g.M, g.N, g.K, g.sm_count);
+    EXPECT_TRUE(r.ok()) << g.M << "x" << g.N << "x" << g.K << " on " << g.sm_count << ":\n"
+                        << r.summary();
+  }
+  EXPECT_TRUE(
+      tf32x3_wg::simulate_tail(*from_name("tw3_128x128x64_s2_o3_v1"), 2560, 2560, 2560, 132).ok());
+  EXPECT_NE(tw3().simulation_scope().find("wave-aware tail"), std::string::npos);
+  // 2560^3 on 132 SMs, GROUP_M 8: the first launch's 396 blocks leave block column 19 of block
+  // rows 16..19; a row-major tail (block row 19, columns 16..19) takes 3 of those tiles a second
+  // time and leaves 3 to none.
+  tf32x3_wg::Indexing ix;
+  ix.wave_tail = broken::tail_row_major;
+  EXPECT_FALSE(ix.is_kernels());
+  const auto rm = tf32x3_wg::simulate_tail(c, 2560, 2560, 2560, 132, ix);
+  EXPECT_EQ(defect_count(rm, "raster_hole"), 3) << rm.summary();
+  EXPECT_EQ(defect_count(rm, "raster_overlap"), 3) << rm.summary();
+  EXPECT_FALSE(tf32x3_wg::simulate(c, ix).ok());
+  // GROUP_M 1 is row-major: the same tail, clean.
+  auto rows = c;
+  rows.GROUP_M = 1;
+  EXPECT_TRUE(tf32x3_wg::simulate_tail(rows, 2560, 2560, 2560, 132, ix).ok());
+  // One block column to the left: not the last columns of the grid, refused as such.
+  ix.wave_tail = broken::tail_shifted_left;
+  const auto sh = tf32x3_wg::simulate_tail(c, 2560, 2560, 2560, 132, ix);
+  EXPECT_GT(defect_count(sh, "raster_out_of_grid"), 0) << sh.summary();
+  // A config without a tail is not replayed with one.
+  EXPECT_TRUE(tf32x3_wg::simulate(probe_config(), ix).ok());
 }
 
 TEST(Tf32x3WgFamily, ItsGeometryIsTheKernels) {
@@ -926,8 +1020,8 @@ TEST(Tf32x3WgFamily, ItsGeometryIsTheKernels) {
   EXPECT_EQ(bf16x6_workspace_values(3, 5, 9), 3 * 8 * 16);
   EXPECT_EQ(bf16x6_panel_offset(false, 2, 3, 5, 9), 2 * 3 * 16);
   EXPECT_EQ(bf16x6_panel_offset(true, 1, 3, 5, 9), (9 + 5) * 16);
-  EXPECT_EQ(bf16x6_map_row(0, 100, 7), 7);
-  EXPECT_EQ(bf16x6_map_row(2, 100, 7), 107);
+  EXPECT_EQ(bf16x6_map_plane(0), 0);
+  EXPECT_EQ(bf16x6_map_plane(2), 1);
   EXPECT_EQ(bf16x6_slice_k(3, 2), 320);
 }
 

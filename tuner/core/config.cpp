@@ -44,6 +44,7 @@ constexpr std::pair<std::string_view, int WarpTileConfig::*> kNameSuffixes[] = {
     {"_g", &WarpTileConfig::GROUP_M},   {"_k", &WarpTileConfig::SPLIT_K},
     {"_o", &WarpTileConfig::FMA_ORDER}, {"_b", &WarpTileConfig::PAD_B},
     {"_x", &WarpTileConfig::PACK},      {"_c", &WarpTileConfig::STAGE_C},
+    {"_v", &WarpTileConfig::TAIL},
 };
 
 int min_of(int WarpTileConfig::*member) {

@@ -37,7 +37,9 @@ namespace sgt {
     "outer-product order: 0 rows first, 1 columns first, 2/3 the same serpentine")                \
   X(PAD_B, 0, 0, "floats of padding per k-row of the Bs tile (bank conflicts of the B^T store)")  \
   X(PACK, 0, 0, "1 = copy the operands into k-major float4 panels first (odd sizes, transposes)") \
-  X(STAGE_C, 0, 0, "1 = C tiles without float4 stores go through shared memory as whole rows")
+  X(STAGE_C, 0, 0, "1 = C tiles without float4 stores go through shared memory as whole rows")    \
+  X(TAIL, 0, 0,                                                                                   \
+    "1 = the tiles past the last full wave of the SMs run as a second launch split over K")
 
 inline constexpr int kRequired = -1;
 

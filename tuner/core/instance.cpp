@@ -18,6 +18,7 @@ KernelInstance resolve(const WarpTileConfig& c, std::string_view layout, bool ve
   in.config = c;
   in.binary_config = c;
   in.binary_config.SPLIT_K = family.binary_split_k(c);
+  in.binary_config.TAIL = 0;  // a launch parameter too: a tail config runs a split binary
   const auto [inst_layout, inst_vec] = family.instance(c, layout, vec);
   in.layout = std::string(inst_layout);
   in.vec = inst_vec;
@@ -38,6 +39,8 @@ KernelInstance resolve(const WarpTileConfig& c, std::string_view layout, bool ve
   }
   l.packed = c.PACK != 0;
   l.split_panels = l.abi == LaunchAbi::split_maps;
+  l.tail = l.split_panels && c.TAIL != 0;
+  l.group_m = c.GROUP_M;
   return in;
 }
 

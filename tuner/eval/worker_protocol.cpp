@@ -40,7 +40,9 @@ json candidate_request_json(const char* op, const TrialRequest& t) {
             {"split_k", t.tile.split_k},
             {"pad_a", t.tile.pad_a},
             {"pad_b", t.tile.pad_b},
-            {"smem", t.tile.smem_bytes}}},
+            {"smem", t.tile.smem_bytes},
+            {"tail", t.tile.tail},
+            {"group_m", t.tile.group_m}}},
           {"block", t.block},
           {"tolerance", t.tolerance}};
 }
@@ -81,8 +83,11 @@ LaunchTile launch_tile_from_json(const json& req) {
   t.pad_a = j.value("pad_a", 0);
   t.pad_b = j.value("pad_b", 0);
   t.smem_bytes = j.value("smem", 0);
+  t.tail = j.value("tail", 0);
+  t.group_m = j.value("group_m", 1);
   if (t.BM <= 0 || t.BN <= 0 || t.BK <= 0 || t.split_k <= 0 || t.pad_a < 0 || t.pad_b < 0 ||
-      t.smem_bytes < 0)
+      t.smem_bytes < 0 || (t.tail != 0 && t.tail != 1) || t.group_m <= 0 ||
+      (t.tail != 0 && !t.split_maps))
     throw Error("bad launch tile");
   return t;
 }

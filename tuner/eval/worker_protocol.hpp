@@ -81,7 +81,9 @@
 // tf32x3_split_operand(R, K, Kp, X, ldx, k_contig, big, small)) write op(A) and op(B)^T as
 // k-contiguous TF32 panels into a workspace first, and gets four maps of those panels (any
 // operands); with split_k > 1 its kernel is the split entry (sgemm_tf32x3_wgmma_splitk: k_chunk
-// and partial after those arguments) on launch_dims' splits, followed by reduce_kernel as above.
+// and partial after those arguments) on launch_dims' splits, followed by reduce_kernel as above;
+// with tile.tail 1 the split entry runs the launch plan's wave-aware tail (plan_split_call with
+// the tile's group_m: the full waves' tiles, then the tiles left over split over K and reduced).
 // A worker of this protocol that predates an ABI refuses it by name.
 // Every response carries "ok" (false with "error" when the request itself failed). A trial that
 // poisons the CUDA context answers status "crashed" and the worker exits.
@@ -102,8 +104,9 @@ namespace sgt::eval {
 
 // 3: TMA tiles; 4: the family id picks the tile step; 5: the family's launch ABI does; 6: l2
 // (rotated operands), rotation, cublaslt_search and cublaslt; 7: a trial's accuracy against FP64
-// (accuracy, stress -> error_ratio, stress_ratio, stress_case); 8: cublas_tf32 (cuBLAS 1xTF32).
-constexpr int kWorkerProtocol = 8;
+// (accuracy, stress -> error_ratio, stress_ratio, stress_case); 8: cublas_tf32 (cuBLAS 1xTF32);
+// 9: the tile's tail and group_m (a split_maps config's wave-aware tail).
+constexpr int kWorkerProtocol = 9;
 
 // The tolerance cuBLAS 1xTF32's result is verified with against cublasSgemm's (relative L2
 // error). Each operand rounded to TF32's 10-bit mantissa puts its error near 2^-11 (about 5e-4),
@@ -122,6 +125,9 @@ struct LaunchTile {
   // 1 when it is launched after the split prepass (LaunchAbi::split_maps): pack_kernel splits
   // the operands into panels, the kernel takes four maps of them and `smem_bytes`.
   int split_maps = 0;
+  // split_maps: 1 for the wave-aware tail (TAIL; the kernel is the split entry), which the launch
+  // plan finds in the block order of group_m (GROUP_M).
+  int tail = 0, group_m = 1;
 };
 
 struct TrialRequest {

@@ -28,8 +28,9 @@ namespace sgt {
 // field TMA (kConfigs, SGT_TUNED_CONFIGS, "fields"): its family is its id (kConfigFamilies,
 // "family"), and the JSON's config objects write it as their config JSON does; 10: the table's
 // precision class (kPrecision, kPrecisionFp32Accurate, "precision"; precision.hpp), which a
-// dispatch library must accept before it builds a table of class fp32-accurate
-constexpr int kTableFormatVersion = 10;
+// dispatch library must accept before it builds a table of class fp32-accurate; 11: the field
+// TAIL (a tf32x3_wg config's wave-aware tail), which a format-10 table's configs hold as 0
+constexpr int kTableFormatVersion = 11;
 
 // The winner of one tuned shape, as measured.
 struct TableShape {

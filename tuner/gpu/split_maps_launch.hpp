@@ -23,6 +23,8 @@ struct SplitMapsKernel {
   int BM = 0, BN = 0;
   int split_k = 1;
   int BK = 32;
+  bool tail = false;  // the wave-aware tail (TAIL 1; tile is the split entry)
+  int group_m = 1;    // the config's GROUP_M: the block order the tail is found in
 };
 
 // Runs one call in `stream` (row-major C = alpha op(A) op(B) + beta C, any layout, leading

@@ -93,7 +93,7 @@ void Worker::launch(const Loaded& l, const LaunchTile& tile, unsigned block, Ins
     return run_split_maps(
         {reinterpret_cast<const void*>(l.kernel), reinterpret_cast<const void*>(l.pack),
          reinterpret_cast<const void*>(l.reduce), block, static_cast<size_t>(tile.smem_bytes),
-         tile.BM, tile.BN, tile.split_k, tile.BK},
+         tile.BM, tile.BN, tile.split_k, tile.BK, tile.tail != 0, tile.group_m},
         M, N, K, in.alpha, A, lda, in.trans_a(), B, ldb, in.trans_b(), in.beta, C, ldc,
         fp_.sm_count, fp_.cc_major >= 9, call_pool(), st);
   }

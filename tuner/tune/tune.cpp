@@ -245,6 +245,8 @@ TrialRequest make_trial_request(const Compiled& comp, const WarpTileConfig& c) {
   // The boxes of the operands' tensor maps span the padded rows (0 for the pointers ABI).
   r.tile.pad_a = l.pad_a;
   r.tile.pad_b = l.pad_b;
+  r.tile.tail = l.tail ? 1 : 0;
+  r.tile.group_m = l.group_m;
   return r;
 }
 

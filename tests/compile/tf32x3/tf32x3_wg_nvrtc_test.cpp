@@ -78,9 +78,10 @@ std::vector<sgt::WarpTileConfig> space_configs() {
 
 TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
   const auto configs = space_configs();
-  // TF32: 12 unsplit, 36 split (SPLIT_K 2, 3, 4); the BF16 split (FMA_ORDER 3, two stages): 2
-  // and 6.
-  ASSERT_EQ(configs.size(), 56u);
+  // TF32: 12 unsplit, 36 split (SPLIT_K 2, 3, 4), 12 with the wave-aware tail (TAIL 1, the split
+  // entry); the BF16 split (FMA_ORDER 3, two stages): 2, 6 and 2. The tail configs share the
+  // split configs' binaries.
+  ASSERT_EQ(configs.size(), 70u);
   sgt::test::TempDir dir;
   sgt::gpu::KernelCompiler k(dir.path(), {});
   const auto results = k.compile_all(configs, 2, {}, "TN", false);
@@ -97,10 +98,10 @@ TEST(Tf32x3WgNvrtc, EveryConfigOfTheSpaceCompilesSpillFreeWithItsPrepass) {
     const bool bf16 = configs[i].FMA_ORDER == 3;
     const std::string first =
         bf16 ? std::to_string(configs[i].STAGES) : std::string(1, "367"[configs[i].FMA_ORDER]);
-    const std::string entry = bf16 ? (configs[i].SPLIT_K > 1 ? "_Z25sgemm_bf16x6_wgmma_splitkILi"
-                                                             : "_Z18sgemm_bf16x6_wgmmaILi")
-                                   : (configs[i].SPLIT_K > 1 ? "_Z25sgemm_tf32x3_wgmma_splitkILi"
-                                                             : "_Z18sgemm_tf32x3_wgmmaILi");
+    const bool split = configs[i].SPLIT_K > 1 || configs[i].TAIL != 0;
+    const std::string entry =
+        bf16 ? (split ? "_Z25sgemm_bf16x6_wgmma_splitkILi" : "_Z18sgemm_bf16x6_wgmmaILi")
+             : (split ? "_Z25sgemm_tf32x3_wgmma_splitkILi" : "_Z18sgemm_tf32x3_wgmmaILi");
     EXPECT_EQ(r.lowered_name.rfind(entry + first + "EL", 0), 0u) << r.lowered_name;
     EXPECT_EQ(r.pack_lowered_name.rfind(
                   bf16 ? "_Z20bf16x6_split_operand" : "_Z20tf32x3_split_operand", 0),
@@ -215,7 +216,9 @@ TEST(Tf32x3WgNvrtc, TheBf16SplitRunsSixBf16ProductsAStep) {
   };
   EXPECT_EQ(count(p.ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"), 24u);
   EXPECT_EQ(count(p.ptx, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32"), 0u);
-  EXPECT_EQ(count(p.ptx, "cp.async.bulk.tensor.2d"), 6u);
+  // Part 0 of each operand from its 2-D "big" map, parts 1 and 2 from planes of the 3-D "small".
+  EXPECT_EQ(count(p.ptx, "cp.async.bulk.tensor.2d"), 2u);
+  EXPECT_EQ(count(p.ptx, "cp.async.bulk.tensor.3d"), 4u);
   EXPECT_NE(p.ptx.find("setmaxnreg"), std::string::npos);
   const Ptx prepass = ptx_of("bf16x6_split_operand<3>", "compute_90a");
   ASSERT_TRUE(prepass.compiled) << prepass.log;

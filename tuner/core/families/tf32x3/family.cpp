@@ -65,7 +65,7 @@ const FixedFields& fixed_fields() {
       {&WarpTileConfig::TN, 1},      {&WarpTileConfig::MIN_BLOCKS, 1},
       {&WarpTileConfig::PAD_A, 0},   {&WarpTileConfig::FMA_ORDER, 0},
       {&WarpTileConfig::PAD_B, 0},   {&WarpTileConfig::PACK, 0},
-      {&WarpTileConfig::STAGE_C, 0},
+      {&WarpTileConfig::STAGE_C, 0}, {&WarpTileConfig::TAIL, 0},
   };
   return kFixed;
 }
@@ -76,7 +76,8 @@ const std::vector<RuleInfo>& own_rules() {
   static const std::vector<RuleInfo> kOwnRules = {
       {"tf32x3_fixed_fields",
        "in family tf32x3, the fields its kernel does not read hold one value: WNITER, TM, TN and "
-       "MIN_BLOCKS 1, PAD_A, PAD_B, FMA_ORDER, PACK and STAGE_C 0 (its names leave them out)",
+       "MIN_BLOCKS 1, PAD_A, PAD_B, FMA_ORDER, PACK, STAGE_C and TAIL 0 (its names leave them "
+       "out)",
        false},
       {"tf32x3_warp_grid",
        "in family tf32x3, warp tiles exactly tile the block tile: BM % WM == 0, BN % WN == 0 (the "

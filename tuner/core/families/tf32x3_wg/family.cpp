@@ -30,6 +30,13 @@
 // problems of few 128 x 128 tiles, which leave most of the last wave of 132 SMs idle
 // (docs/experiments/2026-12-04-tf32x3-wg-split-k.md). Names write it as the other families do
 // (_k2); SPLIT_K 1 is left out, so the names from before the knob name the same kernel.
+// TAIL 1 (with SPLIT_K 1) is the wave-aware tail (launch_plan.h, wave_tail in
+// tf32x3_wg_geometry.h): the split entry runs the tiles of the full waves of the device's SMs as
+// one launch (grid z 1, into C) and the tiles left over, the last columns of the last GROUP_M
+// group, as a second launch on their sub-problem split over K, whose partial products
+// sgemm_splitk_reduce sums into that part of C. It shares the split configs' binary. For problems
+// whose last wave is nearly empty (2560^3: 400 tiles, 3 waves of 132 and 4 left over;
+// docs/experiments/2026-12-05-wave-tail.md). Names write it _v1.
 // Every other field holds one value (implied(): its names leave them out; FMA_ORDER 0 too, so
 // names from before the knob still parse and name the same kernel).
 #include <string>
@@ -76,10 +83,13 @@ int min_stages(const WarpTileConfig& c) {
 int max_stages(const WarpTileConfig& c) {
   return bf16_split(c) ? sgt_kernel::kB6MaxStages : kWgMaxStages;
 }
-// The entry a config runs: the split one where SPLIT_K > 1.
+// The entry a config runs: the split one where SPLIT_K > 1 or it runs a tail.
+bool split_entry(const WarpTileConfig& c) {
+  return c.SPLIT_K > 1 || c.TAIL != 0;
+}
 std::string kernel_name(const WarpTileConfig& c) {
   return fmt::format("sgemm_{}_wgmma{}", bf16_split(c) ? "bf16x6" : "tf32x3",
-                     c.SPLIT_K > 1 ? "_splitk" : "");
+                     split_entry(c) ? "_splitk" : "");
 }
 int dynamic_bytes(const WarpTileConfig& c) {
   return bf16_split(c) ? sgt_kernel::bf16x6_smem_bytes(c.STAGES)
@@ -154,6 +164,11 @@ const std::vector<RuleInfo>& own_rules() {
        "3; "
        "1024-byte aligned) and its barriers fit the dynamic shared memory of a block",
        false},
+      {"tf32x3_wg_tail",
+       "in family tf32x3_wg, TAIL is 0 or 1 (1: the tiles past the last full wave of the SMs run "
+       "as a second launch of the split entry, split over K), and 1 only with SPLIT_K 1 (the "
+       "tail splits K on its own)",
+       false},
       {"tf32x3_wg_architecture",
        "family tf32x3_wg only on sm_90 (compiled for sm_90a: wgmma, setmaxnreg, tensor copies); "
        "elsewhere its image would be an empty stub",
@@ -189,6 +204,7 @@ class Tf32x3Wg final : public KernelFamily {
         own("tf32x3_wg_tile"),
         own("tf32x3_wg_stages"),
         own("tf32x3_wg_accumulation"),
+        own("tf32x3_wg_tail"),
         warptile::rule("max_threads_per_block"),
         own("tf32x3_wg_shared_memory"),
         own("tf32x3_wg_architecture"),
@@ -209,6 +225,8 @@ class Tf32x3Wg final : public KernelFamily {
     if (field == "FMA_ORDER" && (v < 0 || v >= kAccOrders))
       return "rule tf32x3_wg_accumulation: FMA_ORDER must be 0 (ACC 3), 1 (ACC 6), 2 (ACC 7) or 3 "
              "(the BF16 split) in family tf32x3_wg";
+    if (field == "TAIL" && v != 0 && v != 1)
+      return "rule tf32x3_wg_tail: TAIL must be 0 or 1 in family tf32x3_wg";
     return std::nullopt;
   }
 
@@ -241,6 +259,17 @@ class Tf32x3Wg final : public KernelFamily {
                        "(ACC 6), 2 (ACC 7) and 3 (the BF16 split)",
                        c.FMA_ORDER));
     }
+    if (c.TAIL != 0 && c.TAIL != 1) {
+      fail("tf32x3_wg_tail",
+           fmt::format("TAIL = {}: the tiles are launched in one grid (0) or with a wave-aware "
+                       "tail (1)",
+                       c.TAIL));
+    } else if (c.TAIL == 1 && c.SPLIT_K > 1) {
+      fail("tf32x3_wg_tail",
+           fmt::format("TAIL = 1 with SPLIT_K = {}: the tail splits K on its own, the first launch "
+                       "runs whole K",
+                       c.SPLIT_K));
+    }
     if (kWgThreads > limits.max_threads_per_block) {
       fail("max_threads_per_block", fmt::format("{} threads per block exceed the limit {}",
                                                 kWgThreads, limits.max_threads_per_block));
@@ -270,9 +299,25 @@ class Tf32x3Wg final : public KernelFamily {
   // SPLIT_K's launch under its name. It implies SPLIT_K <= the slices. No rule of the config
   // alone bounds SPLIT_K: the kernel takes any split of whole slices, and grid_z past a grid's
   // 65535 is the launch plan's too_large.
-  std::vector<std::string_view> shape_rules() const override { return {"shape_tf32x3_wg_split_k"}; }
+  // shape_tf32x3_wg_tail: a TAIL config's problem can have a tail on some device: two tiles or
+  // more, and K slices for two tail splits of kTailMinSlices (wave_tail). Where it has none on the
+  // device at hand (the tiles fill whole waves), the launch is the split entry on every tile.
+  std::vector<std::string_view> shape_rules() const override {
+    return {"shape_tf32x3_wg_split_k", "shape_tf32x3_wg_tail"};
+  }
   void check_shape(const WarpTileConfig& c, const Problem& p, const Limits&,
                    std::vector<RuleViolation>& out) const override {
+    if (c.TAIL != 0 && p.K > 0) {
+      const auto d = sgt_kernel::launch_dims(p.M, p.N, p.K, kWgBM, kWgBN, slice_k(c), 1);
+      const long long slices = (p.K + slice_k(c) - 1) / slice_k(c);
+      if (d.grid_x < 2 || slices < 2 * sgt_kernel::kTailMinSlices)
+        out.push_back({"shape_tf32x3_wg_tail",
+                       fmt::format("tf32x3_wg TAIL 1 at {}x{}x{}: {} tile{} and {} slice{} of {}; "
+                                   "a tail needs 2 tiles and {} slices (two splits of {})",
+                                   p.M, p.N, p.K, d.grid_x, d.grid_x == 1 ? "" : "s", slices,
+                                   slices == 1 ? "" : "s", slice_k(c),
+                                   2 * sgt_kernel::kTailMinSlices, sgt_kernel::kTailMinSlices)});
+    }
     if (c.SPLIT_K <= 1 || p.K <= 0) return;  // K = 0: nothing to split, C = beta C
     const int runs = launched_splits(c, p);
     if (runs == c.SPLIT_K) return;
@@ -326,7 +371,7 @@ class Tf32x3Wg final : public KernelFamily {
   // split entry's partial products; its pack kernel is the split prepass.
   bool has_split_k_reduce() const override { return true; }
   int binary_split_k(const WarpTileConfig& c) const override {
-    return c.SPLIT_K > 1 ? kSplitBinary : 1;
+    return split_entry(c) ? kSplitBinary : 1;
   }
   std::string pack_expression(const WarpTileConfig& c) const override {
     return bf16_split(c) ? "bf16x6_split_operand<3>" : "tf32x3_split_operand";
@@ -365,7 +410,12 @@ class Tf32x3Wg final : public KernelFamily {
         {"DYNAMIC_SHARED_BYTES", dynamic_bytes(c)},
         {"SHARED_BYTES", shared_bytes(c)},
         {"WORKSPACE",
-         c.SPLIT_K > 1 ? panels + ", and SPLIT_K M N floats for the partial products" : panels},
+         c.SPLIT_K > 1 ? panels + ", and SPLIT_K M N floats for the partial products"
+         : c.TAIL != 0 ? panels + ", and the tail's partial products: at most 128 x 128 floats a SM"
+                       : panels},
+        {"TAIL", c.TAIL != 0 ? "the tiles past the last full wave as a second launch split over "
+                               "K (wave_tail)"
+                             : "none"},
         {"KERNEL", kernel_name(c)}};
   }
   std::string derived_line(const WarpTileConfig& c) const override {
@@ -375,7 +425,9 @@ class Tf32x3Wg final : public KernelFamily {
         kWgThreads, sgt_kernel::kWgAccumulators, kPartialSets, acc_of(c),
         bf16_split(c) ? "BF16 split (3 parts)" : "TF32 split (2 parts)", shared_bytes(c),
         dynamic_bytes(c), bf16_split(c) ? 3 : 2, bf16_split(c) ? "BF16 values" : "floats",
-        c.SPLIT_K > 1 ? fmt::format(" + {} M N (split-K partial products)", c.SPLIT_K) : "");
+        c.SPLIT_K > 1 ? fmt::format(" + {} M N (split-K partial products)", c.SPLIT_K)
+        : c.TAIL != 0 ? " + the wave-aware tail's partial products"
+                      : "");
   }
 
   std::optional<SimReport> simulate(const WarpTileConfig& c) const override {

@@ -115,9 +115,10 @@ bool Indexing::is_kernels() const {
          split_slices == k.split_slices && slice_k == k.slice_k &&
          partial_offset == k.partial_offset && bf16_kp == k.bf16_kp &&
          bf16_workspace_values == k.bf16_workspace_values &&
-         bf16_panel_offset == k.bf16_panel_offset && bf16_map_row == k.bf16_map_row &&
+         bf16_panel_offset == k.bf16_panel_offset && bf16_map_plane == k.bf16_map_plane &&
          bf16_split_first_slice == k.bf16_split_first_slice &&
-         bf16_split_slices == k.bf16_split_slices && bf16_slice_k == k.bf16_slice_k;
+         bf16_split_slices == k.bf16_split_slices && bf16_slice_k == k.bf16_slice_k &&
+         wave_tail == k.wave_tail;
 }
 
 std::string describe(const PrepassCase& pc) {
@@ -362,9 +363,10 @@ std::vector<PrepassCase> prepass_cases(bool bf16) {
 namespace {
 
 // The BF16 split's panels as the kernel reads them: each operand's part 2 right after its part 1
-// (the prepass writes it at small + R Kp; the small map spans both), and for each part j and
-// block row bm0 the box copied from map row bf16_map_row(j, R, bm0) of map j == 0 ? big : small
-// holding part j's rows bm0 + i (those below R) inside the map. off[b][j]: the panels' offsets.
+// (the prepass writes it at small + R Kp; the small map holds both, as planes R Kp values apart),
+// and for each part j and block row bm0 the box copied from plane bf16_map_plane(j) of map
+// j == 0 ? big : small, rows bm0.., holding part j's rows bm0 + i (those below R) inside the map.
+// off[b][j]: the panels' offsets.
 void check_bf16_maps(Tally& t, const std::string& label, const Indexing& ix, long long kp,
                      const long long (&off)[2][kB6Parts], int M, int N) {
   if (1LL * M + N > kMaxPrepassElems) {
@@ -380,32 +382,34 @@ void check_bf16_maps(Tally& t, const std::string& label, const Indexing& ix, lon
         t.note(kSplitPanelWorkspace, [&] {
           return fmt::format(
               "{}: {} part {}'s panel starts at value {}, not right after part {}'s at {} (the "
-              "prepass writes it at small + R Kp = {}, and the small map spans both)",
+              "prepass writes it at small + R Kp = {}, the small map's next plane)",
               label, op, j, off[b][j], j - 1, off[b][j - 1], off[b][j - 1] + 1LL * R * kp);
         });
     }
     for (int j = 0; j < kB6Parts; ++j) {
-      // The map: "big" over part 0's R rows, "small" over parts 1 and 2's 2 R rows.
+      // The map (tma_encode_split_maps): "big" over part 0's R rows, "small" over parts 1 and 2
+      // as two planes of R rows, R Kp values apart.
       const long long base = j == 0 ? off[b][0] : off[b][1];
-      const long long map_rows = j == 0 ? R : 2LL * R;
+      const int planes = j == 0 ? 1 : kB6Parts - 1;
       const char* const map = j == 0 ? "big" : "small";
+      const long long plane = ix.bf16_map_plane(j);
       for (int bm0 = 0; bm0 < R; bm0 += tile) {
-        const long long m0 = ix.bf16_map_row(j, R, bm0);
         for (int i = 0; i < tile && bm0 + i < R; ++i) {
-          const long long m = m0 + i, r = bm0 + i;
-          if (m < 0 || m >= map_rows) {
+          const long long r = bm0 + i;
+          if (plane < 0 || plane >= planes) {
             t.note_n(kTmaCopyMisplaced, std::max(1LL, kp), [&] {
               return fmt::format(
-                  "{}: {}'s block row {} copies row {} of its part {} from row {} of map {}, "
-                  "outside its {} rows (the copy fills zeros)",
-                  label, op, bm0, r, j, m, map, map_rows);
+                  "{}: {}'s block row {} copies row {} of its part {} from plane {} of map {}, "
+                  "outside its {} plane{} (the copy fills zeros)",
+                  label, op, bm0, r, j, plane, map, planes, planes == 1 ? "" : "s");
             });
-          } else if (base + m * kp != off[b][j] + r * kp) {
+          } else if (base + (plane * R + r) * kp != off[b][j] + r * kp) {
             t.note_n(kTmaCopyMisplaced, std::max(1LL, kp), [&] {
               return fmt::format(
-                  "{}: {}'s block row {} copies row {} of its part {} from row {} of map {}, "
+                  "{}: {}'s block row {} copies row {} of its part {} from plane {} of map {}, "
                   "value {} of the workspace; the row is at value {}",
-                  label, op, bm0, r, j, m, map, base + m * kp, off[b][j] + r * kp);
+                  label, op, bm0, r, j, plane, map, base + (plane * R + r) * kp,
+                  off[b][j] + r * kp);
             });
           }
         }
@@ -595,7 +599,8 @@ SimReport simulate_split(const WarpTileConfig& c, int M, int N, int K, const Ind
   }
   // The launch plan's splits (plan_split_call: launch_dims with the kernel's slice).
   const auto d = sgt_kernel::launch_dims(M, N, K, c.BM, c.BN, BK, c.SPLIT_K);
-  const bool split_entry = c.SPLIT_K > 1;
+  // A tail config's first launch is the split entry too, on one split of k_chunk K.
+  const bool split_entry = c.SPLIT_K > 1 || c.TAIL != 0;
   const long long splits = d.grid_z, chunk = d.k_chunk;
   if (splits < 1 || splits > std::max(1, c.SPLIT_K) ||
       splits * M * N * 1LL > kMaxEpilogueElems * 4 ||
@@ -708,6 +713,99 @@ SimReport simulate_split(const WarpTileConfig& c, int M, int N, int K, const Ind
       });
   }
   return t.report();
+}
+
+SimReport simulate_tail(const WarpTileConfig& c, int M, int N, int K, int sm_count,
+                        const Indexing& ix) {
+  Tally t;
+  const int BK = format_of(bf16_split(c)).bk;
+  const std::string label = fmt::format("tail {}x{}x{} on {} SMs", M, N, K, sm_count);
+  if (c.BM < 1 || c.BN < 1 || c.GROUP_M < 1 || M < 1 || N < 1 || K < 1 || sm_count < 1) {
+    t.add(kDegenerate, 1, fmt::format("{}: not a launch the simulation replays", label));
+    return t.report();
+  }
+  const auto d = sgt_kernel::launch_dims(M, N, K, c.BM, c.BN, BK, 1);
+  const long long tiles = d.grid_x;
+  if (tiles > kMaxEpilogueElems / 64) {
+    t.add(kDegenerate, 1, fmt::format("{}: {} tiles are too many to replay", label, tiles));
+    return t.report();
+  }
+  const auto w = ix.wave_tail(d.grid_m, d.grid_n, c.GROUP_M, sm_count, (K + BK - 1) / BK);
+  if (w.splits == 0) return t.report();  // one launch of every tile: simulate_launch's
+  // The tail: the last block rows and columns of the grid, as its sub-problem's grid.
+  const long long row0 = 1LL * w.tile_row0 * c.BM, col0 = 1LL * w.tile_col0 * c.BN;
+  const long long tail_tiles = 1LL * w.rows * w.cols;
+  const bool inside = w.tile_row0 >= 0 && w.tile_col0 >= 0 && w.rows >= 1 && w.cols >= 1 &&
+                      w.tile_row0 + w.rows == d.grid_m && w.tile_col0 + w.cols == d.grid_n &&
+                      tail_tiles < tiles;
+  if (!inside) {
+    t.add(kRasterOut, 1,
+          fmt::format("{}: a tail of block rows {}.. ({}) and columns {}.. ({}) is not the last "
+                      "rows and columns of the {} x {} grid, or every tile",
+                      label, w.tile_row0, w.rows, w.tile_col0, w.cols, d.grid_m, d.grid_n));
+    return t.report();
+  }
+  const int Mt = static_cast<int>(M - row0), Nt = static_cast<int>(N - col0);
+  const auto td = sgt_kernel::launch_dims(Mt, Nt, K, c.BM, c.BN, BK, w.splits);
+  // Every tile of C from one launch: the first launch's blocks 0 .. tiles - rows cols - 1 in the
+  // whole grid's block order, the tail's in its own grid's, from its first row and column.
+  std::vector<int> cover(static_cast<size_t>(tiles), 0);
+  const auto count = [&](long long r, long long col, const char* who, long long b) {
+    if (r < 0 || r >= d.grid_m || col < 0 || col >= d.grid_n) {
+      t.note(kRasterOut, [&] {
+        return fmt::format("{}: {} block {} takes tile ({}, {}), outside the {} x {} grid", label,
+                           who, b, r, col, d.grid_m, d.grid_n);
+      });
+      return;
+    }
+    ++cover[static_cast<size_t>(r * d.grid_n + col)];
+  };
+  const long long first_blocks = tiles - tail_tiles;
+  const int gm = static_cast<int>(d.grid_m), gn = static_cast<int>(d.grid_n);
+  for (long long b = 0; b < first_blocks; ++b) {
+    const int bi = static_cast<int>(b);
+    count(ix.block_tile_row(bi, gm, gn, c.GROUP_M), ix.block_tile_col(bi, gm, gn, c.GROUP_M),
+          "the first launch's", b);
+  }
+  const int tgm = static_cast<int>(td.grid_m), tgn = static_cast<int>(td.grid_n);
+  if (td.grid_x != tail_tiles)
+    t.add(kRasterOut, 1,
+          fmt::format("{}: the tail's sub-problem {}x{} has {} tiles, not its {} x {}", label, Mt,
+                      Nt, td.grid_x, w.rows, w.cols));
+  for (long long b = 0; b < td.grid_x; ++b) {
+    const int bi = static_cast<int>(b);
+    count(w.tile_row0 + ix.block_tile_row(bi, tgm, tgn, c.GROUP_M),
+          w.tile_col0 + ix.block_tile_col(bi, tgm, tgn, c.GROUP_M), "the tail's", b);
+  }
+  for (long long i = 0; i < tiles; ++i) {
+    const int n = cover[static_cast<size_t>(i)];
+    if (n == 1) continue;
+    t.note(n == 0 ? kRasterHole : kRasterOverlap, [&] {
+      return fmt::format(
+          "{}: tile ({}, {}) is computed by {} launch{} (the first on {} of {} "
+          "tiles, the tail on rows {}.. and columns {}..)",
+          label, i / d.grid_n, i % d.grid_n, n, n == 1 ? "" : "es", first_blocks, tiles,
+          w.tile_row0, w.tile_col0);
+    });
+  }
+  // The tail's splits and partial products: the split entry on its sub-problem.
+  Merger merged;
+  merged.add(label, t.report());
+  WarpTileConfig split = c;
+  split.SPLIT_K = w.splits;
+  split.TAIL = 0;
+  merged.add(fmt::format("{}: the tail {}x{}x{} in {} splits", label, Mt, Nt, K, w.splits),
+             simulate_split(split, Mt, Nt, K, ix));
+  return merged.report();
+}
+
+std::vector<TailGrid> tail_grids() {
+  // The H200's and H100 PCIe's SMs on problems whose last wave is nearly empty (2560^3: 400
+  // tiles, 4 left over on 132; 3072^3; 1536 x 1536 x 6144, 12 left over), edges with partial
+  // tiles on few SMs, and one whose tiles fill whole waves (no tail).
+  return {{2560, 2560, 2560, 132}, {3072, 3072, 3072, 132}, {1536, 1536, 6144, 132},
+          {2560, 2560, 2560, 114}, {1000, 999, 1001, 7},    {130, 300, 640, 5},
+          {1100, 700, 333, 9},     {1024, 512, 512, 16}};
 }
 
 std::vector<SimGrid> split_grids(const WarpTileConfig& c) {
@@ -825,6 +923,11 @@ SimReport simulate(const WarpTileConfig& c, const Indexing& ix) {
     merged.add(label, simulate_launch(c, g.M, g.N, g.K));
     merged.add(label, simulate_split(c, g.M, g.N, g.K, ix));
   }
+  if (c.TAIL != 0) {
+    for (const auto& g : tail_grids())
+      merged.add(fmt::format("tail grid {}x{}x{} on {} SMs", g.M, g.N, g.K, g.sm_count),
+                 simulate_tail(c, g.M, g.N, g.K, g.sm_count, ix));
+  }
   if (!grids.empty()) {
     const auto& g = grids.back();
     merged.add(fmt::format("grid {}x{}x{}", g.M, g.N, g.K),
@@ -845,7 +948,10 @@ std::string simulation_scope() {
          "grids the block order and the epilogue (each accumulator at its wgmma C element, each C "
          "element once, float2 pairs aligned); and on those and 7 or 8 more K the K splits (each "
          "k copied by one slice of one split, within the split's range, and with SPLIT_K > 1 each "
-         "split's partial product once in its plane of the workspace)";
+         "split's partial product once in its plane of the workspace); with TAIL 1, on 8 problems "
+         "and SM "
+         "counts the wave-aware tail (every tile from one of the two launches, the tail the last "
+         "block rows and columns, its splits and partial products as the split entry's)";
 }
 
 }  // namespace sgt::tf32x3_wg

@@ -62,7 +62,10 @@ struct Indexing {
                                      long long) = sgt_kernel::bf16x6_workspace_values;
   long long (*bf16_panel_offset)(bool, int, long long, long long,
                                  long long) = sgt_kernel::bf16x6_panel_offset;
-  int (*bf16_map_row)(int, int, int) = sgt_kernel::bf16x6_map_row;
+  int (*bf16_map_plane)(int) = sgt_kernel::bf16x6_map_plane;
+  // The wave-aware tail's (TAIL 1).
+  sgt_kernel::WaveTail (*wave_tail)(long long, long long, int, int,
+                                    long long) = sgt_kernel::wave_tail;
   int (*bf16_split_first_slice)(int, int) = sgt_kernel::bf16x6_split_first_slice;
   int (*bf16_split_slices)(int, int, int) = sgt_kernel::bf16x6_split_slices;
   int (*bf16_slice_k)(int, int) = sgt_kernel::bf16x6_slice_k;
@@ -97,10 +100,11 @@ std::vector<PrepassCase> prepass_cases(bool bf16 = false);
 // base must). bf16: Kp a multiple of 8 in K..K+7, the six panels (bf16_panel_offset: A's parts 0,
 // 1, 2 of M rows, B's of N rows) inside the workspace of bf16_workspace_values, disjoint, each on
 // a 16-byte unit; each operand's part 2 right after its part 1 (the prepass writes it at small +
-// R Kp, and the "small" map spans both as 2 R rows); and the maps' rows: for each part j and each
-// block row bm0 (a multiple of 128 below R), the box the kernel copies from row bf16_map_row(j, R,
-// bm0) of map j == 0 ? big (R rows at part 0) : small (2 R rows at part 1) holds, in its rows i
-// with bm0 + i < R, part j's row bm0 + i, inside the map (not TMA's zero fill).
+// R Kp, the "small" map's second plane); and the maps' rows: for each part j and each block row
+// bm0 (a multiple of 128 below R), the box the kernel copies from plane bf16_map_plane(j), rows
+// bm0.., of map j == 0 ? big (one plane at part 0) : small (two planes of R rows at part 1, R Kp
+// values apart) holds, in its rows i with bm0 + i < R, part j's row bm0 + i, inside the map (not
+// TMA's zero fill).
 SimReport simulate_workspace(int M, int N, int K, const Indexing& ix = {}, bool bf16 = false);
 // Every consumer thread of every block of an M x N launch (the launch plan's grid from the
 // config's BM and BN, the kernel's block order with its GROUP_M): each accumulator stored at the
@@ -117,6 +121,19 @@ SimReport simulate_epilogue(const WarpTileConfig& c, int M, int N, bool pairs,
 // dynamic shared memory less its alignment slack, the full barrier expecting the bytes the copies
 // bring, and the k-slices (32 or 64 k) of a K taking each k < K exactly once.
 SimReport simulate_tile(const WarpTileConfig& c);
+// The wave-aware tail (TAIL 1) of an M x N x K launch on sm_count SMs, as plan_split_call plans it
+// (launch_plan.h): wave_tail's rectangle the last block rows and columns of the grid, every tile
+// of C computed by exactly one of the two launches (the first launch's blocks 0 .. tiles - r c - 1
+// in the whole grid's block order, the tail's blocks in its sub-problem's, offset by its first
+// block row and column), and the tail's sub-problem as simulate_split replays the split entry
+// with SPLIT_K the tail's splits (each k once, each partial product once). No tail: nothing.
+SimReport simulate_tail(const WarpTileConfig& c, int M, int N, int K, int sm_count,
+                        const Indexing& ix = {});
+struct TailGrid {
+  int M, N, K, sm_count;
+};
+// The problems and SM counts simulate() replays a TAIL config's tail on.
+std::vector<TailGrid> tail_grids();
 // The K of an M x N x K launch as the config's entry takes it (launch_dims with the kernel's
 // slice, kWgBK or for the BF16 split kB6BK, and SPLIT_K, as plan_split_call plans it). The unsplit
 // entry (SPLIT_K 1): slices 0 .. ceil(K / BK) - 1 into C. The split entry (SPLIT_K > 1), split z

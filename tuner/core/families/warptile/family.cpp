@@ -25,27 +25,15 @@ class Warptile final : public KernelFamily {
   const std::vector<RuleInfo>& rules() const override {
     static const std::vector<RuleInfo> list = [] {
       std::vector<RuleInfo> r;
-      for (const char* name : {"wmiter_divisibility",
-                               "positive_values",
-                               "warp_tiles_cover_block",
-                               "thread_count",
-                               "subtile_divisibility",
-                               "subtile_lane_grid",
-                               "load_stride_a",
-                               "load_stride_b",
-                               "float4_alignment",
-                               "pad_alignment",
-                               "pipeline_stages",
-                               "fma_order",
-                               "pack_flag",
-                               "stage_c_flag",
-                               "stage_c_buffer",
-                               "max_threads_per_block",
-                               "shared_memory",
-                               "accumulator_budget",
-                               "resident_threads",
-                               "resident_blocks",
-                               "register_cap"})
+      for (const char* name :
+           {"wmiter_divisibility", "positive_values",       "warp_tiles_cover_block",
+            "thread_count",        "subtile_divisibility",  "subtile_lane_grid",
+            "load_stride_a",       "load_stride_b",         "float4_alignment",
+            "pad_alignment",       "pipeline_stages",       "fma_order",
+            "pack_flag",           "stage_c_flag",          "tail_flag",
+            "stage_c_buffer",      "max_threads_per_block", "shared_memory",
+            "accumulator_budget",  "resident_threads",      "resident_blocks",
+            "register_cap"})
         r.push_back(warptile::rule(name));
       return r;
     }();

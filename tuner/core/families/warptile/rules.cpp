@@ -62,6 +62,10 @@ const std::vector<RuleInfo>& table() {
        "STAGE_C is 0 (C stored from registers) or 1 (edge and unaligned tiles through shared "
        "memory)",
        false},
+      {"tail_flag",
+       "TAIL is 0: the FFMA families launch every tile in one grid (the wave-aware tail, TAIL 1, "
+       "is family tf32x3_wg's)",
+       false},
       {"stage_c_buffer",
        "with STAGE_C = 1, As or Bs holds every warp's staged rows: NUM_THREADS*WNITER*TN floats",
        true},
@@ -107,6 +111,7 @@ std::optional<std::string> impossible_value(std::string_view field, int v) {
   }
   if (field == "PACK" && v != 0 && v != 1) return "rule pack_flag: PACK must be 0 or 1";
   if (field == "STAGE_C" && v != 0 && v != 1) return "rule stage_c_flag: STAGE_C must be 0 or 1";
+  if (field == "TAIL" && v != 0) return "rule tail_flag: TAIL must be 0 in the FFMA families";
   if (field == "FMA_ORDER" && (v < 0 || v > 3)) {
     return "rule fma_order: FMA_ORDER must be 0, 1, 2 or 3";
   }
@@ -226,6 +231,12 @@ void check_knobs(const WarpTileConfig& c, std::vector<RuleViolation>& out) {
          fmt::format("STAGE_C = {}: C is stored from registers (0) or through shared memory (1)",
                      c.STAGE_C));
   }
+  if (c.TAIL != 0) {
+    fail(out, "tail_flag",
+         fmt::format("TAIL = {}: the FFMA families launch every tile in one grid (the wave-aware "
+                     "tail is family tf32x3_wg's)",
+                     c.TAIL));
+  }
   if (c.STAGE_C == 1 && sgt_kernel::stage_buffer(g) == 0) {
     fail(out, "stage_c_buffer",
          fmt::format("STAGE_C = 1: the warps' staged rows need {} floats, more than As ({}) or "
@@ -258,8 +269,8 @@ std::string name_expression(const WarpTileConfig& c, std::string_view layout, bo
   auto flag = [](bool b) { return b ? "true" : "false"; };
   std::string args;
   for (const auto& f : kConfigFields) {
-    // SPLIT_K is a launch parameter.
-    if (f.member == &WarpTileConfig::SPLIT_K) continue;
+    // SPLIT_K is a launch parameter, TAIL another (0 in these families): neither a template's.
+    if (f.member == &WarpTileConfig::SPLIT_K || f.member == &WarpTileConfig::TAIL) continue;
     args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
   }
   return fmt::format("{}<{},{},{},{}>", kKernelTemplateName, args, flag(layout[0] == 'T'),

@@ -131,10 +131,11 @@ class WsTma final : public KernelFamily {
   const std::vector<RuleInfo>& rules() const override {
     static const std::vector<RuleInfo> list = [] {
       std::vector<RuleInfo> r;
-      for (const char* name : {"wmiter_divisibility", "positive_values", "warp_tiles_cover_block",
-                               "thread_count", "subtile_divisibility", "subtile_lane_grid",
-                               "float4_alignment", "pad_alignment", "pipeline_stages", "fma_order",
-                               "pack_flag", "stage_c_flag", "stage_c_buffer", "tma_flag"})
+      for (const char* name :
+           {"wmiter_divisibility", "positive_values", "warp_tiles_cover_block", "thread_count",
+            "subtile_divisibility", "subtile_lane_grid", "float4_alignment", "pad_alignment",
+            "pipeline_stages", "fma_order", "pack_flag", "stage_c_flag", "tail_flag",
+            "stage_c_buffer", "tma_flag"})
         r.push_back(warptile::rule(name));
       r.insert(r.end(), own_rules().begin(), own_rules().end());
       for (const char* name : {"max_threads_per_block", "shared_memory", "accumulator_budget",
