@@ -200,8 +200,25 @@ struct KernelCompiler::Fresh {
   bool missing_report = false;  // compiled, but ptxas's report is absent from the log
 };
 
+namespace {
+
+// NVRTC keeps the CUDA JIT cache: a program whose PTX it has compiled before (in any process of
+// the user) gets its cubin from the cache and no ptxas report, which is what rules out spills, so
+// the binary could not be used (seen on the H200 host: the split entries, shared by several
+// configs and compiled once per layout, failed with "no resource report" twice in a row, the
+// retry's source comment changing no PTX). The tuner has its own cache of checked cubins; the
+// JIT cache is turned off for this process before NVRTC first compiles (CUDA_CACHE_DISABLE,
+// which NVRTC honours: ptxas -v then reports every time). The worker loads cubins, never PTX.
+void disable_jit_cache() {
+  static std::once_flag once;
+  std::call_once(once, [] { ::setenv("CUDA_CACHE_DISABLE", "1", 1); });
+}
+
+}  // namespace
+
 KernelCompiler::KernelCompiler(fs::path cache_dir, CompileOptions opts)
     : cache_dir_(std::move(cache_dir)), opts_(std::move(opts)) {
+  disable_jit_cache();
   static const std::regex real_arch(R"(sm_(\d+)[a-z]?)");
   std::smatch m;
   if (!std::regex_match(opts_.arch, m, real_arch))
