@@ -3,15 +3,16 @@
 // tf32x3_wg_geometry.h (through Indexing, so that tests can break one); what they must do is stated
 // here independently: op(X)(r, k) is X[r ldx + k] for an operand stored k-contiguous and
 // X[k ldx + r] otherwise, a panel holds row r of op(X) (its part, for the BF16 split) at r Kp
-// (zeros past K), a BF16 map row m of map "big" is part 0's row m and of map "small" part 1's row
-// m (part 2's row m - R past R), and the wgmma m64nNk8 D fragment (PTX ISA; m64nNk16's is the same)
-// puts accumulator i of thread t of a warpgroup at row 16 (t / 32) + (t % 32) / 4 + 8 ((i / 2) %
-// 2), column 8 (i / 4) + 2 (t % 4) + i % 2. The kernels' guards (a prepass thread skips r >= R or
-// k >= Kp and reads only k < K, r < R; the epilogue skips rows >= M and columns >= N, and pairs
-// columns where both are inside) are restated as they write them, and so are the BF16 prepass's
-// part addresses (part 0 at `big`, part j > 0 at `small` + (j - 1) R Kp) and what a split must
-// take: the k range [z k_chunk, min(K, (z + 1) k_chunk)) of launch_dims, the convention of every
-// family's split-K, and the partial products' planes of M x N floats, split z's at z M N.
+// (zeros past K), a BF16 map row m of map "big" is part 0's row m and of map "small" in plane p
+// part p + 1's row m (the planes R Kp values apart), and the wgmma m64nNk8 D fragment (PTX ISA;
+// m64nNk16's is the same) puts accumulator i of thread t of a warpgroup at row 16 (t / 32) +
+// (t % 32) / 4 + 8 ((i / 2) % 2), column 8 (i / 4) + 2 (t % 4) + i % 2. The kernels' guards (a
+// prepass thread skips r >= R or k >= Kp and reads only k < K, r < R; the epilogue skips rows >= M
+// and columns >= N, and pairs columns where both are inside) are restated as they write them, and
+// so are the BF16 prepass's part addresses (part 0 at `big`, part j > 0 at `small` + (j - 1) R Kp)
+// and what a split must take: the k range [z k_chunk, min(K, (z + 1) k_chunk)) of launch_dims, the
+// convention of every family's split-K, and the partial products' planes of M x N floats, split z's
+// at z M N.
 #include "families/tf32x3_wg/simulation.hpp"
 
 #include <algorithm>
@@ -943,8 +944,8 @@ std::string simulation_scope() {
          "each panel (TF32: big and small; BF16: parts 0, 1, 2) written once with its part of "
          "op(X)(r, k), zeros past K; the panel workspace (Kp, 4 or 6 panels inside it, disjoint, "
          "16-byte aligned; for the BF16 split part 2 right after part 1 and each block's boxes "
-         "copied from the map rows of its part's rows); the ring's boxes (4 of 32 floats or 6 of "
-         "64 BF16 values by 128 rows), alignment and barrier bytes, the k-slices; on 5 launch "
+         "copied from its part's plane and rows of the maps); the ring's boxes (4 of 32 floats or "
+         "6 of 64 BF16 values by 128 rows), alignment and barrier bytes, the k-slices; on 5 launch "
          "grids the block order and the epilogue (each accumulator at its wgmma C element, each C "
          "element once, float2 pairs aligned); and on those and 7 or 8 more K the K splits (each "
          "k copied by one slice of one split, within the split's range, and with SPLIT_K > 1 each "
