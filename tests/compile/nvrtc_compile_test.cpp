@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <set>
@@ -97,6 +98,29 @@ TEST(NvrtcCompile, SeedAndQuickSurvivorsCompileToVerifiedCubins) {
     expect_loadable(r, c, k);
   }
   EXPECT_EQ(k.compilations(), names.size());
+}
+
+// NVRTC honours the CUDA JIT cache, and a program it has compiled before comes back without
+// ptxas' report, which the compiler needs to rule out spills (seen on the H200 host: a split
+// binary compiled a second time, once per layout, refused twice). A compiler turns the cache off
+// for its process: the same program compiled again, into a second empty cache, reports its
+// resources again and is used.
+TEST(NvrtcCompile, TheSameProgramCompiledAgainStillReportsItsResources) {
+  sgt::test::TempDir first, second;
+  KernelCompiler a(first.path(), {});
+  const char* off = std::getenv("CUDA_CACHE_DISABLE");
+  ASSERT_NE(off, nullptr);
+  EXPECT_STREQ(off, "1");
+  KernelCompiler b(second.path(), {});
+  const auto c = config(kSeed);
+  const Compiled ra = a.compile(c);
+  const Compiled rb = b.compile(c);
+  for (const Compiled* r : {&ra, &rb}) {
+    EXPECT_EQ(r->status, TrialStatus::ok) << r->reason;
+    EXPECT_FALSE(r->from_cache);
+    EXPECT_GT(r->registers, 0) << r->log;
+  }
+  EXPECT_EQ(ra.registers, rb.registers);
 }
 
 // The four outer-product orders of the 4096^3 winner's tile compile spill-free, each to a binary
