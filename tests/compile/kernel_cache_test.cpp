@@ -216,9 +216,12 @@ TEST(KernelCache, EachKernelFamilyHashesItsOwnFiles) {
   const sgt::KernelFamily* tf32x3 = sgt::find_family("tf32x3");
   const sgt::KernelFamily* tf32x3_wg = sgt::find_family("tf32x3_wg");
   ASSERT_TRUE(tf32x3 && tf32x3_wg);
+  const sgt::KernelFamily* ring = sgt::find_family("warptile_ring");
+  ASSERT_TRUE(ring);
   EXPECT_EQ(sgt::kernel_source_hashes(),
             (std::vector<std::string>{sgt::kernel_source_hash(plain), sgt::kernel_source_hash(tma),
-                                      tf32x3->source_hash(), tf32x3_wg->source_hash()}));
+                                      tf32x3->source_hash(), tf32x3_wg->source_hash(),
+                                      ring->source_hash()}));
   // The hashes every stored trial and the fixture databases carry: moving the families into the
   // registry must not make one of them stale.
   EXPECT_EQ(warptile->source_hash(),
@@ -236,8 +239,14 @@ TEST(KernelCache, EachKernelFamilyHashesItsOwnFiles) {
   EXPECT_EQ(names.front(), "sgemm_ws_tma.cuh");
   EXPECT_EQ(names.size(), 4u);
   // The files of every family, each once: tf32x3 and tf32x3_wg each add their kernel and geometry
-  // header, tf32x3_wg its BF16 split's kernel too.
-  EXPECT_EQ(sgt::kernel_sources().size(), 9u);
+  // header, tf32x3_wg its BF16 split's kernel too, warptile_ring its kernel and ring header. The
+  // ring is a family of its own so that the template's files, and with them every stored trial
+  // of the other families, stay as they were.
+  EXPECT_EQ(sgt::kernel_sources().size(), 11u);
+  names.clear();
+  for (const auto& f : ring->sources()) names.emplace_back(f.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"sgemm_warptile_ring.cuh", "sgemm_warptile.cuh",
+                                             "warptile_geometry.h", "warptile_ring.h"}));
   // The template's hash is the hash over its two files alone (what trials before the TMA kernel
   // recorded).
   std::string all;

@@ -20,7 +20,9 @@
 #include "config.hpp"
 #include "error.hpp"
 #include "kernel_source.hpp"
+#include "instance.hpp"
 #include "nvrtc_compiler.hpp"
+#include "nvrtc_ptx.hpp"
 #include "sha256.hpp"
 #include "space.hpp"
 #include "test_support.hpp"
@@ -195,6 +197,68 @@ TEST(NvrtcCompile, PackConfigsCompileTheirTnInstanceWithThePackingKernel) {
   expect_loadable(plain, unpacked, k);
   EXPECT_TRUE(plain.pack_lowered_name.empty());
   EXPECT_NE(plain.cubin_sha256, tn.cubin_sha256);
+}
+
+// Family warptile_ring: the TN float4 instance (PACK's too) is sgemm_warptile_ring, whose PTX
+// copies by cp.async and waits for all but STAGES - 2 commit groups; every other instance is the
+// double-buffered sgemm_warptile twin (STAGES 2) from the same program, with no cp.async. Through
+// the tuner's compiler the ring is a spill-free cubin whose shared memory is its STAGES buffers,
+// with the split-K reduction beside it. Below sm_80 the ring's kernel still builds (a library
+// built for several architectures holds it) with synchronous copies.
+TEST(NvrtcCompile, RingConfigsCopyByCpAsyncOnTheStraightInstanceOnly) {
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  auto c = config("wr_128x32x16_w64x16_wn2_t4x4_n128_mb1_s3_p4_g8_o1_b4");
+  const auto ptx = [&](const char* layout, bool vec, const char* arch = "compute_90") {
+    return sgt::test::ptx_of("warptile_ring", sgt::resolve(c, layout, vec).name_expression, arch);
+  };
+  for (int stages : {3, 4}) {
+    c.STAGES = stages;
+    SCOPED_TRACE(sgt::to_name(c));
+    EXPECT_EQ(sgt::resolve(c, "TN", true).name_expression.rfind("sgemm_warptile_ring<", 0), 0u);
+    const auto tn = ptx("TN", true);
+    ASSERT_TRUE(tn.compiled) << tn.log;
+    EXPECT_NE(tn.ptx.find("cp.async.cg.shared.global"), std::string::npos);
+    EXPECT_NE(tn.ptx.find("cp.async.wait_group " + std::to_string(stages - 2) + ";"),
+              std::string::npos);
+    EXPECT_NE(tn.ptx.find("cp.async.commit_group"), std::string::npos);
+    for (const auto& [layout, vec] : std::vector<std::pair<const char*, bool>>{
+             {"NN", true}, {"NT", true}, {"TT", true}, {"TN", false}}) {
+      // The twin: sgemm_warptile with STAGES 2.
+      auto twin = c;
+      twin.family = "warptile";
+      twin.STAGES = 2;
+      EXPECT_EQ(sgt::resolve(c, layout, vec).name_expression,
+                sgt::resolve(twin, layout, vec).name_expression);
+      const auto other = ptx(layout, vec);
+      ASSERT_TRUE(other.compiled) << layout << " " << vec << "\n" << other.log;
+      EXPECT_EQ(other.ptx.find("cp.async"), std::string::npos) << layout << " " << vec;
+    }
+    const Compiled r = k.compile(c, "TN", true);
+    ASSERT_EQ(r.status, TrialStatus::ok) << r.reason << "\n" << r.log;
+    EXPECT_EQ(r.spill_store_bytes, 0);
+    EXPECT_EQ(r.spill_load_bytes, 0);
+    EXPECT_EQ(r.shared_bytes, stages * (16 * (128 + 4) + 16 * (32 + 4)) * 4);
+    EXPECT_EQ(r.lowered_name.rfind("_Z19sgemm_warptile_ringIL", 0), 0u) << r.lowered_name;
+    EXPECT_EQ(r.reduce_lowered_name.rfind("_Z19sgemm_splitk_reduce", 0), 0u);
+    const std::string bytes = slurp(r.cubin_path);
+    EXPECT_NE(bytes.find(r.lowered_name), std::string::npos);
+    EXPECT_NE(bytes.find(r.reduce_lowered_name), std::string::npos);
+    const auto turing = ptx("TN", true, "compute_75");
+    ASSERT_TRUE(turing.compiled) << turing.log;
+    EXPECT_EQ(turing.ptx.find("cp.async"), std::string::npos);
+  }
+  // PACK: the ring on the panels in every layout, with the packing kernel.
+  c.STAGES = 3;
+  c.PACK = 1;
+  for (const char* layout : {"NN", "NT", "TT"}) {
+    EXPECT_EQ(sgt::resolve(c, layout, false).name_expression.rfind("sgemm_warptile_ring<", 0), 0u)
+        << layout;
+  }
+  const Compiled packed = k.compile(c, "NN", false);
+  ASSERT_EQ(packed.status, TrialStatus::ok) << packed.reason << "\n" << packed.log;
+  EXPECT_EQ(packed.layout, "TN");
+  EXPECT_EQ(packed.pack_lowered_name.rfind("_Z10sgemm_packILi0E", 0), 0u);
 }
 
 void print_report(const Compiled& r) {

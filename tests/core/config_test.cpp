@@ -791,6 +791,63 @@ TEST(ConfigTma, StagesAreTwoToEightAndCountInSharedMemory) {
   EXPECT_EQ(rule_names(check(c, roomy())), (std::vector<std::string>{"pipeline_stages"}));
 }
 
+// Family warptile_ring: STAGES 3 or 4 (1 and 2 are warptile's), STAGE_C 0, sm_80 and later; no
+// prefetch registers in register_cap (its copies bypass them); its shape rule admits only the
+// problems whose instance runs the ring (TN with float4 operands, or PACK), and its names are
+// warptile's with the prefix wr_.
+TEST(ConfigRing, StagesThreeAndFourFromComputeCapabilityEight) {
+  auto c = named("wr_128x64x16_w64x32_wn2_t4x4_n128_mb1_s3_p4");
+  EXPECT_EQ(c.family, "warptile_ring");
+  EXPECT_EQ(to_name(c), "wr_128x64x16_w64x32_wn2_t4x4_n128_mb1_s3_p4");
+  EXPECT_TRUE(check(c).empty());
+  c.STAGES = 4;
+  EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"shared_memory"}));
+  c.PAD_A = 0;  // four buffers of 128x64x16 are exactly the 48 KB of static shared memory
+  EXPECT_TRUE(check(c).empty());
+  c.STAGES = 2;
+  EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"ring_stages"}));
+  c.STAGES = 5;  // and five buffers are over the 48 KB
+  EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"ring_stages", "shared_memory"}));
+  c.STAGES = 3;
+  c.STAGE_C = 1;
+  EXPECT_EQ(rule_names(check(c)), (std::vector<std::string>{"ring_stage_c"}));
+  c.STAGE_C = 0;
+  Limits turing;
+  turing.compute_capability = 75;
+  const auto v = check(c, turing);
+  ASSERT_EQ(rule_names(v), (std::vector<std::string>{"ring_architecture"}));
+  EXPECT_NE(v.front().reason.find("sm_80"), std::string::npos) << v.front().reason;
+  // The double buffer's prefetch registers are not counted: 5 blocks of 128 threads cap a thread
+  // at 96 registers, which hold 64 accumulators and 16 fragments, but not 24 more for the double
+  // buffer's next slice (4 A and 2 B float4s).
+  auto warptile = named("wt_128x64x16_w64x32_wn2_t4x4_n128_mb5_s2_p4");
+  auto ring = warptile;
+  ring.family = "warptile_ring";
+  ring.STAGES = 3;
+  EXPECT_EQ(rule_names(check(warptile)), (std::vector<std::string>{"register_cap"}));
+  EXPECT_TRUE(check(ring).empty()) << check(ring).front().reason;
+}
+
+TEST(ConfigRing, TheShapeRuleAdmitsOnlyStraightCopies) {
+  auto c = named("wr_128x64x16_w64x32_wn2_t4x4_n128_mb1_s3_p4");
+  auto shape = [&](const std::string& layout, long long M, long long N) {
+    Problem p;
+    p.M = M;
+    p.N = N;
+    p.K = 1024;
+    p.layout = layout;
+    return rule_names(check_shape(c, p, Limits{}));
+  };
+  const std::vector<std::string> none, ring{"shape_warptile_ring"};
+  EXPECT_EQ(shape("TN", 1024, 512), none);
+  for (const char* layout : {"NN", "NT", "TT"}) EXPECT_EQ(shape(layout, 1024, 512), ring) << layout;
+  // TN whose operands refuse float4s (M odd: A^T's rows) runs the scalar instance.
+  EXPECT_EQ(shape("TN", 1023, 512), ring);
+  // PACK runs the TN float4 instance whatever the layout.
+  c.PACK = 1;
+  for (const char* layout : {"NN", "NT", "TN", "TT"}) EXPECT_EQ(shape(layout, 1023, 77), none);
+}
+
 // check() holds the layout that stages nothing (TN) plus three 8-byte mbarriers per stage to the
 // dynamic limit; the shape rule shape_tma_shared_memory holds each problem's own layout (NN and TT
 // stage one operand, NT both).

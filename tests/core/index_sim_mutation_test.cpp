@@ -1,6 +1,6 @@
 // Broken variants of the warp-tiling kernel's index functions, swapped in through SimIndexing,
-// must be caught by the index simulation: transposes, FMA orders, loaders, the pads, and the
-// clamps of the main loop's loads at the edge of the matrix.
+// must be caught by the index simulation: transposes, FMA orders, loaders, the pads, the clamps of
+// the main loop's loads at the edge of the matrix, and the cp.async ring's schedule.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -470,6 +470,71 @@ TEST(IndexSimMutation, TheFloat4ClampOnTheScalarInstanceIsCaughtBelowOneFloat4) 
   EXPECT_TRUE(simulate_grid_with(c, 201, 101, 40, ix).ok());
   const auto r = simulate_grid_with(c, 201, 67, 41, ix);
   EXPECT_TRUE(r.has("b_out_of_matrix")) << r.summary();
+}
+
+// --- The cp.async ring (STAGES 3, 4) -----------------------------------------------------------
+// Family warptile_ring: the ring's schedule is warptile_ring.h's ring_lead, ring_wait and
+// ring_buffer; the simulation replays it over 1 to 2 * STAGES + 1 slices.
+
+int wait_one_group_too_few(int stages) {
+  return stages - 1;
+}
+int lead_one_slice_too_far(int stages) {
+  return stages;
+}
+int buffer_of_a_ring_one_short(int t, int stages) {
+  return t % (stages - 1);
+}
+int buffer_past_the_ring(int t, int stages) {
+  return t % (stages + 1);
+}
+
+TEST(IndexSim, TheCpAsyncRingIsCleanAndOtherFamiliesHaveNone) {
+  for (int stages : {3, 4}) {
+    auto c = named("wr_128x64x16_w64x16_wn2_t4x4_n256_mb2_s3_p4_g8_o1");
+    c.STAGES = stages;
+    const auto r = simulate_ring(c);
+    EXPECT_TRUE(r.ok()) << stages << "\n" << r.summary();
+    const auto whole = simulate_config(c);
+    EXPECT_TRUE(whole.ok()) << stages << "\n" << whole.summary();
+    // Its PACK twin runs the ring on panels.
+    c.PACK = 1;
+    EXPECT_TRUE(simulate_config(c).ok()) << stages;
+  }
+  // A config of another family runs no ring: nothing to replay, however broken its functions.
+  SimIndexing ix;
+  ix.ring_buffer = buffer_past_the_ring;
+  EXPECT_TRUE(simulate_ring(named("wt_128x64x16_w64x16_wn2_t4x4_n256_mb2_s2_p4_g8_o1"), ix).ok());
+  EXPECT_FALSE(simulate_ring(named("wr_128x64x16_w64x16_wn2_t4x4_n256_mb2_s3_p4_g8_o1"), ix).ok());
+}
+
+TEST(IndexSimMutation, ABrokenRingScheduleIsCaught) {
+  auto c = named("wr_128x64x16_w64x16_wn2_t4x4_n256_mb2_s3_p4_g8_o1");
+  for (int stages : {3, 4}) {
+    c.STAGES = stages;
+    SCOPED_TRACE(stages);
+    SimIndexing ix;
+    // Waiting for one group fewer computes a slice whose copies may still be in flight.
+    ix.ring_wait = wait_one_group_too_few;
+    auto r = simulate_ring(c, ix);
+    EXPECT_TRUE(r.has("pipeline_not_landed")) << r.summary();
+    EXPECT_NE(r.summary().find("rule ring_stages"), std::string::npos) << r.summary();
+    // Issuing one slice further ahead copies into the buffer being computed.
+    ix = {};
+    ix.ring_lead = lead_one_slice_too_far;
+    r = simulate_ring(c, ix);
+    EXPECT_TRUE(r.has("pipeline_overwrite")) << r.summary();
+    // A ring one buffer short overwrites a slice still to be computed.
+    ix = {};
+    ix.ring_buffer = buffer_of_a_ring_one_short;
+    r = simulate_ring(c, ix);
+    EXPECT_TRUE(r.has("pipeline_overwrite") || r.has("pipeline_not_landed")) << r.summary();
+    // A buffer index past the ring is outside the shared memory.
+    ix = {};
+    ix.ring_buffer = buffer_past_the_ring;
+    r = simulate_ring(c, ix);
+    EXPECT_TRUE(r.has("smem_overflow")) << r.summary();
+  }
 }
 
 }  // namespace

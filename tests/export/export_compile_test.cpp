@@ -253,6 +253,46 @@ TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForSm90aWithTmaConfigs)
   }
 }
 
+// A winner of family warptile_ring: the table names its kernel file, and the dispatch library,
+// built by nvcc, holds the ring's kernel for its TN float4 instance and the double-buffered
+// sgemm_warptile twin (STAGES 2) for its other seven, free of warnings; and for sm_75 too, where
+// the ring's copies are synchronous.
+TEST(ExportHeaderCompile, DispatchLibraryHoldsARingWinnerAndItsTwin) {
+  const std::string nvcc = SGT_NVCC;
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc in this build";
+  test::TempDir dir;
+  const auto db = dir.path() / "ring.db";
+  {
+    auto s = db::SqliteStore::open(db, db::OpenMode::read_write);
+    auto p = test::fixture_shape(4096, 96, 8192);
+    p.layout = "TN";
+    s.begin(test::fixture_h200(), p);
+    s.record(test::fixture_trial(p, "wr_128x32x16_w64x16_wn2_t4x4_n128_mb1_s3_p4_g8_k4_o1", 0.18,
+                                 0.185, 1));
+  }
+  const auto inc = dir.path() / "include";
+  export_header(db, inc);
+  const auto header = test::read_file(inc / "sgemm_tuned_table.hpp");
+  EXPECT_TRUE(contains(header, "\"sgemm_warptile_ring.cuh\"")) << header;
+  const std::filesystem::path src(SGT_TEST_SOURCE_DIR);
+  for (const char* arch : {"sm_90", "sm_75"}) {
+    const auto obj = dir.path() / (std::string(arch) + ".o");
+    const auto r = test::run_shell(
+        sh_quote(nvcc) + " -std=c++17 -arch=" + arch +
+        " -Werror all-warnings -Xcompiler=-Wall,-Wextra -c -I " + sh_quote(inc) + " -I " +
+        sh_quote(src / "sgemm_tuned" / "include") + " -I " + sh_quote(src / "sgemm_tuned" / "src") +
+        " -I " + sh_quote(src / "kernel_templates") + " " +
+        sh_quote(src / "sgemm_tuned" / "src" / "dispatch.cu") + " -o " + sh_quote(obj));
+    ASSERT_EQ(r.exit_code, 0) << arch << "\n" << r.out;
+    const auto syms = test::run_shell("nm " + sh_quote(obj));
+    if (syms.exit_code != 0) continue;
+    // The config's template arguments: every field but SPLIT_K and TAIL.
+    const std::string args = "ILi128ELi32ELi16ELi64ELi16ELi2ELi4ELi4ELi128ELi1E";
+    EXPECT_TRUE(contains(syms.out, "_Z19sgemm_warptile_ring" + args + "Li3E")) << arch;
+    EXPECT_TRUE(contains(syms.out, "_Z14sgemm_warptile" + args + "Li2E")) << arch;
+  }
+}
+
 // A table exported in format 7, before the header named each config's instances, kernel files
 // and launch, still builds: the library derives them from the TMA field, as for that format's two
 // families, and instantiates the same TMA kernels.

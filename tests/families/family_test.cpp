@@ -48,13 +48,14 @@ using test::naive_config;
 TEST(KernelFamilies, TheRegistryListsEachFamilyOnceByItsId) {
   naive();
   const auto& all = families();
-  ASSERT_EQ(all.size(), 5u);
+  ASSERT_EQ(all.size(), 6u);
   EXPECT_EQ(all[0]->id(), "warptile");
   EXPECT_EQ(all[1]->id(), "ws_tma");
   EXPECT_EQ(all[2]->id(), "tf32x3");
   EXPECT_EQ(all[3]->id(), "tf32x3_wg");
+  EXPECT_EQ(all[4]->id(), "warptile_ring");
   EXPECT_EQ(find_family("nope"), nullptr);
-  EXPECT_EQ(all[4]->id(), "naive");
+  EXPECT_EQ(all[5]->id(), "naive");
   // A second family with the same id would make stored ids ambiguous.
   EXPECT_THROW(register_family(test::make_naive_family()), std::logic_error);
 }

@@ -10,21 +10,21 @@
 
 namespace sgt {
 
-std::unique_ptr<KernelFamily> make_warptile_family();   // families/warptile/
-std::unique_ptr<KernelFamily> make_ws_tma_family();     // families/ws_tma/
-std::unique_ptr<KernelFamily> make_tf32x3_family();     // families/tf32x3/
-std::unique_ptr<KernelFamily> make_tf32x3_wg_family();  // families/tf32x3_wg/
+std::unique_ptr<KernelFamily> make_warptile_family();       // families/warptile/
+std::unique_ptr<KernelFamily> make_ws_tma_family();         // families/ws_tma/
+std::unique_ptr<KernelFamily> make_tf32x3_family();         // families/tf32x3/
+std::unique_ptr<KernelFamily> make_tf32x3_wg_family();      // families/tf32x3_wg/
+std::unique_ptr<KernelFamily> make_warptile_ring_family();  // families/warptile_ring/
 
 namespace {
 
 // The registry. The first family is the fallback of family_of(), and its rules come first in
 // rules(): the warp-tiling template, which ws_tma is built on (tf32x3 includes it for the split-K
-// reduction, tf32x3_wg for the block order and ws_tma's copy helpers).
+// reduction, tf32x3_wg for the block order and ws_tma's copy helpers, warptile_ring for its
+// helpers and its double-buffered twin).
 std::unique_ptr<KernelFamily> (*const kFamilies[])() = {
-    make_warptile_family,
-    make_ws_tma_family,
-    make_tf32x3_family,
-    make_tf32x3_wg_family,
+    make_warptile_family,  make_ws_tma_family,        make_tf32x3_family,
+    make_tf32x3_wg_family, make_warptile_ring_family,
 };
 
 struct Registry {

@@ -249,6 +249,80 @@ std::vector<SimGrid> standard_grids(const WarpTileConfig& c) {
   return out;
 }
 
+namespace sim_detail {
+
+void replay_ring(Tally& t, const RingSchedule& r, int ntiles) {
+  const int S = r.stages;
+  std::vector<int> slice_of(static_cast<size_t>(S), -1), group_of(static_cast<size_t>(S), -1);
+  std::vector<char> computed(static_cast<size_t>(ntiles), 0);
+  std::vector<int> open;
+  int committed = 0, landed = 0;  // groups [0, landed) have landed
+  auto load = [&](int st, int slice) {
+    if (st < 0 || st >= S) {
+      t.note(kSmemOverflow, [&] {
+        return fmt::format("{} slices: slice {} is copied into stage {} of {}", ntiles, slice, st,
+                           S);
+      });
+      return;
+    }
+    const int held = slice_of[static_cast<size_t>(st)];
+    if (held >= 0 && !computed[static_cast<size_t>(held)]) {
+      t.note(kPipelineOverwrite, [&] {
+        return fmt::format(
+            "{} slices, STAGES = {}: slice {} is copied into stage {} while its "
+            "slice {} is still to be computed (rule {})",
+            ntiles, S, slice, st, held, r.rule);
+      });
+    }
+    slice_of[static_cast<size_t>(st)] = slice;
+    group_of[static_cast<size_t>(st)] = -1;
+    open.push_back(st);
+  };
+  auto commit = [&] {
+    for (const int st : open) group_of[static_cast<size_t>(st)] = committed;
+    open.clear();
+    ++committed;
+  };
+  auto compute = [&](int st, int slice) {
+    if (st < 0 || st >= S) {
+      t.note(kSmemOverflow, [&] {
+        return fmt::format("{} slices: slice {} is computed from stage {} of {}", ntiles, slice, st,
+                           S);
+      });
+      return;
+    }
+    const int held = slice_of[static_cast<size_t>(st)];
+    const int group = group_of[static_cast<size_t>(st)];
+    if (held != slice || group < 0 || group >= landed) {
+      t.note(kPipelineNotLanded, [&] {
+        return held != slice ? fmt::format(
+                                   "{} slices, STAGES = {}: slice {} is computed from stage {}, "
+                                   "which holds slice {}",
+                                   ntiles, S, slice, st, held)
+                             : fmt::format(
+                                   "{} slices, STAGES = {}: slice {} is computed before its "
+                                   "copies have landed (rule {})",
+                                   ntiles, S, slice, r.rule);
+      });
+    }
+    computed[static_cast<size_t>(slice)] = 1;
+  };
+  for (int s = 0; s < r.lead; ++s) {
+    if (s < ntiles) load(r.buffer(s, S), s);
+    commit();
+  }
+  for (int tt = 0; tt < ntiles; ++tt) {
+    if (r.wait >= 0) landed = std::max(landed, committed - r.wait);
+    // __syncthreads(): every compute of an earlier slice is done.
+    const int next = tt + r.lead;
+    if (next < ntiles) load(r.buffer(next, S), next);
+    commit();
+    compute(r.buffer(tt, S), tt);
+  }
+}
+
+}  // namespace sim_detail
+
 SimReport simulate_config(const WarpTileConfig& c) {
   const auto& family = family_of(c);
   if (auto r = family.simulate(c)) return std::move(*r);
@@ -258,6 +332,21 @@ SimReport simulate_config(const WarpTileConfig& c) {
                                    "not checked on the CPU",
                                    family.id())});
   return r;
+}
+
+SimReport simulate_ring(const WarpTileConfig& c, const SimIndexing& ix) {
+  sim_detail::Tally t;
+  if (c.family != "warptile_ring") return t.report();
+  // The replay is quadratic in STAGES; the kernel's ring has at most kMaxRingStages.
+  if (c.STAGES > 64) {
+    t.add(sim_detail::kDegenerate, 1,
+          fmt::format("STAGES = {}: too many ring stages to simulate", c.STAGES));
+    return t.report();
+  }
+  const sim_detail::RingSchedule ring{c.STAGES, ix.ring_lead(c.STAGES), ix.ring_wait(c.STAGES),
+                                      ix.ring_buffer, "ring_stages"};
+  for (int ntiles = 1; ntiles <= 2 * c.STAGES + 1; ++ntiles) replay_ring(t, ring, ntiles);
+  return t.report();
 }
 
 SimReport simulate_warptile_config(const WarpTileConfig& c) {
@@ -271,6 +360,7 @@ SimReport simulate_warptile_config(const WarpTileConfig& c) {
     if (r.has("degenerate_geometry")) return merged.report();
     done.push_back(sc);
   }
+  if (c.family == "warptile_ring") merged.add("ring", simulate_ring(c, ix));
   for (const auto& gr : standard_grids(c)) {
     run_grid(c, gr.M, gr.N, gr.K, ix, grid_label(gr.M, gr.N, gr.K), merged, done);
   }

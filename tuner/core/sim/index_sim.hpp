@@ -17,6 +17,7 @@
 #include "config.hpp"
 #include "problem.hpp"
 #include "tma_geometry.h"
+#include "warptile_ring.h"
 
 namespace sgt {
 
@@ -121,6 +122,10 @@ struct SimIndexing {
   sgt_kernel::FmaStep (*fma_step)(const sgt_kernel::Geometry&, int, int) = sgt_kernel::fma_step;
   sgt_kernel::LaunchDims (*launch_dims)(long long, long long, long long, int, int, int,
                                         int) = sgt_kernel::launch_dims;
+  // The cp.async ring of family warptile_ring (warptile_ring.h).
+  int (*ring_lead)(int) = sgt_kernel::ring_lead;
+  int (*ring_wait)(int) = sgt_kernel::ring_wait;
+  int (*ring_buffer)(int, int) = sgt_kernel::ring_buffer;
   // ws_tma (tma_geometry.h).
   bool (*tma_staged_a)(bool) = sgt_kernel::tma_staged_a;
   bool (*tma_staged_b)(bool) = sgt_kernel::tma_staged_b;
@@ -206,6 +211,13 @@ struct SimGrid {
   int M, N, K;
 };
 std::vector<SimGrid> standard_grids(const WarpTileConfig& c);
+
+// The cp.async ring of a family warptile_ring config (ring_lead, ring_wait and ring_buffer of
+// warptile_ring.h) over 1 to 2 * STAGES + 1 whole k-slices: every slice copied into a buffer of
+// the ring whose slice was computed, and computed from the buffer that holds it after its commit
+// group landed (pipeline_overwrite, pipeline_not_landed, smem_overflow). An empty report for a
+// config of another family.
+SimReport simulate_ring(const WarpTileConfig& c, const SimIndexing& ix = {});
 
 // Everything at once, as the config's kernel family simulates it (KernelFamily::simulate); a
 // family without a simulation gives the one defect not_simulated.

@@ -455,6 +455,26 @@ std::optional<std::string> field_out_of_range(const WarpTileConfig& c);
 // One block for one k-slice plus the epilogue (simulate_block_with).
 SimReport run_block(const WarpTileConfig& c, const SimCase& sc, const SimIndexing& ix);
 
+// --- index_sim.cpp: a ring of cp.async buffers --------------------------------------------------
+
+// The schedule of a ring of `stages` shared-memory buffers that cp.async fills, one commit group a
+// k-slice: slices 0 .. lead - 1 issued before the loop, one group each (empty past the last
+// slice); then for each slice t, wait_group `wait` and a barrier, slice t + lead issued into
+// buffer(t + lead) and a group committed, slice t computed from buffer(t). The warp-tiling
+// template's STAGES 3-4 (ring_lead, ring_wait, ring_buffer in warptile_geometry.h) and the
+// split-TF32 kernel's ring (sgemm_tf32x3.cuh) both run it.
+struct RingSchedule {
+  int stages = 0;
+  int lead = 0;
+  int wait = 0;
+  int (*buffer)(int t, int stages) = nullptr;
+  std::string_view rule;  // the rule that guards the ring, named in each defect
+};
+// Replays the schedule over `ntiles` slices: every copy into a buffer whose slice was computed
+// (else pipeline_overwrite), every compute from the buffer that holds its slice, after its group
+// landed (else pipeline_not_landed), every buffer inside the ring (else smem_overflow).
+void replay_ring(Tally& t, const RingSchedule& r, int ntiles);
+
 // --- index_sim_grid.cpp: the launch -------------------------------------------------------------
 
 // How the ranges a difference array over k holds (+1 where one starts, -1 past its end) cover

@@ -558,82 +558,6 @@ std::vector<BlockCase> block_cases(const WarpTileConfig& c) {
   return out;
 }
 
-namespace {
-
-// The kernel's ring, as it writes it, over `ntiles` k-slices: every copy into a stage whose slice
-// was computed, every compute from a stage whose copies have landed.
-void replay_ring(Tally& t, int S, int ntiles) {
-  const int ahead = S - 1, pending = S - 2;
-  std::vector<int> slice_of(static_cast<size_t>(S), -1), group_of(static_cast<size_t>(S), -1);
-  std::vector<char> computed(static_cast<size_t>(ntiles), 0);
-  std::vector<int> open;
-  int committed = 0, landed = 0;  // groups [0, landed) have landed
-  auto load = [&](int st, int slice) {
-    if (st < 0 || st >= S) {
-      t.note(kSmemOverflow, [&] {
-        return fmt::format("{} slices: slice {} is copied into stage {} of {}", ntiles, slice, st,
-                           S);
-      });
-      return;
-    }
-    const int held = slice_of[static_cast<size_t>(st)];
-    if (held >= 0 && !computed[static_cast<size_t>(held)]) {
-      t.note(kPipelineOverwrite, [&] {
-        return fmt::format(
-            "{} slices, STAGES = {}: slice {} is copied into stage {} while its "
-            "slice {} is still to be computed (rule tf32x3_stages)",
-            ntiles, S, slice, st, held);
-      });
-    }
-    slice_of[static_cast<size_t>(st)] = slice;
-    group_of[static_cast<size_t>(st)] = -1;
-    open.push_back(st);
-  };
-  auto commit = [&] {
-    for (const int st : open) group_of[static_cast<size_t>(st)] = committed;
-    open.clear();
-    ++committed;
-  };
-  auto compute = [&](int st, int slice) {
-    if (st < 0 || st >= S) {
-      t.note(kSmemOverflow, [&] {
-        return fmt::format("{} slices: slice {} is computed from stage {} of {}", ntiles, slice, st,
-                           S);
-      });
-      return;
-    }
-    const int held = slice_of[static_cast<size_t>(st)];
-    const int group = group_of[static_cast<size_t>(st)];
-    if (held != slice || group < 0 || group >= landed) {
-      t.note(kPipelineNotLanded, [&] {
-        return held != slice ? fmt::format(
-                                   "{} slices, STAGES = {}: slice {} is computed from stage {}, "
-                                   "which holds slice {}",
-                                   ntiles, S, slice, st, held)
-                             : fmt::format(
-                                   "{} slices, STAGES = {}: slice {} is computed before its "
-                                   "copies have landed (rule tf32x3_stages)",
-                                   ntiles, S, slice);
-      });
-    }
-    computed[static_cast<size_t>(slice)] = 1;
-  };
-  for (int s = 0; s < ahead; ++s) {
-    if (s < ntiles) load(s, s);
-    commit();
-  }
-  for (int tt = 0; tt < ntiles; ++tt) {
-    if (pending >= 0) landed = std::max(landed, committed - pending);
-    // __syncthreads(): every compute of an earlier slice is done.
-    const int next = tt + ahead;
-    if (next < ntiles) load(next % S, next);
-    commit();
-    compute(tt % S, tt);
-  }
-}
-
-}  // namespace
-
 SimReport simulate_pipeline(const WarpTileConfig& c) {
   Tally t;
   const int S = c.STAGES;
@@ -648,7 +572,10 @@ SimReport simulate_pipeline(const WarpTileConfig& c) {
                       "tf32x3_stages)",
                       S, pending));
   }
-  for (int ntiles = 1; ntiles <= 2 * S + 1; ++ntiles) replay_ring(t, S, ntiles);
+  // The kernel's ring, as it writes it (sgemm_tf32x3.cuh): S - 1 slices ahead, wait_group S - 2.
+  const sim_detail::RingSchedule ring{S, S - 1, pending, [](int t, int s) { return t % s; },
+                                      "tf32x3_stages"};
+  for (int ntiles = 1; ntiles <= 2 * S + 1; ++ntiles) replay_ring(t, ring, ntiles);
   return t.report();
 }
 

@@ -48,7 +48,6 @@ class Warptile final : public KernelFamily {
   void check(const WarpTileConfig& c, const Limits& limits,
              std::vector<RuleViolation>& out) const override {
     if (!warptile::products_fit(c, {}, out)) return;
-    const auto g = derive(c);
     warptile::check_tiling(c, out);
     warptile::check_loaders(c, out);
     warptile::check_float4(c, out);
@@ -60,39 +59,8 @@ class Warptile final : public KernelFamily {
                        "loop",
                        c.STAGES)});
     }
-    if (c.NUM_THREADS > limits.max_threads_per_block) {
-      out.push_back(
-          {"max_threads_per_block", fmt::format("NUM_THREADS = {} exceeds the limit {}",
-                                                c.NUM_THREADS, limits.max_threads_per_block)});
-    }
-    if (g.SMEM_BYTES > limits.max_static_shared_bytes) {
-      out.push_back(
-          {"shared_memory",
-           fmt::format("STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 = {} bytes exceeds the limit {}",
-                       g.SMEM_BYTES, limits.max_static_shared_bytes)});
-    }
-    warptile::check_accumulators(c, limits, out);
-    const long long resident = static_cast<long long>(c.MIN_BLOCKS) * c.NUM_THREADS;
-    if (resident > limits.max_threads_per_sm) {
-      out.push_back(
-          {"resident_threads", fmt::format("MIN_BLOCKS*NUM_THREADS = {} exceeds {} threads per SM",
-                                           resident, limits.max_threads_per_sm)});
-    }
-    warptile::check_resident_blocks(c, limits, out);
-    if (resident > 0) {
-      // Registers are granted per thread in multiples of 8.
-      const long long cap = std::min<long long>(limits.max_registers_per_thread,
-                                                (limits.registers_per_sm / resident) / 8 * 8);
-      // The double-buffered loop also holds the next slice's float4s in registers.
-      const int prefetch = c.STAGES > 1 ? sgt_kernel::kVec * (g.A_PASSES + g.B_PASSES) : 0;
-      const int need = g.ACCUMULATORS + g.FRAGMENTS + prefetch;
-      if (cap < need) {
-        out.push_back({"register_cap",
-                       fmt::format("MIN_BLOCKS = {} caps registers at {} per thread, below the {} "
-                                   "that accumulators, fragments and prefetch alone need",
-                                   c.MIN_BLOCKS, cap, need)});
-      }
-    }
+    // The double-buffered loop also holds the next slice's float4s in registers.
+    warptile::check_block(c, limits, c.STAGES > 1, out);
   }
 
   std::vector<KernelSourceFile> sources() const override {

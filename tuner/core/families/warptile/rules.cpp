@@ -265,16 +265,56 @@ void check_resident_blocks(const WarpTileConfig& c, const Limits& limits,
   }
 }
 
-std::string name_expression(const WarpTileConfig& c, std::string_view layout, bool vec) {
-  auto flag = [](bool b) { return b ? "true" : "false"; };
+void check_block(const WarpTileConfig& c, const Limits& limits, bool prefetch,
+                 std::vector<RuleViolation>& out) {
+  const auto g = derive(c);
+  if (c.NUM_THREADS > limits.max_threads_per_block) {
+    fail(out, "max_threads_per_block",
+         fmt::format("NUM_THREADS = {} exceeds the limit {}", c.NUM_THREADS,
+                     limits.max_threads_per_block));
+  }
+  if (g.SMEM_BYTES > limits.max_static_shared_bytes) {
+    fail(out, "shared_memory",
+         fmt::format("STAGES*((BM+PAD_A)+(BN+PAD_B))*BK*4 = {} bytes exceeds the limit {}",
+                     g.SMEM_BYTES, limits.max_static_shared_bytes));
+  }
+  check_accumulators(c, limits, out);
+  const long long resident = static_cast<long long>(c.MIN_BLOCKS) * c.NUM_THREADS;
+  if (resident > limits.max_threads_per_sm) {
+    fail(out, "resident_threads",
+         fmt::format("MIN_BLOCKS*NUM_THREADS = {} exceeds {} threads per SM", resident,
+                     limits.max_threads_per_sm));
+  }
+  check_resident_blocks(c, limits, out);
+  if (resident > 0) {
+    // Registers are granted per thread in multiples of 8.
+    const long long cap = std::min<long long>(limits.max_registers_per_thread,
+                                              (limits.registers_per_sm / resident) / 8 * 8);
+    const int staged = prefetch ? kVec * (g.A_PASSES + g.B_PASSES) : 0;
+    const int need = g.ACCUMULATORS + g.FRAGMENTS + staged;
+    if (cap < need) {
+      fail(out, "register_cap",
+           fmt::format("MIN_BLOCKS = {} caps registers at {} per thread, below the {} that "
+                       "accumulators, fragments{} alone need",
+                       c.MIN_BLOCKS, cap, need, prefetch ? " and prefetch" : ""));
+    }
+  }
+}
+
+std::string template_arguments(const WarpTileConfig& c) {
   std::string args;
   for (const auto& f : kConfigFields) {
     // SPLIT_K is a launch parameter, TAIL another (0 in these families): neither a template's.
     if (f.member == &WarpTileConfig::SPLIT_K || f.member == &WarpTileConfig::TAIL) continue;
     args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
   }
-  return fmt::format("{}<{},{},{},{}>", kKernelTemplateName, args, flag(layout[0] == 'T'),
-                     flag(layout[1] == 'T'), flag(vec));
+  return args;
+}
+
+std::string name_expression(const WarpTileConfig& c, std::string_view layout, bool vec) {
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  return fmt::format("{}<{},{},{},{}>", kKernelTemplateName, template_arguments(c),
+                     flag(layout[0] == 'T'), flag(layout[1] == 'T'), flag(vec));
 }
 
 nlohmann::json derived_geometry(const WarpTileConfig& c) {

@@ -43,8 +43,17 @@ void check_accumulators(const WarpTileConfig& c, const Limits& limits,
 void check_resident_blocks(const WarpTileConfig& c, const Limits& limits,
                            std::vector<RuleViolation>& out);
 
-// The name expression of sgemm_warptile<...> for an instance: every field but SPLIT_K (a launch
-// parameter), then the layout and the loads.
+// What the block asks of an SM: max_threads_per_block, shared_memory (STAGES buffers of As and
+// Bs, static), accumulator_budget, resident_threads, resident_blocks, register_cap (accumulators
+// and fragments, and with `prefetch` the next slice's float4s staged in registers).
+void check_block(const WarpTileConfig& c, const Limits& limits, bool prefetch,
+                 std::vector<RuleViolation>& out);
+
+// The template arguments of a config's kernel: every field but SPLIT_K and TAIL (launch
+// parameters), in the fields' order.
+std::string template_arguments(const WarpTileConfig& c);
+// The name expression of sgemm_warptile<...> for an instance: its template arguments, then the
+// layout and the loads.
 std::string name_expression(const WarpTileConfig& c, std::string_view layout, bool vec);
 
 // The geometry `check` shows (WMITER, sub-tile, load passes, AS_LD, shared bytes, accumulators,
