@@ -125,6 +125,25 @@ TEST(NvrtcCompile, TheSameProgramCompiledAgainStillReportsItsResources) {
   EXPECT_EQ(ra.registers, rb.registers);
 }
 
+// A retry after a missing report compiles a program no cache has seen (an empty kernel of a random
+// name appended): it reports the tile kernel's resources as the first compilation did, and two
+// retries are two programs.
+TEST(NvrtcCompile, ARetryCompilesAFreshProgramThatReportsTheSameResources) {
+  sgt::test::TempDir dir;
+  KernelCompiler k(dir.path(), {});
+  const auto c = config(kSeed);
+  const Compiled first = k.compile(c);
+  ASSERT_EQ(first.status, TrialStatus::ok) << first.reason;
+  const Compiled r1 = k.compile_as_retry(c), r2 = k.compile_as_retry(c);
+  for (const Compiled* r : {&r1, &r2}) {
+    EXPECT_EQ(r->status, TrialStatus::ok) << r->reason;
+    EXPECT_EQ(r->registers, first.registers) << r->log;
+    EXPECT_EQ(r->lowered_name, first.lowered_name);
+    EXPECT_FALSE(r->from_cache);
+  }
+  EXPECT_EQ(k.compilations(), 3u);
+}
+
 // The four outer-product orders of the 4096^3 winner's tile compile spill-free, each to a binary
 // of its own (the order is in the kernel's template arguments and changes its code).
 TEST(NvrtcCompile, EveryFmaOrderIsItsOwnSpillFreeBinary) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <random>
 #include <regex>
 #include <tuple>
 
@@ -208,10 +209,21 @@ namespace {
 // configs and compiled once per layout, failed with "no resource report" twice in a row, the
 // retry's source comment changing no PTX). The tuner has its own cache of checked cubins; the
 // JIT cache is turned off for this process before NVRTC first compiles (CUDA_CACHE_DISABLE,
-// which NVRTC honours: ptxas -v then reports every time). The worker loads cubins, never PTX.
+// which NVRTC is documented to honour). That was not enough on the H200 host (2026-12-07: a split
+// binary compiled a second time in one test process still came back without a report, twice), so
+// a retry also compiles a program no cache has seen (retry_nonce_kernel). The worker loads
+// cubins, never PTX.
 void disable_jit_cache() {
   static std::once_flag once;
   std::call_once(once, [] { ::setenv("CUDA_CACHE_DISABLE", "1", 1); });
+}
+
+// An empty kernel, appended to a retried program, whose name no earlier program had.
+std::string retry_nonce_kernel() {
+  static std::mutex mu;
+  static std::mt19937_64 rng{std::random_device{}()};
+  const std::lock_guard lock(mu);
+  return fmt::format("\nextern \"C\" __global__ void sgt_retry_{:016x}() {{}}\n", rng());
 }
 
 }  // namespace
@@ -377,9 +389,12 @@ KernelCompiler::Fresh KernelCompiler::compile_uncached(const KernelInstance& in,
   // The main file is a template only; nvrtcAddNameExpression instantiates it, so the program
   // text is the kernel file byte for byte and error lines point into it.
   std::string text(main_file.text);
-  // A retry appends a comment: a different program text, in case whatever lost the report keyed
-  // on the text. Line numbers of errors are unchanged.
-  if (attempt > 0) text += fmt::format("\n// attempt {}\n", attempt + 1);
+  // A retry appends an empty kernel of a name drawn at random: its PTX, unlike that of a comment,
+  // is a program no cache has seen, so ptxas runs and reports (measured on the H200 host: turning
+  // the JIT cache off by setting CUDA_CACHE_DISABLE in the process did not stop the second compile
+  // of a program coming back without a report). The tile kernel's code is unchanged, and error
+  // lines still point into the kernel file (the kernel is appended after its last line).
+  if (attempt > 0) text += retry_nonce_kernel();
   Program prog(std::move(text), std::string(main_file.name), header_texts, header_names);
   const std::string expr = in.name_expression;
   SGT_NVRTC_CHECK(nvrtcAddNameExpression(prog.get(), expr.c_str()));
@@ -540,6 +555,11 @@ Compiled KernelCompiler::compile(const WarpTileConfig& c, std::string_view layou
   spdlog::debug("compiled {} in {:.2f} s: {}", fresh.result.config_name,
                 fresh.result.compile_seconds, to_string(fresh.result.status));
   return std::move(fresh.result);
+}
+
+Compiled KernelCompiler::compile_as_retry(const WarpTileConfig& c, std::string_view layout,
+                                          bool vec) {
+  return std::move(compile_uncached(resolve(c, layout, vec), 1).result);
 }
 
 std::vector<Compiled> KernelCompiler::compile_all(const std::vector<WarpTileConfig>& cs,

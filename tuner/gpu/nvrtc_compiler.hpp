@@ -75,6 +75,12 @@ class KernelCompiler {
                                     std::string_view layout = "NN", bool vec = true,
                                     bool keep_going = false);
 
+  // Compiles c as the retry after a missing ptxas report does: the program with an empty kernel of
+  // a random name appended, so that no cache can have seen its PTX. The kernel cache is neither
+  // read nor written. For tests and diagnosis.
+  Compiled compile_as_retry(const WarpTileConfig& c, std::string_view layout = "NN",
+                            bool vec = true);
+
   // The cubin bytes at p, after checking they hash to sha256; throws Error when the file is
   // missing, empty or different.
   static std::string load_verified_cubin(const std::filesystem::path& p, const std::string& sha256);
