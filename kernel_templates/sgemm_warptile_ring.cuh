@@ -5,13 +5,15 @@
 // edge loop and the epilogue are sgemm_warptile's (same geometry, same warptile_geometry.h
 // functions, same results bit for bit).
 //
-// cp.async cannot transpose, so this kernel is the one instance whose copies are all straight:
-// A stored transposed (K x M) and B not (K x N), with float4 loads: a TN problem's float4
-// instance, which PACK's k-major panels run too. Every other instance of a warptile_ring config
-// (another layout without PACK, or operands that refuse float4s) is sgemm_warptile's double buffer
-// with the same tiles (STAGES 2), from the same program: the family names that instance instead.
-// At run time, operands whose pointers refuse 16-byte accesses take the guarded edge loop for
-// every slice, as in sgemm_warptile.
+// cp.async cannot transpose, so every copy is straight: an operand stored k-major (A as K x M, B
+// as K x N) goes into the k-major buffers the compute loop of sgemm_warptile reads, and one stored
+// with k contiguous (A as M x K, B as N x K) into a k-contiguous buffer (warptile_ring.h: kc_size,
+// kc_index), from which the compute loop reads 4 consecutive k of a fragment element as one
+// float4. So the float4 instance of every layout runs the ring (TRANS_A, TRANS_B: the layout);
+// PACK's k-major panels run the TN one. The instance for operands that refuse float4s is
+// sgemm_warptile's double buffer with the same tiles (STAGES 2), from the same program: the
+// family names that instance instead. At run time, operands whose pointers refuse 16-byte accesses
+// take the guarded edge loop for every slice, as in sgemm_warptile.
 //
 // It is a kernel of its own, not a branch of sgemm_warptile, so that sgemm_warptile.cuh and
 // warptile_geometry.h stay byte for byte what every stored trial of the other families was
@@ -52,10 +54,11 @@ __device__ __forceinline__ void cp_async_wait() {
 }  // namespace sgt_kernel
 
 // The template arguments are sgemm_warptile's config fields, in the same order (SPLIT_K and TAIL
-// are launch parameters); the layout is TN and the loads float4s. STAGE_C is always 0.
+// are launch parameters), then the layout (TRANS_A: A stored K x M; TRANS_B: B stored N x K); the
+// loads are float4s. STAGE_C is always 0. PACK runs the TN instance, on the panels.
 template <int BM, int BN, int BK, int WM, int WN, int WNITER, int TM, int TN, int NUM_THREADS,
           int MIN_BLOCKS, int STAGES, int PAD_A, int GROUP_M, int FMA_ORDER, int PAD_B, int PACK,
-          int STAGE_C>
+          int STAGE_C, int TRANS_A, int TRANS_B>
 __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
     sgemm_warptile_ring(int M, int N, int K, float alpha, const float* __restrict__ A, int lda,
                         const float* __restrict__ B, int ldb, float beta, float* __restrict__ C,
@@ -80,9 +83,15 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   static_assert(FMA_ORDER >= 0 && FMA_ORDER <= 3, "fma_order");
   static_assert(PACK == 0 || PACK == 1, "pack_flag");
   static_assert(STAGE_C == 0, "stage_c_flag");
+  static_assert(PACK == 0 || (TRANS_A == 1 && TRANS_B == 0), "pack_instance: PACK runs TN");
 
-  __shared__ __align__(16) float As[STAGES * g.AS_SIZE];
-  __shared__ __align__(16) float Bs[STAGES * g.BS_SIZE];
+  // Which operands are copied into k-contiguous buffers, and one buffer's floats of each.
+  constexpr bool A_KC = ring_a_kc(TRANS_A != 0);
+  constexpr bool B_KC = ring_b_kc(TRANS_B != 0);
+  constexpr int A_BUF = A_KC ? kc_size(BM, BK, TM) : g.AS_SIZE;
+  constexpr int B_BUF = B_KC ? kc_size(BN, BK, TN) : g.BS_SIZE;
+  __shared__ __align__(16) float As[STAGES * A_BUF];
+  __shared__ __align__(16) float Bs[STAGES * B_BUF];
 
   const int tid = threadIdx.x;
   if constexpr (PACK == 1) wait_for_prior_grid();  // the panels sgemm_pack writes
@@ -94,14 +103,16 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   const int kend = min(K, kbeg + k_chunk);
   const int ntiles = kend > kbeg ? (kend - kbeg + BK - 1) / BK : 0;
 
-  // A^T and B as stored: K rows, their columns along m (n). Both copies are straight.
-  constexpr int A_COLS = a_slice_cols(g, true);
-  constexpr int B_COLS = b_slice_cols(g, false);
+  // The operands as stored: a k-major one as K rows along m (n), a k-contiguous one as M (N) rows
+  // along k. Every copy is straight.
+  constexpr int A_COLS = a_slice_cols(g, TRANS_A != 0);
+  constexpr int B_COLS = b_slice_cols(g, TRANS_B != 0);
   const bool fullM = blockRow + BM <= M;
   const bool fullN = blockCol + BN <= N;
-  // sgemm_warptile's float4 condition for TN (float4_operand): panels are padded to whole float4s.
-  const bool main_loop = aligned16(A) && lda % kVec == 0 && (PACK || M % kVec == 0) &&
-                         aligned16(B) && ldb % kVec == 0 && (PACK || N % kVec == 0);
+  // sgemm_warptile's float4 condition (float4_operand): panels are padded to whole float4s, and a
+  // k-contiguous operand's float4s run along k.
+  const bool main_loop = aligned16(A) && lda % kVec == 0 && (A_KC || PACK || M % kVec == 0) &&
+                         aligned16(B) && ldb % kVec == 0 && (B_KC || PACK || N % kVec == 0);
 
   // Sized for at least one sub-tile, so that a rejected config fails on its static_assert alone.
   constexpr int kWmiter = g.WMITER > 0 ? g.WMITER : 1;
@@ -111,27 +122,50 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
   float4 ra[g.A_PASSES], rb[g.B_PASSES];
 
   // Each pass's global pointer at the first k-slice, clamped into the matrix in M and N for the
-  // main loop (clamp_mn_vec, or clamp_mn_panel on panels); advanced by one slice per copy.
-  const long long a_step = static_cast<long long>(BK) * lda;
-  const long long b_step = static_cast<long long>(BK) * ldb;
+  // main loop (k-major: clamp_mn_vec, or clamp_mn_panel on panels, of the start column;
+  // k-contiguous: clamp_mn of the row); advanced by one slice per copy.
+  const long long a_step = A_KC ? BK : static_cast<long long>(BK) * lda;
+  const long long b_step = B_KC ? BK : static_cast<long long>(BK) * ldb;
   const float* pa[g.A_PASSES];
   const float* pb[g.B_PASSES];
   auto place = [&](int c, int ext) {
     if (!main_loop) return c;
     return PACK ? clamp_mn_panel(c, ext) : clamp_mn_vec(c, ext);
   };
+  auto place_row = [&](int r, int ext) { return main_loop ? clamp_mn(r, ext) : r; };
 #pragma unroll
   for (int p = 0; p < g.A_PASSES; ++p) {
-    const int r = kbeg + load_row(g, A_COLS, tid, p);
-    const int c = place(blockRow + load_col(g, A_COLS, tid, p), M);
-    pa[p] = A + static_cast<long long>(r) * lda + c;
+    if constexpr (A_KC) {
+      const int r = place_row(blockRow + load_row(g, A_COLS, tid, p), M);
+      pa[p] = A + static_cast<long long>(r) * lda + kbeg + load_col(g, A_COLS, tid, p);
+    } else {
+      const int r = kbeg + load_row(g, A_COLS, tid, p);
+      const int c = place(blockRow + load_col(g, A_COLS, tid, p), M);
+      pa[p] = A + static_cast<long long>(r) * lda + c;
+    }
   }
 #pragma unroll
   for (int p = 0; p < g.B_PASSES; ++p) {
-    const int r = kbeg + load_row(g, B_COLS, tid, p);
-    const int c = place(blockCol + load_col(g, B_COLS, tid, p), N);
-    pb[p] = B + static_cast<long long>(r) * ldb + c;
+    if constexpr (B_KC) {
+      const int r = place_row(blockCol + load_row(g, B_COLS, tid, p), N);
+      pb[p] = B + static_cast<long long>(r) * ldb + kbeg + load_col(g, B_COLS, tid, p);
+    } else {
+      const int r = kbeg + load_row(g, B_COLS, tid, p);
+      const int c = place(blockCol + load_col(g, B_COLS, tid, p), N);
+      pb[p] = B + static_cast<long long>(r) * ldb + c;
+    }
   }
+  // Where stored element (row, col) of a slice goes in buffer `buf`: k-major as sgemm_warptile's
+  // straight store puts it, or k-contiguous (row m or n, column k).
+  auto a_slot = [&](int buf, int row, int col) {
+    if constexpr (A_KC) return buf * A_BUF + kc_index(BK, TM, row, col);
+    return buf * A_BUF + as_index(g, slice_k(true, true, row, col), slice_mn(true, true, row, col));
+  };
+  auto b_slot = [&](int buf, int row, int col) {
+    if constexpr (B_KC) return buf * B_BUF + kc_index(BK, TN, row, col);
+    return buf * B_BUF +
+           bs_index(g, slice_k(false, false, row, col), slice_mn(false, false, row, col));
+  };
 
   // Global -> shared buffer `buf` for the next whole k-slice by cp.async: each pass's float4 to
   // where sgemm_warptile's straight store puts it.
@@ -139,52 +173,60 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
 #pragma unroll
     for (int p = 0; p < g.A_PASSES; ++p) {
       const int row = load_row(g, A_COLS, tid, p), col = load_col(g, A_COLS, tid, p);
-      cp_async_float4(&As[buf * g.AS_SIZE + as_index(g, slice_k(true, true, row, col),
-                                                     slice_mn(true, true, row, col))],
-                      pa[p]);
+      cp_async_float4(&As[a_slot(buf, row, col)], pa[p]);
       pa[p] += a_step;
     }
 #pragma unroll
     for (int p = 0; p < g.B_PASSES; ++p) {
       const int row = load_row(g, B_COLS, tid, p), col = load_col(g, B_COLS, tid, p);
-      cp_async_float4(&Bs[buf * g.BS_SIZE + bs_index(g, slice_k(false, false, row, col),
-                                                     slice_mn(false, false, row, col))],
-                      pb[p]);
+      cp_async_float4(&Bs[b_slot(buf, row, col)], pb[p]);
       pb[p] += b_step;
     }
   };
   // The edge loop's slice t into buffer 0: element by element, whatever lies outside the matrix
   // (or this split's k range) stored as 0, through registers.
+  // (A k-contiguous operand's stored rows run along m (n), its columns along k.)
   auto fetch_store_guarded = [&](int t) {
     const int k0 = kbeg + t * BK;
 #pragma unroll
     for (int p = 0; p < g.A_PASSES; ++p) {
-      ra[p] = load_slice_vec<false>(pa[p], load_row(g, A_COLS, tid, p), load_col(g, A_COLS, tid, p),
-                                    k0, blockRow, kend, M);
+      const int row = load_row(g, A_COLS, tid, p), col = load_col(g, A_COLS, tid, p);
+      ra[p] = A_KC ? load_slice_vec<false>(pa[p], row, col, blockRow, k0, M, kend)
+                   : load_slice_vec<false>(pa[p], row, col, k0, blockRow, kend, M);
       pa[p] += a_step;
     }
 #pragma unroll
     for (int p = 0; p < g.B_PASSES; ++p) {
-      rb[p] = load_slice_vec<false>(pb[p], load_row(g, B_COLS, tid, p), load_col(g, B_COLS, tid, p),
-                                    k0, blockCol, kend, N);
+      const int row = load_row(g, B_COLS, tid, p), col = load_col(g, B_COLS, tid, p);
+      rb[p] = B_KC ? load_slice_vec<false>(pb[p], row, col, blockCol, k0, N, kend)
+                   : load_slice_vec<false>(pb[p], row, col, k0, blockCol, kend, N);
       pb[p] += b_step;
     }
 #pragma unroll
-    for (int p = 0; p < g.A_PASSES; ++p)
-      store_slice_vec<true, true>(g, As, ra[p], load_row(g, A_COLS, tid, p),
-                                  load_col(g, A_COLS, tid, p));
+    for (int p = 0; p < g.A_PASSES; ++p) {
+      const int row = load_row(g, A_COLS, tid, p), col = load_col(g, A_COLS, tid, p);
+      if constexpr (A_KC)
+        *reinterpret_cast<float4*>(&As[a_slot(0, row, col)]) = ra[p];
+      else
+        store_slice_vec<true, true>(g, As, ra[p], row, col);
+    }
 #pragma unroll
-    for (int p = 0; p < g.B_PASSES; ++p)
-      store_slice_vec<false, false>(g, Bs, rb[p], load_row(g, B_COLS, tid, p),
-                                    load_col(g, B_COLS, tid, p));
+    for (int p = 0; p < g.B_PASSES; ++p) {
+      const int row = load_row(g, B_COLS, tid, p), col = load_col(g, B_COLS, tid, p);
+      if constexpr (B_KC)
+        *reinterpret_cast<float4*>(&Bs[b_slot(0, row, col)]) = rb[p];
+      else
+        store_slice_vec<false, false>(g, Bs, rb[p], row, col);
+    }
   };
   // The thread's fragments of step k from buffer `buf`, and one outer product in FMA_ORDER's
   // order: sgemm_warptile's load_frag and outer.
+  // (Only the k-major operands: a k-contiguous one's fragments come from load_kc below.)
   auto load_frag = [&](int buf, int k) {
-    const float* as = As + buf * g.AS_SIZE;
-    const float* bs = Bs + buf * g.BS_SIZE;
+    const float* as = As + buf * A_BUF;
+    const float* bs = Bs + buf * B_BUF;
 #pragma unroll
-    for (int ws = 0; ws < g.WMITER; ++ws) {
+    for (int ws = 0; ws < (A_KC ? 0 : g.WMITER); ++ws) {
       if (TM % kVec == 0) {
 #pragma unroll
         for (int i = 0; i < TM; i += kVec) {
@@ -202,7 +244,7 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
       }
     }
 #pragma unroll
-    for (int ws = 0; ws < WNITER; ++ws)
+    for (int ws = 0; ws < (B_KC ? 0 : WNITER); ++ws)
 #pragma unroll
       for (int i = 0; i < TN; i += kVec) {
         const float4 v =
@@ -214,15 +256,70 @@ __global__ void __launch_bounds__(NUM_THREADS, MIN_BLOCKS)
       }
   };
   constexpr int kCols = WNITER * TN;
-  auto compute = [&](auto main, int buf) {
-    constexpr int kUnroll = decltype(main)::value ? BK : 1;
-#pragma unroll kUnroll
-    for (int k = 0; k < BK; ++k) {
-      load_frag(buf, k);
+  // With a k-contiguous operand: the fragments of 4 consecutive k, one float4 per element of the
+  // thread tile, then the 4 outer products, each taking its k's column of them (a k-major
+  // operand's fragments read per k as above).
+  constexpr int kRows = kWmiter * TM;
+  float kcM[A_KC ? kRows * kVec : 1];
+  float kcN[B_KC ? kCols * kVec : 1];
+  auto load_kc = [&](int buf, int k4) {
+    if constexpr (A_KC) {
+      const float* as = As + buf * A_BUF;
 #pragma unroll
-      for (int s = 0; s < kWmiter * TM * kCols; ++s) {
-        const FmaStep f = fma_step(g, FMA_ORDER, s);
-        acc[f.i * kCols + f.j] += regM[f.i] * regN[f.j];
+      for (int ws = 0; ws < g.WMITER; ++ws)
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const float4 v = *reinterpret_cast<const float4*>(
+              &as[kc_group_index(BK, TM, tile_row(g, tid, ws, 0), i, k4)]);
+          float* r = &kcM[(ws * TM + i) * kVec];
+          r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+        }
+    }
+    if constexpr (B_KC) {
+      const float* bs = Bs + buf * B_BUF;
+#pragma unroll
+      for (int ws = 0; ws < WNITER; ++ws)
+#pragma unroll
+        for (int i = 0; i < TN; ++i) {
+          const float4 v = *reinterpret_cast<const float4*>(
+              &bs[kc_group_index(BK, TN, tile_col(g, tid, ws, 0), i, k4)]);
+          float* r = &kcN[(ws * TN + i) * kVec];
+          r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+        }
+    }
+  };
+  auto compute = [&](auto main, int buf) {
+    if constexpr (!A_KC && !B_KC) {
+      constexpr int kUnroll = decltype(main)::value ? BK : 1;
+#pragma unroll kUnroll
+      for (int k = 0; k < BK; ++k) {
+        load_frag(buf, k);
+#pragma unroll
+        for (int s = 0; s < kWmiter * TM * kCols; ++s) {
+          const FmaStep f = fma_step(g, FMA_ORDER, s);
+          acc[f.i * kCols + f.j] += regM[f.i] * regN[f.j];
+        }
+      }
+    } else {
+      constexpr int kUnroll = decltype(main)::value ? BK / kVec : 1;
+#pragma unroll kUnroll
+      for (int k4 = 0; k4 < BK; k4 += kVec) {
+        load_kc(buf, k4);
+#pragma unroll
+        for (int kk = 0; kk < kVec; ++kk) {
+          load_frag(buf, k4 + kk);  // the k-major operand's fragments, if there is one
+#pragma unroll
+          for (int i = 0; i < kRows; ++i)
+            if constexpr (A_KC) regM[i] = kcM[i * kVec + kk];
+#pragma unroll
+          for (int j = 0; j < kCols; ++j)
+            if constexpr (B_KC) regN[j] = kcN[j * kVec + kk];
+#pragma unroll
+          for (int s = 0; s < kRows * kCols; ++s) {
+            const FmaStep f = fma_step(g, FMA_ORDER, s);
+            acc[f.i * kCols + f.j] += regM[f.i] * regN[f.j];
+          }
+        }
       }
     }
   };

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -19,6 +20,7 @@
 
 #include "config.hpp"
 #include "error.hpp"
+#include "family.hpp"
 #include "kernel_source.hpp"
 #include "instance.hpp"
 #include "nvrtc_compiler.hpp"
@@ -218,61 +220,89 @@ TEST(NvrtcCompile, PackConfigsCompileTheirTnInstanceWithThePackingKernel) {
   EXPECT_NE(plain.cubin_sha256, tn.cubin_sha256);
 }
 
-// Family warptile_ring: the TN float4 instance (PACK's too) is sgemm_warptile_ring, whose PTX
-// copies by cp.async and waits for all but STAGES - 2 commit groups; every other instance is the
-// double-buffered sgemm_warptile twin (STAGES 2) from the same program, with no cp.async. Through
-// the tuner's compiler the ring is a spill-free cubin whose shared memory is its STAGES buffers,
-// with the split-K reduction beside it. Below sm_80 the ring's kernel still builds (a library
-// built for several architectures holds it) with synchronous copies.
-TEST(NvrtcCompile, RingConfigsCopyByCpAsyncOnTheStraightInstanceOnly) {
+// Family warptile_ring: the float4 instance of every layout (PACK's too) is sgemm_warptile_ring,
+// whose PTX copies by cp.async and waits for all but STAGES - 2 commit groups; the instance for
+// operands that refuse float4s is the double-buffered sgemm_warptile twin (STAGES 2) from the same
+// program, with no cp.async. An operand stored with k contiguous (A in NN and NT, B in NT and TT)
+// goes into k-contiguous buffers (rows of BK + 4 floats) instead of k-major ones. Through the
+// tuner's compiler the ring is a spill-free cubin whose shared memory is its STAGES buffers of
+// the layout's kind, with the split-K reduction beside it. Below sm_80 the ring's kernel still
+// builds (a library built for several architectures holds it) with synchronous copies.
+TEST(NvrtcCompile, RingConfigsCopyByCpAsyncInEveryLayoutsFloat4Instance) {
   sgt::test::TempDir dir;
   KernelCompiler k(dir.path(), {});
   auto c = config("wr_128x32x16_w64x16_wn2_t4x4_n128_mb1_s3_p4_g8_o1_b4");
   const auto ptx = [&](const char* layout, bool vec, const char* arch = "compute_90") {
     return sgt::test::ptx_of("warptile_ring", sgt::resolve(c, layout, vec).name_expression, arch);
   };
+  // Floats of one buffer of A (BM 128) and B (BN 32): k-major (BK rows of the side + its pad) or
+  // k-contiguous (a row of BK per m or n, and 4 floats of pad every TM = TN = 4 rows).
+  const int a_km = 16 * (128 + 4), b_km = 16 * (32 + 4), a_kc = 128 * 16 + 32 * 4,
+            b_kc = 32 * 16 + 8 * 4;
+  const std::map<std::string, int> buffers = {
+      {"TN", a_km + b_km}, {"NN", a_kc + b_km}, {"NT", a_kc + b_kc}, {"TT", a_km + b_kc}};
   for (int stages : {3, 4}) {
     c.STAGES = stages;
     SCOPED_TRACE(sgt::to_name(c));
-    EXPECT_EQ(sgt::resolve(c, "TN", true).name_expression.rfind("sgemm_warptile_ring<", 0), 0u);
-    const auto tn = ptx("TN", true);
-    ASSERT_TRUE(tn.compiled) << tn.log;
-    EXPECT_NE(tn.ptx.find("cp.async.cg.shared.global"), std::string::npos);
-    EXPECT_NE(tn.ptx.find("cp.async.wait_group " + std::to_string(stages - 2) + ";"),
-              std::string::npos);
-    EXPECT_NE(tn.ptx.find("cp.async.commit_group"), std::string::npos);
-    for (const auto& [layout, vec] : std::vector<std::pair<const char*, bool>>{
-             {"NN", true}, {"NT", true}, {"TT", true}, {"TN", false}}) {
-      // The twin: sgemm_warptile with STAGES 2.
-      auto twin = c;
-      twin.family = "warptile";
-      twin.STAGES = 2;
-      EXPECT_EQ(sgt::resolve(c, layout, vec).name_expression,
-                sgt::resolve(twin, layout, vec).name_expression);
-      const auto other = ptx(layout, vec);
-      ASSERT_TRUE(other.compiled) << layout << " " << vec << "\n" << other.log;
-      EXPECT_EQ(other.ptx.find("cp.async"), std::string::npos) << layout << " " << vec;
+    for (const auto& [layout, floats] : buffers) {
+      SCOPED_TRACE(layout);
+      const std::string expr = sgt::resolve(c, layout, true).name_expression;
+      const std::string trans = std::string(",") + (layout[0] == 'T' ? "1" : "0") + "," +
+                                (layout[1] == 'T' ? "1" : "0") + ">";
+      EXPECT_EQ(expr.rfind("sgemm_warptile_ring<", 0), 0u) << expr;
+      EXPECT_EQ(expr.substr(expr.size() - trans.size()), trans) << expr;
+      // Four buffers with A k-contiguous are over the 48 KB: the config breaks
+      // ring_shared_memory, and the tuner never compiles it.
+      if (stages * floats * 4 > 48 * 1024) {
+        EXPECT_EQ(stages, 4);
+        EXPECT_TRUE(layout == "NN" || layout == "NT");
+        EXPECT_FALSE(sgt::check(c).empty());
+        continue;
+      }
+      const auto p = ptx(layout.c_str(), true);
+      ASSERT_TRUE(p.compiled) << p.log;
+      EXPECT_NE(p.ptx.find("cp.async.cg.shared.global"), std::string::npos);
+      EXPECT_NE(p.ptx.find("cp.async.wait_group " + std::to_string(stages - 2) + ";"),
+                std::string::npos);
+      EXPECT_NE(p.ptx.find("cp.async.commit_group"), std::string::npos);
+      const Compiled r = k.compile(c, layout, true);
+      ASSERT_EQ(r.status, TrialStatus::ok) << r.reason << "\n" << r.log;
+      EXPECT_EQ(r.spill_store_bytes, 0);
+      EXPECT_EQ(r.spill_load_bytes, 0);
+      EXPECT_EQ(r.stack_bytes, 0);
+      EXPECT_EQ(r.shared_bytes, stages * floats * 4);
+      EXPECT_EQ(r.lowered_name.rfind("_Z19sgemm_warptile_ringIL", 0), 0u) << r.lowered_name;
+      EXPECT_EQ(r.reduce_lowered_name.rfind("_Z19sgemm_splitk_reduce", 0), 0u);
+      const std::string bytes = slurp(r.cubin_path);
+      EXPECT_NE(bytes.find(r.lowered_name), std::string::npos);
+      EXPECT_NE(bytes.find(r.reduce_lowered_name), std::string::npos);
+      EXPECT_EQ(sgt::family_of(c).block_shared_bytes(c, layout[0] == 'T', layout[1] == 'T'),
+                stages * floats * 4);
     }
-    const Compiled r = k.compile(c, "TN", true);
-    ASSERT_EQ(r.status, TrialStatus::ok) << r.reason << "\n" << r.log;
-    EXPECT_EQ(r.spill_store_bytes, 0);
-    EXPECT_EQ(r.spill_load_bytes, 0);
-    EXPECT_EQ(r.shared_bytes, stages * (16 * (128 + 4) + 16 * (32 + 4)) * 4);
-    EXPECT_EQ(r.lowered_name.rfind("_Z19sgemm_warptile_ringIL", 0), 0u) << r.lowered_name;
-    EXPECT_EQ(r.reduce_lowered_name.rfind("_Z19sgemm_splitk_reduce", 0), 0u);
-    const std::string bytes = slurp(r.cubin_path);
-    EXPECT_NE(bytes.find(r.lowered_name), std::string::npos);
-    EXPECT_NE(bytes.find(r.reduce_lowered_name), std::string::npos);
-    const auto turing = ptx("TN", true, "compute_75");
+    // Operands that refuse float4s: the twin, sgemm_warptile with STAGES 2.
+    auto twin = c;
+    twin.family = "warptile";
+    twin.STAGES = 2;
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      EXPECT_EQ(sgt::resolve(c, layout, false).name_expression,
+                sgt::resolve(twin, layout, false).name_expression);
+      const auto other = ptx(layout, false);
+      ASSERT_TRUE(other.compiled) << layout << "\n" << other.log;
+      EXPECT_EQ(other.ptx.find("cp.async"), std::string::npos) << layout;
+    }
+    const auto turing = ptx("NT", true, "compute_75");
     ASSERT_TRUE(turing.compiled) << turing.log;
     EXPECT_EQ(turing.ptx.find("cp.async"), std::string::npos);
   }
-  // PACK: the ring on the panels in every layout, with the packing kernel.
+  // PACK: the TN ring on the panels in every layout, with the packing kernel.
   c.STAGES = 3;
   c.PACK = 1;
   for (const char* layout : {"NN", "NT", "TT"}) {
-    EXPECT_EQ(sgt::resolve(c, layout, false).name_expression.rfind("sgemm_warptile_ring<", 0), 0u)
-        << layout;
+    for (bool vec : {false, true}) {
+      EXPECT_EQ(sgt::resolve(c, layout, vec).name_expression,
+                sgt::resolve(c, "TN", true).name_expression)
+          << layout;
+    }
   }
   const Compiled packed = k.compile(c, "NN", false);
   ASSERT_EQ(packed.status, TrialStatus::ok) << packed.reason << "\n" << packed.log;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -506,6 +507,86 @@ TEST(IndexSim, TheCpAsyncRingIsCleanAndOtherFamiliesHaveNone) {
   ix.ring_buffer = buffer_past_the_ring;
   EXPECT_TRUE(simulate_ring(named("wt_128x64x16_w64x16_wn2_t4x4_n256_mb2_s2_p4_g8_o1"), ix).ok());
   EXPECT_FALSE(simulate_ring(named("wr_128x64x16_w64x16_wn2_t4x4_n256_mb2_s3_p4_g8_o1"), ix).ok());
+}
+
+// Broken k-contiguous buffers: rows that overlap (12 floats apart for 16 k), rows of k-major order
+// by mistake (past the buffer), neighbouring k swapped (a float4 read then brings k in the wrong
+// order), and the k of a row rotated by 2 (a float4 of 4 k then straddles two chunks).
+int kc_rows_overlap(int bk, int, int mn, int k) {
+  return mn * (bk - 4) + k;
+}
+int kc_as_k_major(int, int, int mn, int k) {
+  return k * 256 + mn;
+}
+int kc_k_pairs_swapped(int bk, int stride, int mn, int k) {
+  return sgt_kernel::kc_index(bk, stride, mn, k ^ 1);
+}
+int kc_k_rotated(int bk, int stride, int mn, int k) {
+  return sgt_kernel::kc_index(bk, stride, mn, (k + 2) % bk);
+}
+// A fragment read that steps a row by BK + 4 floats from the first of the thread's rows, as if
+// every row had its own pad.
+int kc_group_padded_rows(int bk, int stride, int row0, int i, int k) {
+  return sgt_kernel::kc_index(bk, stride, row0, k) + i * (bk + 4);
+}
+// Layouts that would only be slower (no pad: rows stride apart share banks; the pad of another
+// stride) if the compute loop's kc_group_index read them too: it reads by the kernel's layout, so
+// the copies and the reads disagree.
+int kc_without_pad(int bk, int, int mn, int k) {
+  return mn * bk + k;
+}
+int kc_other_stride(int bk, int stride, int mn, int k) {
+  return sgt_kernel::kc_index(bk, stride * 2, mn, k);
+}
+
+// The ring copies an operand stored with k contiguous (A in NN and NT, B in NT and TT) into
+// k-contiguous buffers: its float4 instance simulates clean in every layout, at whole and edge
+// blocks, and a broken kc_index is caught in exactly the layouts that use it.
+TEST(IndexSimMutation, ABrokenKContiguousBufferIsCaughtWhereTheLayoutUsesIt) {
+  const auto c = named("wr_128x32x16_w64x16_wn2_t4x4_n128_mb1_s3_p4_g8_o1");
+  for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+    SCOPED_TRACE(layout);
+    SimCase sc;
+    sc.trans_a = layout[0] == 'T';
+    sc.trans_b = layout[1] == 'T';
+    EXPECT_TRUE(simulate_block(c, sc).ok()) << simulate_block(c, sc).summary();
+    // An edge block with a partial k-slice (the guarded loop), one whose operands take float4s
+    // (the main loop, rows clamped), and one whose operands refuse them (every slice guarded).
+    for (auto [m, n, k, vec] : {std::tuple{60, 16, 13, true}, std::tuple{60, 16, 0, true},
+                                std::tuple{61, 17, 0, false}}) {
+      SimCase edge = sc;
+      edge.m_rem = m;
+      edge.n_rem = n;
+      edge.k_rem = k;
+      edge.vec_loads = vec;
+      EXPECT_TRUE(simulate_block(c, edge).ok()) << describe(edge) << "\n"
+                                                << simulate_block(c, edge).summary();
+    }
+    const bool uses = !sc.trans_a || sc.trans_b;
+    for (auto broken : {kc_rows_overlap, kc_as_k_major, kc_k_pairs_swapped, kc_k_rotated,
+                        kc_without_pad, kc_other_stride}) {
+      SimIndexing ix;
+      ix.kc_index = broken;
+      const auto r = simulate_block_with(c, sc, ix);
+      EXPECT_EQ(r.ok(), !uses) << r.summary();
+      if (uses) {
+        const bool a = !sc.trans_a;
+        EXPECT_TRUE(r.has(a ? "as_misplaced" : "bs_misplaced") ||
+                    r.has(a ? "as_overlap" : "bs_overlap") ||
+                    r.has(a ? "as_out_of_tile" : "bs_out_of_tile") || r.has("misaligned_vector") ||
+                    r.has("operand_mismatch"))
+            << r.summary();
+      }
+      // The scalar instance is the k-major twin, whatever the layout.
+      SimCase scalar = sc;
+      scalar.vec_kernel = false;
+      EXPECT_TRUE(simulate_block_with(c, scalar, ix).ok());
+    }
+    SimIndexing ix;
+    ix.kc_group_index = kc_group_padded_rows;
+    const auto r = simulate_block_with(c, sc, ix);
+    EXPECT_EQ(r.has("operand_mismatch"), uses) << r.summary();
+  }
 }
 
 TEST(IndexSimMutation, ABrokenRingScheduleIsCaught) {

@@ -254,9 +254,9 @@ TEST(ExportHeaderCompile, DispatchLibraryCompilesWithNvccForSm90aWithTmaConfigs)
 }
 
 // A winner of family warptile_ring: the table names its kernel file, and the dispatch library,
-// built by nvcc, holds the ring's kernel for its TN float4 instance and the double-buffered
-// sgemm_warptile twin (STAGES 2) for its other seven, free of warnings; and for sm_75 too, where
-// the ring's copies are synchronous.
+// built by nvcc, holds the ring's kernel for its four float4 instances (one a layout: k-major or
+// k-contiguous buffers) and the double-buffered sgemm_warptile twin (STAGES 2) for its four
+// scalar ones, free of warnings; and for sm_75 too, where the ring's copies are synchronous.
 TEST(ExportHeaderCompile, DispatchLibraryHoldsARingWinnerAndItsTwin) {
   const std::string nvcc = SGT_NVCC;
   if (nvcc.empty()) GTEST_SKIP() << "no nvcc in this build";
@@ -288,7 +288,12 @@ TEST(ExportHeaderCompile, DispatchLibraryHoldsARingWinnerAndItsTwin) {
     if (syms.exit_code != 0) continue;
     // The config's template arguments: every field but SPLIT_K and TAIL.
     const std::string args = "ILi128ELi32ELi16ELi64ELi16ELi2ELi4ELi4ELi128ELi1E";
-    EXPECT_TRUE(contains(syms.out, "_Z19sgemm_warptile_ring" + args + "Li3E")) << arch;
+    // Then STAGES 3, PAD_A 4, GROUP_M 8, FMA_ORDER 1, PAD_B, PACK, STAGE_C 0, and the layout.
+    for (const char* layout : {"Li0ELi0E", "Li0ELi1E", "Li1ELi0E", "Li1ELi1E"}) {
+      EXPECT_TRUE(contains(syms.out, "_Z19sgemm_warptile_ring" + args +
+                                         "Li3ELi4ELi8ELi1ELi0ELi0ELi0E" + layout + "Ev"))
+          << arch << " " << layout;
+    }
     EXPECT_TRUE(contains(syms.out, "_Z14sgemm_warptile" + args + "Li2E")) << arch;
   }
 }

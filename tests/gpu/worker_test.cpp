@@ -185,11 +185,11 @@ const char* kConfigs[] = {
     // walked back and forth over four sub-tiles along M.
     "wt_128x256x8_w64x64_wn4_t8x4_n256_mb1_s2_p4_g8_o3",
     "wt_128x128x16_w64x64_wn2_t4x4_n128_mb1_s2_p4_g8_o2",
-    // Family warptile_ring (sm_80+): the TN float4 instance copies by cp.async into a ring of
-    // STAGES buffers, every other instance is the double-buffered twin; alone, split over K, and
-    // packed.
+    // Family warptile_ring (sm_80+): the float4 instances copy by cp.async into a ring of STAGES
+    // buffers (k-contiguous ones for an operand stored with k contiguous: A in NN and NT, B in NT
+    // and TT), the scalar ones are the double-buffered twin; alone, split over K, and packed.
     "wr_128x64x16_w64x16_wn2_t4x4_n256_mb2_s3_p4_g8_o1_b4",
-    "wr_128x32x16_w64x16_wn2_t4x4_n128_mb1_s4_p4_g8_k4_o1",
+    "wr_64x64x16_w32x32_wn2_t4x4_n128_mb1_s4_p4_g8_k4_o1",
     "wr_64x128x16_w32x64_wn1_t4x4_n128_mb2_s3_p4_g8_k3_o1_x1",
 };
 

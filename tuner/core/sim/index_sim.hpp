@@ -126,6 +126,8 @@ struct SimIndexing {
   int (*ring_lead)(int) = sgt_kernel::ring_lead;
   int (*ring_wait)(int) = sgt_kernel::ring_wait;
   int (*ring_buffer)(int, int) = sgt_kernel::ring_buffer;
+  int (*kc_index)(int, int, int, int) = sgt_kernel::kc_index;
+  int (*kc_group_index)(int, int, int, int, int) = sgt_kernel::kc_group_index;
   // ws_tma (tma_geometry.h).
   bool (*tma_staged_a)(bool) = sgt_kernel::tma_staged_a;
   bool (*tma_staged_b)(bool) = sgt_kernel::tma_staged_b;

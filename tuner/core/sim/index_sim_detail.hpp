@@ -244,6 +244,12 @@ struct KernelIndexing {
   }
   static int as_index(const Geometry& g, int k, int m) { return sgt_kernel::as_index(g, k, m); }
   static int bs_index(const Geometry& g, int k, int n) { return sgt_kernel::bs_index(g, k, n); }
+  static int kc_index(int bk, int stride, int mn, int k) {
+    return sgt_kernel::kc_index(bk, stride, mn, k);
+  }
+  static int kc_group_index(int bk, int stride, int row0, int i, int k) {
+    return sgt_kernel::kc_group_index(bk, stride, row0, i, k);
+  }
   static int tile_row(const Geometry& g, int tid, int ws, int m) {
     return sgt_kernel::tile_row(g, tid, ws, m);
   }
@@ -318,8 +324,13 @@ struct Operand {
   int kernel_cols = 0;     // what the kernel takes cols to be (ix.a_slice_cols / b_slice_cols)
   bool col_is_k = false;   // stored columns run along k (A not transposed, B transposed)
   int tile_mn = 0;         // BM or BN
-  int ld = 0;              // row length of As / Bs: BM + PAD_A, or BN + PAD_B
-  int size = 0;            // floats of one As / Bs buffer
+  // A k-contiguous buffer (family warptile_ring, an operand stored with k contiguous): rows of BK
+  // k, one an m (n), laid out by kc_index; else k-major rows, one a k.
+  bool kc = false;
+  int kc_stride = 0;  // the rows the compute loop reads at once are this far apart: TM, or TN
+  int ld = 0;         // row length of As / Bs: BM + PAD_A, or BN + PAD_B (k-contiguous: BK)
+  int row_len = 0;    // the slots of a row that hold elements, the rest pad: tile_mn (or BK)
+  int size = 0;       // floats of one As / Bs buffer
   int passes = 0;
   int BK = 0;
   int k_valid = 0, mn_valid = 0;  // the slice's k and the tile's m (n) inside the matrix
@@ -340,9 +351,18 @@ struct Operand {
 
   template <typename Ix>
   int index(const Geometry& g, const Ix& ix, int k, int pos) const {
+    if (kc) return ix.kc_index(BK, kc_stride, pos, k);
     return is_a ? ix.as_index(g, k, pos) : ix.bs_index(g, k, pos);
   }
-  bool is_pad(int slot) const { return ld != tile_mn && slot % ld >= tile_mn; }
+  bool is_pad(int slot) const { return !kc && ld != row_len && slot % ld >= row_len; }
+  // Whether `slot` is where the element at (k, mn) belongs, stated directly: k-major, slot k * ld
+  // + mn; k-contiguous, at k's place in a 16-byte chunk (where the rows and their pads lie is
+  // the kernel's choice: the copies must put each element where the compute loop reads it, which
+  // the fragments check, and no two in one slot, which the coverage check does).
+  bool holds(int slot, int k, int mn) const {
+    if (!kc) return slot == k * ld + mn;
+    return slot >= 0 && slot % kVec == k % kVec;
+  }
 };
 
 struct SmemState {
@@ -374,10 +394,15 @@ struct Fragment {
 
 // --- index_sim_loads.cpp: an operand's slice, its loads into As / Bs, and its fragments ---------
 
+// kc: the operand goes into a k-contiguous buffer (family warptile_ring's ring on an operand stored
+// with k contiguous).
 template <typename Ix>
-Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is_a);
-extern template Operand make_operand(const Geometry&, const KernelIndexing&, const SimCase&, bool);
-extern template Operand make_operand(const Geometry&, const SimIndexing&, const SimCase&, bool);
+Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is_a,
+                     bool kc = false);
+extern template Operand make_operand(const Geometry&, const KernelIndexing&, const SimCase&, bool,
+                                     bool);
+extern template Operand make_operand(const Geometry&, const SimIndexing&, const SimCase&, bool,
+                                     bool);
 
 // The threads' loads of one k-slice of `op` into `s`, with what each slot received.
 template <typename Ix>

@@ -22,7 +22,7 @@
 namespace sgt::sim_detail {
 
 template <typename Ix>
-Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is_a) {
+Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is_a, bool kc) {
   Operand op;
   op.is_a = is_a;
   op.trans = is_a ? sc.trans_a : sc.trans_b;
@@ -33,8 +33,17 @@ Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is
   op.kernel_cols = is_a ? ix.a_slice_cols(g, sc.trans_a) : ix.b_slice_cols(g, sc.trans_b);
   op.ld = is_a ? g.AS_LD : g.BS_LD;
   op.size = is_a ? g.AS_SIZE : g.BS_SIZE;
+  op.row_len = op.tile_mn;
   op.passes = is_a ? g.A_PASSES : g.B_PASSES;
   op.BK = g.BK;
+  // A k-contiguous buffer takes an operand whose stored columns run along k, as they are.
+  op.kc = kc && op.col_is_k;
+  if (op.kc) {
+    op.kc_stride = is_a ? g.TM : g.TN;
+    op.ld = g.BK;
+    op.size = sgt_kernel::kc_size(op.tile_mn, g.BK, op.kc_stride);
+    op.row_len = g.BK;
+  }
   const int mn_rem = is_a ? sc.m_rem : sc.n_rem;
   op.k_valid = sc.k_rem > 0 ? sc.k_rem : g.BK;
   op.mn_valid = mn_rem > 0 ? mn_rem : op.tile_mn;
@@ -52,7 +61,7 @@ Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is
   op.clamp = !sc.vec_kernel || sc.vec_loads;
   op.main_loop = op.clamp && (sc.k_rem == 0 || sc.k_rem == g.BK);
   op.vec_kernel = sc.vec_kernel;
-  op.vector_store = !op.col_is_k;
+  op.vector_store = !op.col_is_k || op.kc;
   if (!is_a) {
     op.name = "B";
     op.smem = "Bs";
@@ -68,8 +77,8 @@ Operand make_operand(const Geometry& g, const Ix& ix, const SimCase& sc, bool is
   return op;
 }
 
-template Operand make_operand(const Geometry&, const KernelIndexing&, const SimCase&, bool);
-template Operand make_operand(const Geometry&, const SimIndexing&, const SimCase&, bool);
+template Operand make_operand(const Geometry&, const KernelIndexing&, const SimCase&, bool, bool);
+template Operand make_operand(const Geometry&, const SimIndexing&, const SimCase&, bool, bool);
 
 namespace {
 
@@ -227,21 +236,27 @@ class Loader {
     if (op_.is_pad(slot)) {
       t_.note(kAsPadWritten, [&] {
         return fmt::format(
-            "thread {} stores A[{}][{}] to As[{}], a pad slot (column {} of a row of {} + {} "
+            "thread {} stores {}[{}][{}] to {}[{}], a pad slot (column {} of a row of {} + {} "
             "pad)",
-            tid, row, c, slot, slot % op_.ld, op_.tile_mn, op_.ld - op_.tile_mn);
+            tid, op_.name, row, c, op_.smem, slot, slot % op_.ld, op_.row_len,
+            op_.ld - op_.row_len);
       });
       return;
     }
     const bool inside = row >= 0 && row < op_.rows && c >= 0 && c < op_.cols;
     const int k_true = op_.col_is_k ? c : row;
     const int mn_true = op_.col_is_k ? row : c;
-    const int expected = k_true * op_.ld + mn_true;
-    if (inside && slot != expected) {
+    if (inside && !op_.holds(slot, k_true, mn_true)) {
       t_.note(op_.misplaced, [&] {
+        if (op_.kc) {
+          return fmt::format(
+              "thread {} stores {}[{}][{}] (k {}, {} {}) to {}[{}], not at k's place in a 16-byte "
+              "chunk",
+              tid, op_.name, row, c, k_true, op_.mn, mn_true, op_.smem, slot);
+        }
         return fmt::format("thread {} stores {}[{}][{}] (k {}, {} {}) to {}[{}], expected {}[{}]",
                            tid, op_.name, row, c, k_true, op_.mn, mn_true, op_.smem, slot, op_.smem,
-                           expected);
+                           k_true * op_.ld + mn_true);
       });
     }
     auto& n = s_.count[static_cast<size_t>(slot)];
@@ -272,10 +287,33 @@ template void load(const Geometry&, const SimIndexing&, const Operand&, int, Sme
 void check_smem_coverage(const Operand& op, const SmemState& s, Tally& t) {
   long long holes = 0, overlaps = 0;
   int first_hole = -1, first_overlap = -1;
+  if (op.kc) {
+    // A k-contiguous buffer: which slots are pad is the kernel's layout. Every element of the
+    // slice is stored (a zero outside the matrix), so tile_mn * BK slots are stored, none twice.
+    long long once = 0;
+    for (int i = 0; i < op.size; ++i) {
+      const int n = s.count[static_cast<size_t>(i)];
+      once += n == 1;
+      if (n > 1 && overlaps++ == 0) first_overlap = i;
+    }
+    const long long want = static_cast<long long>(op.tile_mn) * op.BK;
+    if (overlaps == 0 && once < want) {
+      t.add(op.hole, want - once,
+            fmt::format("{} slots of {} hold the {} elements of its {}x{} slice", once, op.smem,
+                        want, op.tile_mn, op.BK));
+    }
+    if (overlaps > 0) {
+      const int n = s.count[static_cast<size_t>(first_overlap)];
+      t.add(op.overlap, overlaps,
+            fmt::format("{}[{}] is stored {}{} times", op.smem, first_overlap, n,
+                        n == 255 ? "+" : ""));
+    }
+    return;
+  }
   // Row by row of ld slots, the pad at the end of each left out.
   const std::uint8_t* const count = s.count.data();
   for (int row = 0; row < op.size; row += op.ld) {
-    const int end = std::min(op.size, row + op.tile_mn);
+    const int end = std::min(op.size, row + op.row_len);
     if (all_once(count + row, end - row)) continue;
     for (int i = row; i < end; ++i) {
       const int n = count[i];
@@ -312,7 +350,13 @@ Fragment fragment(const Geometry& g, const Ix& ix, const Operand& op, const Smem
       unknown = true;
       continue;
     }
-    if (j == 0 && slot % kVec != 0 && f.misaligned++ == 0) f.misaligned_k = k;
+    // A float4 base: every k of a k-major read (j = 0), every fourth k of a k-contiguous one, whose
+    // float4 must hold the next three k too.
+    const bool bad_vec =
+        op.kc ? (k % kVec == 0 ? slot % kVec != 0
+                               : slot != op.index(g, ix, k - k % kVec, pos) + k % kVec)
+              : j == 0 && slot % kVec != 0;
+    if (bad_vec && f.misaligned++ == 0) f.misaligned_k = k;
     if (op.is_pad(slot)) {
       if (f.pad++ == 0) f.pad_k = k, f.pad_slot = slot;
       unknown = true;

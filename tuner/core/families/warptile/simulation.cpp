@@ -36,7 +36,8 @@ bool is_kernel_indexing(const SimIndexing& ix) {
          ix.tma_transpose_row == k.tma_transpose_row &&
          ix.tma_transpose_chunk == k.tma_transpose_chunk &&
          ix.tma_transpose_passes == k.tma_transpose_passes && ix.tma_box_inner == k.tma_box_inner &&
-         ix.tma_box_outer == k.tma_box_outer && ix.make_tma_layout == k.make_tma_layout;
+         ix.tma_box_outer == k.tma_box_outer && ix.make_tma_layout == k.make_tma_layout &&
+         ix.kc_index == k.kc_index && ix.kc_group_index == k.kc_group_index;
 }
 
 // --- Why a block cannot be simulated ------------------------------------------------------------
@@ -336,6 +337,14 @@ std::uint8_t verdict(const Reg& r, int expected) {
 // The block after its shared memory is filled: every thread's compute loop reads its fragments,
 // the epilogue writes its accumulators to C, and every C element of the tile inside the matrix
 // must be written exactly once with the right dot product.
+// Whether family warptile_ring's ring copies an operand into a k-contiguous buffer in this case:
+// its float4 instance (not PACK's panels, which are k-major; the scalar instance is the
+// double-buffered twin) on an operand stored with k contiguous.
+bool ring_kc(const WarpTileConfig& c, const SimCase& sc, bool is_a) {
+  if (c.family != "warptile_ring" || !sc.vec_kernel || sc.panel) return false;
+  return is_a ? sgt_kernel::ring_a_kc(sc.trans_a) : sgt_kernel::ring_b_kc(sc.trans_b);
+}
+
 template <typename Ix>
 class BlockRun {
  public:
@@ -346,8 +355,8 @@ class BlockRun {
         t_(t),
         g_(derive(c)),
         s_(scratch()),
-        a_(make_operand(g_, ix, sc, true)),
-        b_(make_operand(g_, ix, sc, false)),
+        a_(make_operand(g_, ix, sc, true, ring_kc(c, sc, true))),
+        b_(make_operand(g_, ix, sc, false, ring_kc(c, sc, false))),
         // ws_tma: the producer's copies and transposes instead of the threads' loads, the
         // consumers reading As as float4s whatever TM, and only the direct epilogue.
         tma_(tma_fed(c)),
@@ -410,9 +419,10 @@ class BlockRun {
   }
 
   void run_thread(int tid) {
-    load_regs(tid, a_, s_.cache_a, s_.as, g_.WMITER, g_.TM, tma_ || g_.TM % kVec == 0,
+    // A k-contiguous operand: one float4 of 4 k per fragment element (each element on its own).
+    load_regs(tid, a_, s_.cache_a, s_.as, g_.WMITER, g_.TM, !a_.kc && (tma_ || g_.TM % kVec == 0),
               s_.reg_m.data(), regs_m_);
-    load_regs(tid, b_, s_.cache_b, s_.bs, g_.WNITER, g_.TN, true, s_.reg_n.data(), regs_n_);
+    load_regs(tid, b_, s_.cache_b, s_.bs, g_.WNITER, g_.TN, !b_.kc, s_.reg_n.data(), regs_n_);
     // The epilogue: rows tile_row(wm, m), columns tile_col(wn, n) + j for n in steps of 4; on
     // the fast path a float4 store, else each element only inside the matrix (row < M, col < N).
     // The columns are the same for every row: first the (register, column) pairs they make, the
@@ -434,8 +444,9 @@ class BlockRun {
         const int pos = op.is_a ? ix_.tile_row(g_, tid, ws, i) : ix_.tile_col(g_, tid, ws, i);
         for (int j = 0; j < step; ++j) {
           const int r = ws * T + i + j;
+          if (op.kc) check_kc_read(tid, op, ws, i, pos);
           const Fragment& f = cache.get(g_, ix_, op, st, pos, j);
-          if (vec && j == 0) {
+          if ((vec || op.kc) && j == 0) {
             t_.note_n(kMisaligned, f.misaligned, [&] {
               return fmt::format(
                   "thread {} reads a float4 from {}[{}] at k = {}, not 16-byte "
@@ -462,6 +473,25 @@ class BlockRun {
           }
           regs[r] = {f.source, f.zero_k, f.tail_k, f.tail_slot, f.clamped_k, f.clamped_mn};
         }
+      }
+    }
+  }
+
+  // A k-contiguous operand's fragment element (ws, i) is read at kc_group_index from the thread's
+  // first row of the sub-tile: it must be the slot that holds the element of its own row, pos.
+  void check_kc_read(int tid, const Operand& op, int ws, int i, int pos) {
+    const int pos0 = op.is_a ? ix_.tile_row(g_, tid, ws, 0) : ix_.tile_col(g_, tid, ws, 0);
+    for (int k = 0; k < op.BK; k += kVec) {
+      const int read = ix_.kc_group_index(op.BK, op.kc_stride, pos0, i, k);
+      const int slot = op.index(g_, ix_, k, pos);
+      if (read != slot) {
+        t_.note(kOperand, [&] {
+          return fmt::format(
+              "thread {} reads {}[{}] for {} {} at k = {} ({} {} of its sub-tile {}), where "
+              "{}[{}] holds that element",
+              tid, op.smem, read, op.mn, pos, k, op.is_a ? "row" : "column", i, ws, op.smem, slot);
+        });
+        return;
       }
     }
   }

@@ -2,11 +2,15 @@
 // knobs and indexing of family warptile, with STAGES 3 or 4 shared-memory buffers that cp.async
 // fills STAGES - 1 k-slices ahead, bypassing registers (issue 38: the narrow problems' double
 // buffer waits on its global loads; docs/experiments/2026-12-07-cp-async-ring.md). cp.async
-// cannot transpose, so the ring is the TN float4 instance only (both copies straight; PACK's
-// panels run it too). Every other instance of a config is sgemm_warptile's double buffer with the
-// same tiles (its STAGES 2 twin), from the same program, so a config serves any operands; the
+// cannot transpose, so every copy is straight: an operand stored k-major goes into k-major
+// buffers, one stored with k contiguous (A of NN and NT, B of NT and TT) into k-contiguous ones
+// (warptile_ring.h), so the float4 instance of every layout runs the ring (PACK's panels run the
+// TN one). The instance for operands that refuse float4s is sgemm_warptile's double buffer with
+// the same tiles (the STAGES 2 twin), from the same program, so a config serves any operands; the
 // shape rule shape_warptile_ring keeps the tuner from measuring a config where it would run the
 // twin. sm_80 and later (cp.async).
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -36,6 +40,11 @@ const std::vector<RuleInfo>& own_rules() {
        false},
       {"ring_architecture", "family warptile_ring only on sm_80 and later, which have cp.async",
        false},
+      {"ring_shared_memory",
+       "in family warptile_ring, the ring's buffers of every instance fit the static shared "
+       "memory: STAGES * 4 * (max(BK*(BM+PAD_A), BM*BK+4*BM/TM) + max(BK*(BN+PAD_B), "
+       "BN*BK+4*BN/TN)) bytes (k-major or k-contiguous buffers, by layout)",
+       false},
   };
   return kOwnRules;
 }
@@ -53,18 +62,37 @@ WarpTileConfig twin(const WarpTileConfig& c) {
   return t;
 }
 
-// Whether a call in `layout` with float4-capable operands runs the ring: its copies are straight.
-bool runs_ring(const WarpTileConfig& c, std::string_view layout, bool vec) {
-  return c.PACK == 1 || (layout == "TN" && vec);
+// Whether a call runs the ring: PACK's panels always, else operands that take float4s (every
+// copy straight, into k-major or k-contiguous buffers by layout).
+bool runs_ring(const WarpTileConfig& c, std::string_view, bool vec) {
+  return c.PACK == 1 || vec;
+}
+
+// The bytes of the ring's buffers in the instance for A, B stored transposed or not (PACK: TN).
+long long ring_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b) {
+  const auto g = derive(c);
+  const bool a_kc = !c.PACK && sgt_kernel::ring_a_kc(trans_a);
+  const bool b_kc = !c.PACK && sgt_kernel::ring_b_kc(trans_b);
+  const long long a = a_kc ? sgt_kernel::kc_size(c.BM, c.BK, c.TM) : g.AS_SIZE;
+  const long long b = b_kc ? sgt_kernel::kc_size(c.BN, c.BK, c.TN) : g.BS_SIZE;
+  return static_cast<long long>(c.STAGES) * (a + b) * static_cast<long long>(sizeof(float));
+}
+// The most any instance takes: NT's (both k-contiguous), TN's (both k-major), or a mix.
+long long max_ring_bytes(const WarpTileConfig& c) {
+  long long most = 0;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) most = std::max(most, ring_bytes(c, ta, tb));
+  return most;
 }
 
 class WarptileRing final : public KernelFamily {
  public:
   std::string_view id() const override { return "warptile_ring"; }
   std::string_view description() const override {
-    return "warp-tiling template fed by a ring of cp.async copies (STAGES 3-4) on the straight "
-           "TN float4 instance, PACK's panels too; the double buffer elsewhere "
-           "(sgemm_warptile_ring.cuh, sm_80 and later)";
+    return "warp-tiling template fed by a ring of cp.async copies (STAGES 3-4) into k-major or "
+           "k-contiguous buffers by layout, on every float4 instance and PACK's panels; the "
+           "double buffer for operands that refuse float4s (sgemm_warptile_ring.cuh, sm_80 and "
+           "later)";
   }
   std::string_view name_prefix() const override { return "wr_"; }
 
@@ -81,6 +109,7 @@ class WarptileRing final : public KernelFamily {
       for (const char* name : {"max_threads_per_block", "shared_memory", "accumulator_budget",
                                "resident_threads", "resident_blocks", "register_cap"})
         r.push_back(warptile::rule(name));
+      r.push_back(own("ring_shared_memory"));
       r.push_back(own("ring_architecture"));
       return r;
     }();
@@ -116,6 +145,13 @@ class WarptileRing final : public KernelFamily {
     // The ring's copies bypass registers: no prefetch held there (the twin's double buffer,
     // which does hold it, serves only calls the tuner does not measure it on).
     warptile::check_block(c, limits, false, out);
+    if (const long long bytes = max_ring_bytes(c); bytes > limits.max_static_shared_bytes) {
+      out.push_back({"ring_shared_memory",
+                     fmt::format("the ring's buffers take {} bytes in the instance of some layout "
+                                 "(k-contiguous rows of BK floats, {} of pad every TM or TN "
+                                 "rows), over the limit {}",
+                                 bytes, sgt_kernel::kKcPad, limits.max_static_shared_bytes)});
+    }
     if (!implemented_for(limits.compute_capability)) {
       out.push_back({"ring_architecture",
                      fmt::format("warptile_ring needs sm_{} or later (cp.async), not sm_{}",
@@ -131,8 +167,9 @@ class WarptileRing final : public KernelFamily {
     if (runs_ring(c, p.layout, kernel_vec_loads(p))) return;
     out.push_back(
         {"shape_warptile_ring",
-         fmt::format("{} {} runs no ring: cp.async copies only k-major operands that take "
-                     "float4s (a TN problem, or PACK 1); the call would run the double buffer",
+         fmt::format("{} {} runs no ring: its operands refuse float4s (alignment, leading "
+                     "dimensions or an odd extent along a float4), which cp.async needs, and "
+                     "PACK is 0; the call would run the double buffer",
                      p.shape(), p.layout)});
   }
 
@@ -145,8 +182,11 @@ class WarptileRing final : public KernelFamily {
 
   std::string name_expression(const WarpTileConfig& c, std::string_view layout,
                               bool vec) const override {
-    if (runs_ring(c, layout, vec))
-      return fmt::format("sgemm_warptile_ring<{}>", warptile::template_arguments(c));
+    if (runs_ring(c, layout, vec)) {
+      const bool ta = c.PACK || layout[0] == 'T', tb = !c.PACK && layout[1] == 'T';
+      return fmt::format("sgemm_warptile_ring<{},{},{}>", warptile::template_arguments(c),
+                         ta ? 1 : 0, tb ? 1 : 0);
+    }
     return warptile::name_expression(twin(c), layout, vec);
   }
   std::pair<std::string_view, bool> instance(const WarpTileConfig& c, std::string_view layout,
@@ -163,9 +203,9 @@ class WarptileRing final : public KernelFamily {
   }
 
   int block_threads(const WarpTileConfig& c) const override { return c.NUM_THREADS; }
-  // The ring's buffers (its twin, on the calls it serves, takes two of them).
-  long long block_shared_bytes(const WarpTileConfig& c, bool, bool) const override {
-    return derive(c).SMEM_BYTES;
+  // The ring's buffers in the layout's instance (its twin, on the calls it serves, takes less).
+  long long block_shared_bytes(const WarpTileConfig& c, bool trans_a, bool trans_b) const override {
+    return ring_bytes(c, trans_a, trans_b);
   }
 
   nlohmann::json derived(const WarpTileConfig& c) const override {
