@@ -31,4 +31,12 @@ if(Python3_Interpreter_FOUND AND TARGET sgemm-tune)
                    --limit 2 --tamper)
   set_tests_properties(MachineCode.Tf32x3WgIsByteIdenticalToTheManifest
                        MachineCode.Tf32x3WgAlteredHashIsReported PROPERTIES LABELS cpu TIMEOUT 600)
+  # Family warptile_ring: its H200 winners (TN, the ring on k-major buffers) and the k-contiguous
+  # instances of the other layouts; a few seconds to compile.
+  add_test(NAME MachineCode.RingIsByteIdenticalToTheManifest
+           COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tools/machine_code/text_hashes.py
+                   check --bin $<TARGET_FILE:sgemm-tune>
+                   --manifest ${PROJECT_SOURCE_DIR}/tools/machine_code/manifest-sm_90-ring.json)
+  set_tests_properties(MachineCode.RingIsByteIdenticalToTheManifest PROPERTIES LABELS cpu
+                       TIMEOUT 600)
 endif()
