@@ -1,9 +1,9 @@
 // The warp-tiling SGEMM kernel with a ring of cp.async copies (family warptile_ring): the k-slices
 // go from global to shared memory by cp.async (sm_80 and later), STAGES - 1 of them in flight
 // ahead of the one computed (the schedule in warptile_ring.h), with no round trip through
-// registers, so no warp waits on a global load before it can store it. The compute loop, the
-// edge loop and the epilogue are sgemm_warptile's (same geometry, same warptile_geometry.h
-// functions, same results bit for bit).
+// registers, so no warp waits on a global load before it can store it. The geometry, the edge
+// loop and the epilogue are sgemm_warptile's (same warptile_geometry.h functions), and so is the
+// compute loop on k-major buffers; on a k-contiguous one it reads 4 k at a time (below).
 //
 // cp.async cannot transpose, so every copy is straight: an operand stored k-major (A as K x M, B
 // as K x N) goes into the k-major buffers the compute loop of sgemm_warptile reads, and one stored

@@ -159,8 +159,8 @@ class WarptileRing final : public KernelFamily {
     }
   }
 
-  // shape_warptile_ring: the problem's instance runs the ring (a TN problem whose operands take
-  // float4s, or PACK 1); anywhere else the config would measure its double-buffered twin again.
+  // shape_warptile_ring: the problem's instance runs the ring (operands that take float4s, in any
+  // layout, or PACK 1); otherwise the config would measure its double-buffered twin again.
   std::vector<std::string_view> shape_rules() const override { return {"shape_warptile_ring"}; }
   void check_shape(const WarpTileConfig& c, const Problem& p, const Limits&,
                    std::vector<RuleViolation>& out) const override {
