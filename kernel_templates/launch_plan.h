@@ -11,7 +11,8 @@
 //
 // The sequence: the split-K workspace and PACK's panels in stream-ordered memory from a pool that
 // keeps its memory between calls (make_call_pool); sgemm_pack; the tile kernel;
-// sgemm_splitk_reduce; the frees. The
+// sgemm_splitk_reduce; for a TAIL config whose tiles leave a partial last wave, the tail's tile
+// launch and its reduction (CallTail); the frees. The
 // tile kernel is a dependent launch after a pack (sm_90 and up) except for the TMA kernel, whose
 // launch takes dynamic shared memory; the reduction is a dependent launch after the tile kernel.
 #pragma once
@@ -23,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include "dependent_launch.h"
+#include "launch_tail.h"
 #include "tf32x3_wg_geometry.h"
 #include "warptile_geometry.h"
 
@@ -37,6 +39,8 @@ struct CallTile {
   int BM = 0, BN = 0, BK = 0, split_k = 1;
   bool pack = false;  // PACK = 1: operands packed into panels, the kernel's TN instance reads them
   bool tma = false;   // TMA = 1: the tile kernel is sgemm_ws_tma
+  bool tail = false;  // TAIL = 1 (with SPLIT_K 1): the wave-aware tail (CallPlan::tail)
+  int group_m = 1;    // GROUP_M: the block order the tail is found in
 };
 
 // The launches of one call.
@@ -51,13 +55,18 @@ struct CallPlan {
   unsigned reduce_blocks = 0;   // sgemm_splitk_reduce's grid; 0: no reduction
   bool empty = false;           // M or N is 0: nothing to launch
   bool too_large = false;       // the tile or pack grid exceeds what a launch takes
+  // With a tail, dims.grid_x is the first launch's blocks (the whole waves' tiles, grid z 1, into
+  // C) and the tail is the second launch.
+  CallTail tail{};  // the wave-aware tail (launch_tail.h)
 };
 
 // a_aligned, b_aligned: the operands' pointers are 16-byte aligned. overlap: the device takes
-// programmatic dependent launches (compute capability 9.0 and up).
+// programmatic dependent launches (compute capability 9.0 and up). resident: the tile kernel's
+// blocks an SM holds at once (cudaOccupancyMaxActiveBlocksPerMultiprocessor on the loaded
+// kernel); a wave is sm_count * resident tiles. Only a TAIL config's plan reads it.
 inline CallPlan plan_call(const CallTile& t, int M, int N, int K, bool trans_a, bool trans_b,
                           const float* A, bool a_aligned, int lda, const float* B, bool b_aligned,
-                          int ldb, int sm_count, bool overlap) {
+                          int ldb, int sm_count, bool overlap, int resident = 1) {
   CallPlan p;
   p.overlap = overlap;
   p.empty = M == 0 || N == 0;
@@ -71,7 +80,27 @@ inline CallPlan plan_call(const CallTile& t, int M, int N, int K, bool trans_a, 
   p.tile_dependent = p.packs && overlap && !t.tma;
   if (p.dims.grid_z > 1) p.reduce_blocks = static_cast<unsigned>(sm_count * kReduceBlocksPerSm);
   p.too_large = p.dims.grid_x > 0x7fffffffLL || (p.packs && p.pack.grid_x > 0x7fffffffLL);
+  if (t.tail && t.split_k <= 1 && !p.empty && !p.too_large) {
+    p.tail = plan_tail(t.BM, t.BN, t.BK, t.group_m, M, N, K,
+                       static_cast<long long>(sm_count) * resident);
+    if (p.tail.dims.grid_z > 1)
+      p.tail.reduce_blocks = static_cast<unsigned>(sm_count * kReduceBlocksPerSm);
+    p.dims.grid_x -= p.tail.dims.grid_x;
+  }
   return p;
+}
+
+// The operands of a tail's launch: the instance's (plan.trans_a, trans_b: the call's, or TN on
+// PACK's panels) offset to the tail's first row of op(A) and first column of op(B). Each offset is
+// a multiple of BM or BN floats along a row, or of whole rows, so a 16-byte aligned operand with
+// a leading dimension that is a multiple of 4 stays so.
+inline const float* tail_a(const CallPlan& plan, const float* A, int lda) {
+  return A + (plan.trans_a ? static_cast<long long>(plan.tail.row0)
+                           : static_cast<long long>(plan.tail.row0) * lda);
+}
+inline const float* tail_b(const CallPlan& plan, const float* B, int ldb) {
+  return B + (plan.trans_b ? static_cast<long long>(plan.tail.col0) * ldb
+                           : static_cast<long long>(plan.tail.col0));
 }
 
 // The memory pool a call's workspace and panels come from: on `device`, keeping what was freed for
@@ -112,8 +141,10 @@ inline cudaError_t free_after(cudaError_t e, std::initializer_list<float*> alloc
 }
 
 // Runs a call's plan in `stream`, its memory from `pool` (make_call_pool): allocates, packs,
-// launches the tile kernel through tile(A, lda, B, ldb, work) (A, lda, B, ldb: the panels where the
-// plan packs), reduces, frees. Returns the first error; what was allocated is freed
+// launches the tile kernel through tile(A, lda, B, ldb, work, false) (A, lda, B, ldb: the panels
+// where the plan packs), reduces; with a tail (plan.tail.dims.grid_x > 0), then
+// tile(tail_a(A), lda, tail_b(B), ldb, work, true) for the tail's launch and the reduction of its
+// splits into its part of C; frees. Returns the first error; what was allocated is freed
 // (stream-ordered) either way.
 template <class Tile>
 cudaError_t run_call(const CallPlan& plan, const void* pack_kernel, const void* reduce_kernel,
@@ -127,10 +158,12 @@ cudaError_t run_call(const CallPlan& plan, const void* pack_kernel, const void* 
   cudaError_t e = cudaSuccess;
   // The workspace first, so that the pack, tile and reduction kernels follow each other directly,
   // as a dependent launch needs.
-  if (plan.dims.workspace_floats > 0)
+  const long long work_floats = plan.dims.workspace_floats > plan.tail.dims.workspace_floats
+                                    ? plan.dims.workspace_floats
+                                    : plan.tail.dims.workspace_floats;
+  if (work_floats > 0)
     e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&work),
-                                static_cast<size_t>(plan.dims.workspace_floats) * sizeof(float),
-                                pool, stream);
+                                static_cast<size_t>(work_floats) * sizeof(float), pool, stream);
   if (e == cudaSuccess && plan.packs) {
     e = cudaMallocFromPoolAsync(reinterpret_cast<void**>(&panels),
                                 static_cast<size_t>(plan.pack.floats) * sizeof(float), pool,
@@ -143,11 +176,29 @@ cudaError_t run_call(const CallPlan& plan, const void* pack_kernel, const void* 
                            dim3(kPackThreads), args, 0, stream);
     }
   }
-  if (e == cudaSuccess) e = tile(A, lda, B, ldb, work);
+  if (e == cudaSuccess) e = tile(A, lda, B, ldb, work, false);
   if (e == cudaSuccess && plan.reduce_blocks > 0)
     e = launch_reduce(reduce_kernel, plan.overlap, plan.reduce_blocks, M, N, plan.dims.grid_z,
                       alpha, work, beta, C, ldc, stream);
+  // The tail: its splits, then their sum into its part of C.
+  const CallTail& t = plan.tail;
+  if (e == cudaSuccess && t.dims.grid_x > 0)
+    e = tile(tail_a(plan, A, lda), lda, tail_b(plan, B, ldb), ldb, work, true);
+  if (e == cudaSuccess && t.reduce_blocks > 0)
+    e = launch_reduce(reduce_kernel, plan.overlap, t.reduce_blocks, t.M, t.N, t.dims.grid_z, alpha,
+                      work, beta, C + static_cast<long long>(t.row0) * ldc + t.col0, ldc, stream);
   return free_after(e, {panels, work}, stream);
+}
+
+// The grid of a tile launch of `plan`, and its problem: the call's M x N and C, or with `tail`
+// the tail's sub-problem (its M x N, C from its row0, col0).
+inline const LaunchDims& tile_launch(const CallPlan& plan, bool tail, int& M, int& N, float*& C,
+                                     int ldc) {
+  if (!tail) return plan.dims;
+  M = plan.tail.M;
+  N = plan.tail.N;
+  C += static_cast<long long>(plan.tail.row0) * ldc + plan.tail.col0;
+  return plan.tail.dims;
 }
 
 // The tile kernel of a family with sgemm_warptile's argument list (LaunchAbi pointers), as
@@ -155,26 +206,34 @@ cudaError_t run_call(const CallPlan& plan, const void* pack_kernel, const void* 
 // dynamic shared memory (0 for a kernel with static shared memory only; sgemm_tf32x3 takes its
 // stages there). A launch call returns this launch's own error (<<<>>> would leave it to a later
 // cudaGetLastError that may return an earlier, unrelated one).
+// With `tail`, the plan's tail launch (A and B already offset: tail_a, tail_b): its sub-problem
+// (plan.tail's M x N, C from its row0, col0) on its blocks and splits, a plain launch that the
+// stream orders after the first.
 inline cudaError_t launch_warptile(const void* kernel, const CallPlan& plan, unsigned threads,
                                    int M, int N, int K, float alpha, const float* A, int lda,
                                    const float* B, int ldb, float beta, float* C, int ldc,
-                                   float* work, cudaStream_t stream, size_t smem_bytes = 0) {
-  int k_chunk = plan.dims.k_chunk;
+                                   float* work, cudaStream_t stream, size_t smem_bytes = 0,
+                                   bool tail = false) {
+  const LaunchDims& d = tile_launch(plan, tail, M, N, C, ldc);
+  int k_chunk = d.k_chunk;
   void* args[] = {&M, &N, &K, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &k_chunk, &work};
-  const dim3 grid(static_cast<unsigned>(plan.dims.grid_x), 1,
-                  static_cast<unsigned>(plan.dims.grid_z));
-  return launch_dependent(plan.tile_dependent, kernel, grid, dim3(threads), args, stream,
+  const dim3 grid(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z));
+  return launch_dependent(plan.tile_dependent && !tail, kernel, grid, dim3(threads), args, stream,
                           smem_bytes);
 }
 
 // The tile kernel of sgemm_ws_tma, as run_call's tile step: the operands as tensor maps (encoded by
 // the caller for the plan's instance layout), `threads` (consumers and the producer warpgroup) and
 // `smem_bytes` of dynamic shared memory. A plain launch: the stream orders it after a pack.
+// With `tail`, the plan's tail launch on maps the caller encoded over the tail's sub-problem
+// (its M x N from tail_a and tail_b), C from its row0, col0.
 inline cudaError_t launch_ws_tma(const void* kernel, const CallPlan& plan, unsigned threads,
                                  size_t smem_bytes, const CUtensorMap& map_a,
                                  const CUtensorMap& map_b, int M, int N, int K, float alpha,
-                                 float beta, float* C, int ldc, float* work, cudaStream_t stream) {
-  int k_chunk = plan.dims.k_chunk;
+                                 float beta, float* C, int ldc, float* work, cudaStream_t stream,
+                                 bool tail = false) {
+  const LaunchDims& d = tile_launch(plan, tail, M, N, C, ldc);
+  int k_chunk = d.k_chunk;
   void* args[] = {&M,
                   &N,
                   &K,
@@ -186,8 +245,7 @@ inline cudaError_t launch_ws_tma(const void* kernel, const CallPlan& plan, unsig
                   &ldc,
                   &k_chunk,
                   &work};
-  const dim3 grid(static_cast<unsigned>(plan.dims.grid_x), 1,
-                  static_cast<unsigned>(plan.dims.grid_z));
+  const dim3 grid(static_cast<unsigned>(d.grid_x), 1, static_cast<unsigned>(d.grid_z));
   return cudaLaunchKernel(kernel, grid, dim3(threads), args, smem_bytes, stream);
 }
 

@@ -169,7 +169,8 @@ cudaError_t run(const sgt_serve_call& c, const Loaded& l, Device& d, bool& wrote
   int M = c.M, N = c.N, K = c.K, ldc = c.ldc;
   float alpha = c.alpha, beta = c.beta;
   float* C = c.C;
-  const auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work) {
+  // The plan never has a tail: the serve plan refuses TAIL configs (cuBLAS answers them).
+  const auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool) {
     cudaError_t e;
     if (!k.tensor_maps) {
       e = sgt_kernel::launch_warptile(kernel, plan, static_cast<unsigned>(k.block), M, N, K, alpha,

@@ -417,16 +417,47 @@ cudaError_t run_cublas(DeviceState& s, bool trans_a, bool trans_b, int M, int N,
   return to_cuda_error(st);
 }
 
+// Whether a config runs the wave-aware tail (format 11's TAIL).
+bool has_tail(const table::Config& cfg) {
+#if SGT_TUNED_TABLE_FORMAT_VERSION >= 11
+  return cfg.TAIL != 0;
+#else
+  (void)cfg;
+  return false;
+#endif
+}
+
+// A tail config's wave (plan_call's resident): the blocks of `kernel` an SM holds at once with
+// `threads` and `smem` bytes of dynamic shared memory, as the tuner's worker asks it; 0 when the
+// runtime cannot say (then the plan has no tail, and the launch reports what is wrong).
+int resident_blocks(const void* kernel, int threads, int smem) {
+  int n = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads,
+                                                    static_cast<size_t>(smem)) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
 // The call's launches (launch_plan.h, which the tuner's worker runs too): its config's tile,
-// packing and split-K, on this device.
-sgt_kernel::CallPlan plan(int config, const detail::Call& call, const detail::DeviceIdentity& dev) {
+// packing, split-K and wave-aware tail (`resident`: resident_blocks of its tile kernel), on this
+// device.
+sgt_kernel::CallPlan plan(int config, const detail::Call& call, const detail::DeviceIdentity& dev,
+                          int resident = 1) {
   const auto& cfg = table::kConfigs[config];
-  return sgt_kernel::plan_call({cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K, cfg.PACK != 0,
-                                detail::launch_facts(config).tensor_maps},
-                               call.M, call.N, call.K, call.trans_a, call.trans_b,
-                               reinterpret_cast<const float*>(call.A), call.A % 16 == 0, call.lda,
-                               reinterpret_cast<const float*>(call.B), call.B % 16 == 0, call.ldb,
-                               dev.sm_count, dev.cc_major >= 9);
+  return sgt_kernel::plan_call(
+      {cfg.BM, cfg.BN, cfg.BK, cfg.SPLIT_K, cfg.PACK != 0, detail::launch_facts(config).tensor_maps,
+       has_tail(cfg), cfg.GROUP_M},
+      call.M, call.N, call.K, call.trans_a, call.trans_b, reinterpret_cast<const float*>(call.A),
+      call.A % 16 == 0, call.lda, reinterpret_cast<const float*>(call.B), call.B % 16 == 0,
+      call.ldb, dev.sm_count, dev.cc_major >= 9, resident);
+}
+
+// The instance layout plan() gives a call of `config` (the call's, or TN on PACK's panels): a
+// tail's occupancy is asked of that instance before the plan is made.
+int instance_layout(const table::Config& cfg, const detail::Call& call) {
+  return cfg.PACK != 0 ? layout_index(true, false) : layout_index(call.trans_a, call.trans_b);
 }
 
 #if SGT_TUNED_TMA_TOOLKIT
@@ -456,25 +487,29 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call,
                        float beta, float* C, cudaStream_t stream) {
 #if SGT_TUNED_TMA_TOOLKIT
   const auto& cfg = table::kConfigs[choice.config];
-  const auto p = plan(choice.config, call, dev.id);
-  const int layout = layout_index(p.trans_a, p.trans_b);
   const auto f = detail::launch_facts(choice.config);
+  const int layout = instance_layout(cfg, call);
   const void* kernel = reinterpret_cast<const void*>(kKernels[choice.config].tma[layout]);
-  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work) {
+  const auto p =
+      plan(choice.config, call, dev.id,
+           has_tail(cfg) ? resident_blocks(kernel, f.threads, f.dynamic_smem[layout]) : 1);
+  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool tail) {
     // With K = 0 the kernel copies nothing: its maps stay zero, and the operands need nothing.
     sgt_kernel::TmaMaps maps{};
     if (call.K > 0) {
       // misfit() refuses such operands first; the maps must never be encoded from them.
       if (!sgt_kernel::tma_operand(a, lda) || !sgt_kernel::tma_operand(b, ldb))
         return cudaErrorInvalidValue;
-      if (const CUresult r = sgt_kernel::tma_encode_maps(maps, geometry(cfg), p.trans_a, p.trans_b,
-                                                         call.M, call.N, call.K, a, lda, b, ldb);
+      // A tail's maps cover its sub-problem (a and b: tail_a, tail_b).
+      if (const CUresult r = sgt_kernel::tma_encode_maps(
+              maps, geometry(cfg), p.trans_a, p.trans_b, tail ? p.tail.M : call.M,
+              tail ? p.tail.N : call.N, call.K, a, lda, b, ldb);
           r != CUDA_SUCCESS)
         return to_cuda_error(r);
     }
     return sgt_kernel::launch_ws_tma(
         kernel, p, static_cast<unsigned>(f.threads), static_cast<size_t>(f.dynamic_smem[layout]),
-        maps.a, maps.b, call.M, call.N, call.K, alpha, beta, C, call.ldc, work, stream);
+        maps.a, maps.b, call.M, call.N, call.K, alpha, beta, C, call.ldc, work, stream, tail);
   };
   return sgt_kernel::run_call(p, reinterpret_cast<const void*>(&sgemm_pack<0>),
                               reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M,
@@ -540,24 +575,26 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, const
   const auto f = detail::launch_facts(choice.config);
   if (f.split_maps) return launch_split(choice, call, dev, alpha, A, B, beta, C, stream);
   if (f.tensor_maps) return launch_tma(choice, call, dev, alpha, A, B, beta, C, stream);
-  const auto p = plan(choice.config, call, dev.id);
   // A PACK config runs its TN float4 instance (on panels where the operands need them).
   const auto& instances =
       choice.vec || cfg.PACK ? kKernels[choice.config].vec : kKernels[choice.config].scalar;
-  const void* kernel = reinterpret_cast<const void*>(instances[layout_index(p.trans_a, p.trans_b)]);
+  const int layout = instance_layout(cfg, call);
+  const void* kernel = reinterpret_cast<const void*>(instances[layout]);
   // A kernel with dynamic shared memory (sgemm_tf32x3's stages) may need more than the 48 KB a
   // launch gets without asking.
-  const int smem = f.dynamic_smem[layout_index(p.trans_a, p.trans_b)];
+  const int smem = f.dynamic_smem[layout];
   if (smem > 0) {
     if (const cudaError_t e =
             cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
         e != cudaSuccess)
       return e;
   }
-  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work) {
+  const auto p = plan(choice.config, call, dev.id,
+                      has_tail(cfg) ? resident_blocks(kernel, f.threads, smem) : 1);
+  auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool tail) {
     return sgt_kernel::launch_warptile(kernel, p, static_cast<unsigned>(f.threads), call.M, call.N,
                                        call.K, alpha, a, lda, b, ldb, beta, C, call.ldc, work,
-                                       stream, static_cast<size_t>(smem));
+                                       stream, static_cast<size_t>(smem), tail);
   };
   return sgt_kernel::run_call(p, reinterpret_cast<const void*>(&sgemm_pack<0>),
                               reinterpret_cast<const void*>(&sgemm_splitk_reduce<0>), call.M,

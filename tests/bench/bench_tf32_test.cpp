@@ -255,7 +255,7 @@ TEST(WorkerProtocolTf32, RequestRoundTripsAndBadOnesAreRefused) {
   auto old = trial_response_json(t);
   old.erase("error_ratio");
   EXPECT_EQ(trial_response_from_json(old).error_ratio, -1);
-  EXPECT_EQ(kWorkerProtocol, 9);
+  EXPECT_EQ(kWorkerProtocol, 10);
 }
 
 // The worker, no GPU needed: every request that needs a set-up first is refused by name, the new

@@ -409,4 +409,105 @@ TEST(LaunchPlan, TheWaveAwareTailRunsTheTilesPastTheLastFullWaveSplitOverK) {
   EXPECT_GT(tails, 50);
 }
 
+// The FFMA families' tail (plan_call with TAIL 1, launch_tail.h): a wave is SMs x resident
+// blocks, the first launch is the whole waves' tiles into C, the tail the rest split over K.
+TEST(LaunchPlan, AnFfmaTailRunsTheTilesPastTheLastWaveOfResidentBlocks) {
+  // 2560^3 NN in 64 x 128 tiles, three blocks an SM: 800 tiles on 396 slots, 8 left over, the
+  // last column of the last group of 8 block rows, split min(396 / 8, 160 / 4) = 40 ways.
+  const CallTile tile{64, 128, 16, 1, false, false, true, 8};
+  const auto p = plan_call(tile, 2560, 2560, 2560, false, false, kAligned, true, 2560, kAligned,
+                           true, 2560, 132, true, 3);
+  EXPECT_FALSE(p.too_large);
+  EXPECT_EQ(p.dims.grid_x, 792);
+  EXPECT_EQ(p.dims.grid_z, 1);
+  EXPECT_EQ(p.dims.k_chunk, 2560);
+  EXPECT_EQ(p.reduce_blocks, 0u);
+  EXPECT_EQ(p.tail.row0, 32 * 64);
+  EXPECT_EQ(p.tail.col0, 19 * 128);
+  EXPECT_EQ(p.tail.M, 512);
+  EXPECT_EQ(p.tail.N, 128);
+  EXPECT_EQ(p.tail.dims.grid_x, 8);
+  EXPECT_EQ(p.tail.dims.grid_z, 160 / sgt_kernel::kTailMinSlices);
+  EXPECT_EQ(p.tail.dims.k_chunk, sgt_kernel::kTailMinSlices * 16);
+  EXPECT_EQ(p.tail.dims.workspace_floats, 40LL * 512 * 128);
+  EXPECT_EQ(p.tail.reduce_blocks, 132u * sgt_kernel::kReduceBlocksPerSm);
+
+  // The operands of the tail's launch, in each instance layout: op(A)'s row 2048, op(B)'s column
+  // 2432. A PACK config runs TN on its panels (A^T and B as K rows) whatever the call's layout.
+  const float* A = kAligned;
+  const float* B = kAligned + (1 << 24);
+  const int lda = 3000, ldb = 4000;
+  const auto at = [&](bool ta, bool tb, bool pack) {
+    CallTile t = tile;
+    t.pack = pack;
+    const auto q = plan_call(t, 2560, 2560, 2560, ta, tb, A, true, lda, B, true, ldb, 132, true, 3);
+    return std::make_pair(static_cast<long long>(sgt_kernel::tail_a(q, A, lda) - A),
+                          static_cast<long long>(sgt_kernel::tail_b(q, B, ldb) - B));
+  };
+  EXPECT_EQ(at(false, false, false), std::make_pair(2048LL * lda, 2432LL));
+  EXPECT_EQ(at(false, true, false), std::make_pair(2048LL * lda, 2432LL * ldb));
+  EXPECT_EQ(at(true, false, false), std::make_pair(2048LL, 2432LL));
+  EXPECT_EQ(at(true, true, false), std::make_pair(2048LL, 2432LL * ldb));
+  EXPECT_EQ(at(false, true, true), std::make_pair(2048LL, 2432LL));
+
+  // The wave is the resident blocks': on one block an SM, 800 tiles leave 8 over 132 as well,
+  // now split min(132 / 8, 40) = 16 ways.
+  const auto one = plan_call(tile, 2560, 2560, 2560, false, false, kAligned, true, 2560, kAligned,
+                             true, 2560, 132, true, 1);
+  EXPECT_EQ(one.tail.dims.grid_x, 8);
+  EXPECT_EQ(one.tail.dims.grid_z, 16);
+
+  // No tail: TAIL 0, SPLIT_K 2, no resident block (the runtime could not say), K = 0, whole
+  // waves (1024 tiles on 2 x 64), one wave or less, K too short for two splits of 4 slices.
+  CallTile plain = tile;
+  plain.tail = false;
+  CallTile split = tile;
+  split.split_k = 2;
+  const auto none = [&](const CallTile& t, int M, int N, int K, int sms, int resident) {
+    return plan_call(t, M, N, K, false, false, kAligned, true, K, kAligned, true, N, sms, true,
+                     resident);
+  };
+  for (const auto& q :
+       {none(plain, 2560, 2560, 2560, 132, 3), none(split, 2560, 2560, 2560, 132, 3),
+        none(tile, 2560, 2560, 2560, 132, 0), none(tile, 2560, 2560, 0, 132, 3),
+        none(tile, 4096, 4096, 4096, 64, 2), none(tile, 1024, 1024, 4096, 132, 3),
+        none(tile, 2560, 2560, 100, 132, 3)}) {
+    EXPECT_EQ(q.tail.dims.grid_x, 0);
+    EXPECT_EQ(q.tail.dims.workspace_floats, 0);
+    EXPECT_EQ(q.tail.reduce_blocks, 0u);
+  }
+  EXPECT_EQ(none(tile, 4096, 4096, 4096, 64, 2).dims.grid_x, 64 * 32);
+
+  // Over many problems, SM counts and resident blocks: where there is a tail, the first launch
+  // holds whole waves' tiles at most, the tail's blocks and splits fit one wave, and the two
+  // launches take every tile.
+  int tails = 0;
+  for (const int sms : {132, 114, 16, 7})
+    for (const int resident : {1, 2, 3})
+      for (int M = 100; M <= 4000; M += 450)
+        for (int N = 64; N <= 4000; N += 500)
+          for (const int g : {1, 8}) {
+            const CallTile t{64, 128, 16, 1, false, false, true, g};
+            const auto q = plan_call(t, M, N, 1024, false, false, kAligned, true, 1024, kAligned,
+                                     true, N, sms, true, resident);
+            const long long tiles = 1LL * ((M + 63) / 64) * ((N + 127) / 128);
+            const long long slots = 1LL * sms * resident;
+            if (q.tail.dims.grid_x == 0) {
+              EXPECT_EQ(q.dims.grid_x, tiles);
+              continue;
+            }
+            ++tails;
+            EXPECT_EQ(q.dims.grid_x + q.tail.dims.grid_x, tiles) << M << "x" << N << " " << slots;
+            EXPECT_LE(q.dims.grid_x, tiles / slots * slots) << M << "x" << N << " " << slots;
+            EXPECT_LE(q.tail.dims.grid_x * q.tail.dims.grid_z, slots) << M << "x" << N;
+            EXPECT_GE(q.tail.dims.grid_z, 2);
+            EXPECT_EQ(q.tail.row0 % 64, 0);
+            EXPECT_EQ(q.tail.col0 % 128, 0);
+            EXPECT_EQ(q.tail.M, M - q.tail.row0);
+            EXPECT_EQ(q.tail.N, N - q.tail.col0);
+            EXPECT_EQ(q.tail.dims.workspace_floats, 1LL * q.tail.dims.grid_z * q.tail.M * q.tail.N);
+          }
+  EXPECT_GT(tails, 100);
+}
+
 }  // namespace

@@ -14,12 +14,7 @@ namespace sgt {
 namespace {
 
 using sim_test::named;
-
-std::vector<std::string> rule_names(const std::vector<RuleViolation>& v) {
-  std::vector<std::string> out;
-  for (const auto& r : v) out.push_back(r.rule);
-  return out;
-}
+using sim_test::rule_names;
 
 // Family warptile_ring: STAGES 3 or 4 (1 and 2 are warptile's), STAGE_C 0, sm_80 and later; no
 // prefetch registers in register_cap (its copies bypass them) and its buffers in every layout's

@@ -11,6 +11,7 @@
 #include "config.hpp"
 #include "problem.hpp"
 #include "index_sim.hpp"
+#include "index_sim_test_util.hpp"
 #include "tma_geometry.h"
 #include "error.hpp"
 #include "family.hpp"
@@ -35,11 +36,7 @@ WarpTileConfig seed() {
   return c;
 }
 
-std::vector<std::string> rule_names(const std::vector<RuleViolation>& v) {
-  std::vector<std::string> out;
-  for (const auto& r : v) out.push_back(r.rule);
-  return out;
-}
+using sim_test::rule_names;
 
 TEST(ConfigName, SeedNameIsTheDocumentedSpelling) {
   EXPECT_EQ(to_name(seed()), "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1");

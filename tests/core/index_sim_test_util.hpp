@@ -22,6 +22,13 @@ inline WarpTileConfig named(const std::string& name) {
 
 inline const std::string kSeed = "wt_128x64x16_w64x32_wn2_t4x4_n128_mb1";
 
+// The rules of a check's violations, in its order.
+inline std::vector<std::string> rule_names(const std::vector<RuleViolation>& v) {
+  std::vector<std::string> out;
+  for (const auto& r : v) out.push_back(r.rule);
+  return out;
+}
+
 inline bool is_structural(const std::string& rule) {
   for (const auto& r : rules()) {
     if (r.name == rule) return r.structural;

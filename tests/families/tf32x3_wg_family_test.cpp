@@ -221,12 +221,14 @@ TEST(Tf32x3WgFamily, EachRuleFiresByItsNameForItsCondition) {
     split.SPLIT_K = s;
     EXPECT_TRUE(check(split).empty()) << s;
   }
-  // TAIL 1 with SPLIT_K 1 passes; the FFMA families refuse TAIL by name.
+  // TAIL 1 with SPLIT_K 1 passes; the FFMA families take it too, unsplit only (tail_flag).
   auto tail = probe_config();
   tail.TAIL = 1;
   EXPECT_TRUE(check(tail).empty());
   auto ffma = *from_name(test::kSeed);
   ffma.TAIL = 1;
+  EXPECT_TRUE(check(ffma).empty());
+  ffma.SPLIT_K = 2;
   EXPECT_EQ(rule_names(check(ffma)), std::set<std::string>{"tail_flag"});
   // Two shape rules, of SPLIT_K and of TAIL (the prepass serves every layout and alignment).
   EXPECT_EQ(tw3().shape_rules(),

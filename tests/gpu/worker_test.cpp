@@ -432,6 +432,56 @@ TEST_F(WorkerTest, Tf32x3WgTailConfigsMatchCublasInEveryLayout) {
   EXPECT_EQ(worker_->restarts(), 0);
 }
 
+// The FFMA families' wave-aware tail (TAIL 1, plan_call): the worker asks the runtime how many
+// blocks of the loaded kernel an SM holds, and the tiles past the last full wave of them run as a
+// second launch on their sub-problem, split over K. The result matches cuBLAS in every layout
+// with alpha, beta, padded leading dimensions and offsets, and is the same bits every run.
+TEST_F(WorkerTest, FfmaTailConfigsMatchCublasInEveryLayout) {
+  const auto& fp = worker_->info().fingerprint;
+  std::vector<std::string> configs = {"wt_64x128x16_w32x64_wn2_t4x4_n128_mb2_s2_p4_g8_o1_v1"};
+  if (fp.cc_major >= 8) configs.push_back("wr_128x64x16_w32x64_wn2_t4x4_n128_mb1_s3_p4_g8_o1_v1");
+  if (fp.cc_major == 9) {
+    configs.push_back("wt_64x128x16_w64x32_wn2_t4x4_n128_mb3_s3_p4_g8_o1_x1_v1_m1");
+    configs.push_back("wt_128x128x32_w64x32_wn2_t8x4_n256_mb1_s4_p4_g8_o3_v1_m1");
+  }
+  // 40 x 20 tiles of 64 x 128 (20 x 20 of 128 x 128) less a few rows and columns: on 132 SMs
+  // with one to three blocks each, whole waves and 8 (4) tiles more.
+  const int M = 2560 - 37, N = 2560 - 5, K = 1001;
+  for (const auto& name : configs) {
+    const auto cfg = from_name(name);
+    ASSERT_TRUE(cfg.has_value()) << name;
+    ASSERT_TRUE(check(*cfg).empty()) << name;
+    EXPECT_EQ(cfg->TAIL, 1) << name;
+    if (fp.sm_count == 132) {
+      const sgt_kernel::CallTile t{cfg->BM, cfg->BN, cfg->BK, 1, false, false, true, 8};
+      const auto plan = sgt_kernel::plan_call(t, M, N, K, false, false, nullptr, true, K, nullptr,
+                                              true, N, 132, true, 1);
+      EXPECT_GT(plan.tail.dims.grid_x, 0) << name << " has no tail on one block an SM";
+    }
+  }
+  for (const char* layout : kLayouts) {
+    set_problem(std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K), 0.5f, 2.0f,
+                layout, 3, 1);
+    for (const auto& name : configs) {
+      const auto r = run_config(name);
+      EXPECT_EQ(r.status, TrialStatus::ok) << name << " " << layout << ": " << r.reason;
+      EXPECT_LT(r.verify_error, 1e-5) << name << " " << layout;
+    }
+  }
+  set_problem("2560x2560x2560", 1.0f, 0.5f, "NN");
+  for (const auto& name : configs) {
+    std::set<std::string> sums;
+    for (int run = 0; run < 3; ++run) {
+      const auto r = run_config(name, true);
+      ASSERT_EQ(r.status, TrialStatus::ok) << name << ": " << r.reason;
+      EXPECT_LT(r.verify_error, 1e-5) << name;
+      sums.insert(r.checksum);
+    }
+    EXPECT_EQ(sums.size(), 1u) << name;
+  }
+  EXPECT_EQ(worker_->restarts(), 0);
+}
+
 // A TMA = 1 config with PACK runs its TN instance on the panels the pack writes first: any
 // layout, odd leading dimensions and offset pointers, over its edge suite (unrounded) and on the
 // suite's odd shapes. The second config has four consumer warps and three blocks on an SM

@@ -839,6 +839,24 @@ TEST(PreloadCli, ServePreparesAPlanFromATable) {
   r = test::run_shell(cli() + " serve --table " + test::sh_quote(dir.path() / "slower.json") +
                       " --min-ratio -1 --prepare-only --write-plan " + test::sh_quote(plan));
   EXPECT_EQ(r.exit_code, 2) << r.out;
+  // A winner with the wave-aware tail: the plan's kernels run none, so cuBLAS answers it, said why.
+  json tail = table;
+  auto tail_config = test::config(test::kSeed);
+  tail_config.TAIL = 1;
+  tail["gpus"][0]["shapes"][0]["config"] = tail_config;
+  tail["gpus"][0]["shapes"][0]["config_name"] = std::string(test::kSeed) + "_v1";
+  std::ofstream(dir.path() / "tail.json") << tail.dump();
+  r = test::run_shell(cli() + " serve --table " + test::sh_quote(dir.path() / "tail.json") +
+                      " --cache-dir " + test::sh_quote(dir.path() / "cache") +
+                      " --prepare-only --write-plan " + test::sh_quote(plan));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const ServePlan t = ServePlan::parse(slurp(plan));
+  ASSERT_EQ(t.gpus.at(0).problems.size(), 1u);
+  EXPECT_EQ(t.gpus[0].problems[0].kernel, -1);
+  EXPECT_NE(
+      t.gpus[0].problems[0].refused.find("wave-aware tail (TAIL 1) is not run by the preload"),
+      std::string::npos)
+      << t.gpus[0].problems[0].refused;
 }
 
 }  // namespace

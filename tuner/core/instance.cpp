@@ -39,7 +39,7 @@ KernelInstance resolve(const WarpTileConfig& c, std::string_view layout, bool ve
   }
   l.packed = c.PACK != 0;
   l.split_panels = l.abi == LaunchAbi::split_maps;
-  l.tail = l.split_panels && c.TAIL != 0;
+  l.tail = c.TAIL != 0;
   l.group_m = c.GROUP_M;
   return in;
 }

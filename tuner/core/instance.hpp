@@ -32,9 +32,9 @@ struct LaunchDescriptor {
   // tf32x3_wg_workspace_floats), and the tile kernel reads four tensor maps of them: any layout,
   // leading dimension and alignment; the instance's layout is the panels' (NT).
   bool split_panels = false;
-  // split_maps with the wave-aware tail (TAIL 1): the launch plan's second launch of the split
-  // entry (plan_split_call), which takes the block order's group_m (GROUP_M) to find the tiles
-  // past the last full wave.
+  // The wave-aware tail (TAIL 1): the launch plan's second launch, of the tiles past the last full
+  // wave split over K (split_maps: plan_split_call's split entry; pointers and tensor_maps:
+  // plan_call's CallTail), found in the block order of group_m (GROUP_M).
   bool tail = false;
   int group_m = 1;
 };

@@ -84,6 +84,9 @@
 // and partial after those arguments) on launch_dims' splits, followed by reduce_kernel as above;
 // with tile.tail 1 the split entry runs the launch plan's wave-aware tail (plan_split_call with
 // the tile's group_m: the full waves' tiles, then the tiles left over split over K and reduced).
+// A pointers or tensor_maps request with tile.tail 1 (and split_k 1) runs plan_call's tail: the
+// worker asks the runtime how many blocks of the loaded kernel an SM holds, and the tiles past
+// the last full wave of that many a SM are a second launch on the sub-problem, split over K.
 // A worker of this protocol that predates an ABI refuses it by name.
 // Every response carries "ok" (false with "error" when the request itself failed). A trial that
 // poisons the CUDA context answers status "crashed" and the worker exits.
@@ -105,8 +108,9 @@ namespace sgt::eval {
 // 3: TMA tiles; 4: the family id picks the tile step; 5: the family's launch ABI does; 6: l2
 // (rotated operands), rotation, cublaslt_search and cublaslt; 7: a trial's accuracy against FP64
 // (accuracy, stress -> error_ratio, stress_ratio, stress_case); 8: cublas_tf32 (cuBLAS 1xTF32);
-// 9: the tile's tail and group_m (a split_maps config's wave-aware tail).
-constexpr int kWorkerProtocol = 9;
+// 9: the tile's tail and group_m (a split_maps config's wave-aware tail); 10: the tail of the
+// pointers and tensor_maps ABIs.
+constexpr int kWorkerProtocol = 10;
 
 // The tolerance cuBLAS 1xTF32's result is verified with against cublasSgemm's (relative L2
 // error). Each operand rounded to TF32's 10-bit mantissa puts its error near 2^-11 (about 5e-4),
@@ -125,8 +129,8 @@ struct LaunchTile {
   // 1 when it is launched after the split prepass (LaunchAbi::split_maps): pack_kernel splits
   // the operands into panels, the kernel takes four maps of them and `smem_bytes`.
   int split_maps = 0;
-  // split_maps: 1 for the wave-aware tail (TAIL; the kernel is the split entry), which the launch
-  // plan finds in the block order of group_m (GROUP_M).
+  // 1 for the wave-aware tail (TAIL), which the launch plan finds in the block order of group_m
+  // (GROUP_M); split_maps: the kernel is the split entry.
   int tail = 0, group_m = 1;
 };
 

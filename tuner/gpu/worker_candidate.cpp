@@ -38,6 +38,17 @@ void allow_dynamic_smem(const Loaded& l, const LaunchTile& tile) {
                                         tile.smem_bytes));
 }
 
+// A pointers or tensor_maps tail config's wave (plan_call's resident): the blocks of its loaded
+// tile kernel an SM holds at once, from its registers, shared memory and block size.
+void set_resident(Loaded& l, const LaunchTile& tile, unsigned block) {
+  if (!tile.tail || tile.split_maps) return;
+  int n = 0;
+  SGT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &n, reinterpret_cast<const void*>(l.kernel), static_cast<int>(block),
+      static_cast<size_t>(tile.smem_bytes)));
+  l.resident = n;
+}
+
 }  // namespace
 
 void Worker::load(Loaded& l, const std::string& cubin, const std::string& kernel,
@@ -53,29 +64,31 @@ void Worker::load(Loaded& l, const std::string& cubin, const std::string& kernel
 // TMA configs: the tensor maps of an instance's operands, encoded once per instance and tile.
 // Operands a tensor copy cannot read are a failed launch, never a silent fallback: the tuner
 // only gives a TMA config problems and edge cases its kernel takes.
-// trans_a, trans_b: the kernel instance's layout (TN on PACK's panels).
+// trans_a, trans_b: the kernel instance's layout (TN on PACK's panels). M x N: the launch's
+// problem (a tail's sub-problem, whose maps are kept apart from the first launch's).
 const sgt_kernel::TmaMaps& Worker::tma_maps(const LaunchTile& tile, Instance& in, bool trans_a,
                                             bool trans_b, const float* A, int lda, const float* B,
-                                            int ldb) {
+                                            int ldb, bool tail, long long M, long long N) {
   if (!sgt_kernel::tma_operand(A, lda) || !sgt_kernel::tma_operand(B, ldb))
     throw Error(fmt::format(
         "TMA = 1 needs 16-byte aligned operands with leading dimensions that are multiples of "
         "4 (lda {}, ldb {}, offset {} floats)",
         lda, ldb, in.offset));
-  const auto key = std::make_tuple(A, B, lda, ldb, in.p.M, in.p.N, in.p.K, tile.BM, tile.BN,
-                                   tile.BK, tile.pad_a, tile.pad_b, trans_a, trans_b);
-  if (!in.maps || in.maps_key != key) {
+  const auto key = std::make_tuple(A, B, lda, ldb, M, N, in.p.K, tile.BM, tile.BN, tile.BK,
+                                   tile.pad_a, tile.pad_b, trans_a, trans_b);
+  const int slot = tail ? 1 : 0;
+  if (!in.maps[slot] || in.maps_key[slot] != key) {
     const auto g = sgt_kernel::make_geometry(tile.BM, tile.BN, tile.BK, 1, 1, 1, 1, 1, 1, 1,
                                              tile.pad_a, tile.pad_b);  // the boxes need no more
     auto maps = std::make_unique<sgt_kernel::TmaMaps>();
-    const CUresult r = sgt_kernel::tma_encode_maps(*maps, g, trans_a, trans_b, in.p.M, in.p.N,
-                                                   in.p.K, A, lda, B, ldb);
+    const CUresult r =
+        sgt_kernel::tma_encode_maps(*maps, g, trans_a, trans_b, M, N, in.p.K, A, lda, B, ldb);
     if (r != CUDA_SUCCESS)
       throw Error(fmt::format("cuTensorMapEncodeTiled failed ({})", static_cast<int>(r)));
-    in.maps = std::move(maps);
-    in.maps_key = key;
+    in.maps[slot] = std::move(maps);
+    in.maps_key[slot] = key;
   }
-  return *in.maps;
+  return *in.maps[slot];
 }
 
 // Launches the candidate on an instance (from whatever C holds): the launch plan that
@@ -97,33 +110,37 @@ void Worker::launch(const Loaded& l, const LaunchTile& tile, unsigned block, Ins
         M, N, K, in.alpha, A, lda, in.trans_a(), B, ldb, in.trans_b(), in.beta, C, ldc,
         fp_.sm_count, fp_.cc_major >= 9, call_pool(), st);
   }
-  const auto plan = sgt_kernel::plan_call(
-      {tile.BM, tile.BN, tile.BK, tile.split_k, l.pack != nullptr, tile.tma != 0}, M, N, K,
-      in.trans_a(), in.trans_b(), A, aligned(A), lda, B, aligned(B), ldb, fp_.sm_count,
-      fp_.cc_major >= 9);
+  const auto plan =
+      sgt_kernel::plan_call({tile.BM, tile.BN, tile.BK, tile.split_k, l.pack != nullptr,
+                             tile.tma != 0, tile.tail != 0, tile.group_m},
+                            M, N, K, in.trans_a(), in.trans_b(), A, aligned(A), lda, B, aligned(B),
+                            ldb, fp_.sm_count, fp_.cc_major >= 9, l.resident);
   if (plan.too_large) throw Error("grid too large for this problem");
-  if (plan.reduce_blocks > 0 && !l.reduce) throw Error("split-K launch without a reduction kernel");
+  if ((plan.reduce_blocks > 0 || plan.tail.reduce_blocks > 0) && !l.reduce)
+    throw Error("split-K launch without a reduction kernel");
   const void* kernel = reinterpret_cast<const void*>(l.kernel);
   std::string refused;  // why the tile step launched nothing (run_call still frees)
-  const auto tile_step = [&](const float* a, int la, const float* b, int lb, float* work) {
+  const auto tile_step = [&](const float* a, int la, const float* b, int lb, float* work,
+                             bool tail) {
     if (!tile.tma)
       return sgt_kernel::launch_warptile(kernel, plan, block, M, N, K, in.alpha, a, la, b, lb,
                                          in.beta, C, ldc, work, st,
-                                         static_cast<size_t>(tile.smem_bytes));
+                                         static_cast<size_t>(tile.smem_bytes), tail);
     // With K = 0 the kernel copies nothing: zero maps, and the operands need nothing.
     static const sgt_kernel::TmaMaps kNoCopies{};
     const sgt_kernel::TmaMaps* maps = &kNoCopies;
     if (K > 0) {
       try {
-        maps = &tma_maps(tile, in, plan.trans_a, plan.trans_b, a, la, b, lb);
+        maps = &tma_maps(tile, in, plan.trans_a, plan.trans_b, a, la, b, lb, tail,
+                         tail ? plan.tail.M : M, tail ? plan.tail.N : N);
       } catch (const Error& e) {
         refused = e.what();
         return cudaErrorInvalidValue;
       }
     }
     return sgt_kernel::launch_ws_tma(kernel, plan, block, static_cast<size_t>(tile.smem_bytes),
-                                     maps->a, maps->b, M, N, K, in.alpha, in.beta, C, ldc, work,
-                                     st);
+                                     maps->a, maps->b, M, N, K, in.alpha, in.beta, C, ldc, work, st,
+                                     tail);
   };
   const cudaError_t e = sgt_kernel::run_call(
       plan, reinterpret_cast<const void*>(l.pack), reinterpret_cast<const void*>(l.reduce), M, N, K,
@@ -174,6 +191,7 @@ json Worker::trial(const json& req) {
     try {
       load(l, cubin, t.kernel, t.reduce_kernel, t.pack_kernel);
       allow_dynamic_smem(l, t.tile);
+      set_resident(l, t.tile, t.block);
       measure_candidate(l, t, stress_key, out);
     } catch (const Error& e) {
       classify_failure(e, out.status, out.reason);
@@ -247,6 +265,7 @@ json Worker::verify_cases(const json& req) {
   Loaded l;
   load(l, cubin, req.at("kernel"), req.value("reduce_kernel", ""), req.value("pack_kernel", ""));
   allow_dynamic_smem(l, tile);
+  set_resident(l, tile, block);
   for (size_t i = 0; i < cases.size(); ++i) {
     auto& c = cases[i];
     try {

@@ -75,11 +75,12 @@ struct Instance {
   const float* c0_mem = nullptr;  // null: this instance is not verified
   float* ref_mem = nullptr;
   std::vector<std::unique_ptr<DeviceBuffer<float>>> owned;
-  // TMA configs: the operands' tensor maps, and what they were encoded for.
-  std::unique_ptr<sgt_kernel::TmaMaps> maps;
-  std::tuple<const float*, const float*, int, int, long long, long long, long long, int, int, int,
-             int, int, bool, bool>
-      maps_key{};
+  // TMA configs: the operands' tensor maps, and what they were encoded for; [1]: a tail
+  // launch's, over its sub-problem.
+  using MapsKey = std::tuple<const float*, const float*, int, int, long long, long long, long long,
+                             int, int, int, int, int, bool, bool>;
+  std::unique_ptr<sgt_kernel::TmaMaps> maps[2];
+  MapsKey maps_key[2]{};
 
   bool trans_a() const { return p.layout[0] == 'T'; }
   bool trans_b() const { return p.layout[1] == 'T'; }
@@ -119,6 +120,8 @@ struct Rotation {
 struct Loaded {
   cudaLibrary_t lib = nullptr;
   cudaKernel_t kernel = nullptr, reduce = nullptr, pack = nullptr;
+  // A tail config's wave: blocks of `kernel` an SM holds at once (set_resident); 1 otherwise.
+  int resident = 1;
   bool* poisoned = nullptr;
   ~Loaded() {
     if (lib && !*poisoned) cudaLibraryUnload(lib);
@@ -213,7 +216,7 @@ class Worker {
             const std::string& reduce, const std::string& pack);
   const sgt_kernel::TmaMaps& tma_maps(const LaunchTile& tile, Instance& in, bool trans_a,
                                       bool trans_b, const float* A, int lda, const float* B,
-                                      int ldb);
+                                      int ldb, bool tail, long long M, long long N);
   void launch(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in,
               cudaStream_t st);
   void run_from_c0(const Loaded& l, const LaunchTile& tile, unsigned block, Instance& in);

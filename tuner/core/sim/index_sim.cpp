@@ -364,6 +364,11 @@ SimReport simulate_warptile_config(const WarpTileConfig& c) {
   for (const auto& gr : standard_grids(c)) {
     run_grid(c, gr.M, gr.N, gr.K, ix, grid_label(gr.M, gr.N, gr.K), merged, done);
   }
+  if (c.TAIL == 1) {
+    for (const auto& g : tail_grids())
+      merged.add(fmt::format("tail {}x{}x{} on {} slots", g.M, g.N, g.K, g.slots),
+                 simulate_tail_launch(c, g, ix));
+  }
   return merged.report();
 }
 
@@ -387,7 +392,9 @@ std::string simulate_config_scope() {
          "boundary blocks: every stage's copies (encoded boxes, the hardware swizzle, zeros "
          "outside "
          "the matrix), the producer warpgroup's transpose, the shared-memory layout, barriers and "
-         "warpgroups, then the consumers' reads and the epilogue, and the slices each split copies";
+         "warpgroups, then the consumers' reads and the epilogue, and the slices each split "
+         "copies; a TAIL config's wave-aware tail on 9 problems and waves (the first launch and "
+         "the tail take every tile once, the tail's split launch of its sub-problem)";
 }
 
 }  // namespace sgt

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config.hpp"
+#include "launch_tail.h"
 #include "problem.hpp"
 #include "tma_geometry.h"
 #include "warptile_ring.h"
@@ -128,6 +129,9 @@ struct SimIndexing {
   int (*ring_buffer)(int, int) = sgt_kernel::ring_buffer;
   int (*kc_index)(int, int, int, int) = sgt_kernel::kc_index;
   int (*kc_group_index)(int, int, int, int, int) = sgt_kernel::kc_group_index;
+  // The wave-aware tail of a TAIL 1 config (launch_tail.h).
+  sgt_kernel::CallTail (*plan_tail)(int, int, int, int, long long, long long, long long,
+                                    long long) = sgt_kernel::plan_tail;
   // ws_tma (tma_geometry.h).
   bool (*tma_staged_a)(bool) = sgt_kernel::tma_staged_a;
   bool (*tma_staged_b)(bool) = sgt_kernel::tma_staged_b;
@@ -213,6 +217,21 @@ struct SimGrid {
   int M, N, K;
 };
 std::vector<SimGrid> standard_grids(const WarpTileConfig& c);
+
+// The problems and waves (SMs x resident blocks) a TAIL 1 config's wave-aware tail is replayed
+// on: last waves nearly empty, partial tiles at the edges, a tail of more than one block row, and
+// tiles that fill whole waves (no tail).
+struct TailGrid {
+  int M, N, K;
+  long long slots;
+};
+std::vector<TailGrid> tail_grids();
+// A TAIL 1 config's call on `g` (launch_tail.h's plan, through ix.plan_tail): the first launch's
+// blocks 0 .. tiles - tail - 1 in the whole grid's block order and the tail's blocks in its
+// sub-problem's, from its first row and column, compute every tile of C exactly once (raster_*),
+// the tail starts on whole tiles and covers the grid's last rows and columns, and its launch is
+// replayed as the split launch of its sub-problem (simulate_grid_with); no tail: nothing to check.
+SimReport simulate_tail_launch(const WarpTileConfig& c, const TailGrid& g, const SimIndexing& ix);
 
 // The cp.async ring of a family warptile_ring config (ring_lead, ring_wait and ring_buffer of
 // warptile_ring.h) over 1 to 2 * STAGES + 1 whole k-slices: every slice copied into a buffer of

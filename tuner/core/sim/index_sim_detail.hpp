@@ -522,6 +522,17 @@ class Merger {
   std::array<std::string, kNumKinds> detail_{};
 };
 
+// A call of two launches (a wave-aware tail): every tile of the grid_m x grid_n grid from exactly
+// one of them, the first launch's blocks 0 .. first_blocks - 1 in the whole grid's block order
+// and the tail's tail_blocks in the order of its own tail_m x tail_n grid, from block row row0 and
+// block column col0 (raster_out_of_grid, raster_hole, raster_overlap; each example starts with
+// `label`).
+// row, col: the kernel's block_tile_row and block_tile_col.
+void check_tail_cover(Tally& t, const std::string& label, long long grid_m, long long grid_n,
+                      int group_m, long long first_blocks, long long row0, long long col0,
+                      long long tail_m, long long tail_n, long long tail_blocks,
+                      int (*row)(int, int, int, int), int (*col)(int, int, int, int));
+
 // The launch alone: block order and split-K ranges (and, for ws_tma, the slices each split
 // copies); simulate_launch.
 SimReport run_launch(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix);

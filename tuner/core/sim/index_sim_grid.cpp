@@ -215,6 +215,44 @@ void run_grid(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& i
   }
 }
 
+void check_tail_cover(Tally& t, const std::string& label, long long grid_m, long long grid_n,
+                      int group_m, long long first_blocks, long long row0, long long col0,
+                      long long tail_m, long long tail_n, long long tail_blocks,
+                      int (*row)(int, int, int, int), int (*col)(int, int, int, int)) {
+  std::vector<int> cover(static_cast<size_t>(grid_m * grid_n), 0);
+  const auto count = [&](long long r, long long c, const char* who, long long b) {
+    if (r < 0 || r >= grid_m || c < 0 || c >= grid_n) {
+      t.note(kRasterOut, [&] {
+        return fmt::format("{}: {} block {} takes tile ({}, {}), outside the {} x {} grid", label,
+                           who, b, r, c, grid_m, grid_n);
+      });
+      return;
+    }
+    ++cover[static_cast<size_t>(r * grid_n + c)];
+  };
+  const int gm = static_cast<int>(grid_m), gn = static_cast<int>(grid_n);
+  for (long long b = 0; b < first_blocks; ++b) {
+    const int bi = static_cast<int>(b);
+    count(row(bi, gm, gn, group_m), col(bi, gm, gn, group_m), "the first launch's", b);
+  }
+  const int tm = static_cast<int>(tail_m), tn = static_cast<int>(tail_n);
+  for (long long b = 0; b < tail_blocks; ++b) {
+    const int bi = static_cast<int>(b);
+    count(row0 + row(bi, tm, tn, group_m), col0 + col(bi, tm, tn, group_m), "the tail's", b);
+  }
+  for (long long i = 0; i < grid_m * grid_n; ++i) {
+    const int n = cover[static_cast<size_t>(i)];
+    if (n == 1) continue;
+    t.note(n == 0 ? kRasterHole : kRasterOverlap, [&] {
+      return fmt::format(
+          "{}: tile ({}, {}) is computed by {} launch{} (the first on {} of {} "
+          "tiles, the tail from block row {} and column {})",
+          label, i / grid_n, i % grid_n, n, n == 1 ? "" : "es", first_blocks, grid_m * grid_n, row0,
+          col0);
+    });
+  }
+}
+
 SimReport run_grid(const WarpTileConfig& c, int M, int N, int K, const SimIndexing& ix) {
   Merger merged;
   std::vector<SimCase> done;
@@ -223,3 +261,63 @@ SimReport run_grid(const WarpTileConfig& c, int M, int N, int K, const SimIndexi
 }
 
 }  // namespace sgt::sim_detail
+
+namespace sgt {
+
+std::vector<TailGrid> tail_grids() {
+  // 2560^3 on the H200's 132 SMs with one and three blocks each (400 tiles of 128 x 128: 4 left
+  // over; 800 of 64 x 128 on 396 slots: 8), 3072^3 on two a SM, problems with partial edge tiles
+  // on 16 slots whose tails span several block rows and columns for tiles from 32 x 32 to
+  // 256 x 128, and a grid of whole waves.
+  return {{2560, 2560, 2560, 132}, {2560, 2560, 2560, 396}, {3072, 3072, 3072, 264},
+          {1373, 359, 333, 16},    {744, 1366, 1001, 16},   {374, 1366, 333, 16},
+          {818, 1154, 1001, 16},   {818, 624, 333, 16},     {1024, 512, 512, 16}};
+}
+
+SimReport simulate_tail_launch(const WarpTileConfig& c, const TailGrid& g, const SimIndexing& ix) {
+  using namespace sim_detail;
+  Tally t;
+  const std::string label = fmt::format("tail {}x{}x{} on {} slots", g.M, g.N, g.K, g.slots);
+  if (c.BM < 1 || c.BN < 1 || c.BK < 1 || c.GROUP_M < 1 || g.M < 1 || g.N < 1 || g.K < 1) {
+    t.add(kDegenerate, 1, fmt::format("{}: not a launch the simulation replays", label));
+    return t.report();
+  }
+  const auto d = ix.launch_dims(g.M, g.N, g.K, c.BM, c.BN, c.BK, 1);
+  const sgt_kernel::CallTail tl = ix.plan_tail(c.BM, c.BN, c.BK, c.GROUP_M, g.M, g.N, g.K, g.slots);
+  if (tl.dims.grid_x == 0) return t.report();  // one launch of every tile: the standard grids'
+  const long long tiles = d.grid_x, tail_tiles = tl.dims.grid_x;
+  if (tl.row0 % c.BM != 0 || tl.col0 % c.BN != 0 || tl.row0 < 0 || tl.col0 < 0 ||
+      tl.M != g.M - tl.row0 || tl.N != g.N - tl.col0 || tail_tiles >= tiles || tl.M < 1 ||
+      tl.N < 1) {
+    t.add(kRasterOut, 1,
+          fmt::format("{}: a tail from C({}, {}) of {}x{} is not the grid's last whole tiles "
+                      "short of every tile",
+                      label, tl.row0, tl.col0, tl.M, tl.N));
+    return t.report();
+  }
+  check_tail_cover(t, label, d.grid_m, d.grid_n, c.GROUP_M, tiles - tail_tiles, tl.row0 / c.BM,
+                   tl.col0 / c.BN, tl.dims.grid_m, tl.dims.grid_n, tail_tiles, ix.block_tile_row,
+                   ix.block_tile_col);
+  // The tail's own launch: its sub-problem split over K, as the kernel runs it.
+  Merger merged;
+  merged.add(label, t.report());
+  WarpTileConfig split = c;
+  split.SPLIT_K = tl.dims.grid_z;
+  split.TAIL = 0;
+  const auto sd = ix.launch_dims(tl.M, tl.N, g.K, c.BM, c.BN, c.BK, split.SPLIT_K);
+  if (sd.grid_z != tl.dims.grid_z || sd.k_chunk != tl.dims.k_chunk || sd.grid_x != tail_tiles) {
+    Tally s;
+    s.add(kSplitMisaligned, 1,
+          fmt::format("{}: the tail's {} splits of k {} are not its sub-problem's launch", label,
+                      tl.dims.grid_z, tl.dims.k_chunk));
+    merged.add(label, s.report());
+  }
+  std::vector<SimCase> done;
+  run_grid(
+      split, tl.M, tl.N, g.K, ix,
+      fmt::format("{}: the tail {}x{}x{} in {} splits", label, tl.M, tl.N, g.K, tl.dims.grid_z),
+      merged, done);
+  return merged.report();
+}
+
+}  // namespace sgt

@@ -750,45 +750,13 @@ SimReport simulate_tail(const WarpTileConfig& c, int M, int N, int K, int sm_cou
   const auto td = sgt_kernel::launch_dims(Mt, Nt, K, c.BM, c.BN, BK, w.splits);
   // Every tile of C from one launch: the first launch's blocks 0 .. tiles - rows cols - 1 in the
   // whole grid's block order, the tail's in its own grid's, from its first row and column.
-  std::vector<int> cover(static_cast<size_t>(tiles), 0);
-  const auto count = [&](long long r, long long col, const char* who, long long b) {
-    if (r < 0 || r >= d.grid_m || col < 0 || col >= d.grid_n) {
-      t.note(kRasterOut, [&] {
-        return fmt::format("{}: {} block {} takes tile ({}, {}), outside the {} x {} grid", label,
-                           who, b, r, col, d.grid_m, d.grid_n);
-      });
-      return;
-    }
-    ++cover[static_cast<size_t>(r * d.grid_n + col)];
-  };
-  const long long first_blocks = tiles - tail_tiles;
-  const int gm = static_cast<int>(d.grid_m), gn = static_cast<int>(d.grid_n);
-  for (long long b = 0; b < first_blocks; ++b) {
-    const int bi = static_cast<int>(b);
-    count(ix.block_tile_row(bi, gm, gn, c.GROUP_M), ix.block_tile_col(bi, gm, gn, c.GROUP_M),
-          "the first launch's", b);
-  }
-  const int tgm = static_cast<int>(td.grid_m), tgn = static_cast<int>(td.grid_n);
   if (td.grid_x != tail_tiles)
     t.add(kRasterOut, 1,
           fmt::format("{}: the tail's sub-problem {}x{} has {} tiles, not its {} x {}", label, Mt,
                       Nt, td.grid_x, w.rows, w.cols));
-  for (long long b = 0; b < td.grid_x; ++b) {
-    const int bi = static_cast<int>(b);
-    count(w.tile_row0 + ix.block_tile_row(bi, tgm, tgn, c.GROUP_M),
-          w.tile_col0 + ix.block_tile_col(bi, tgm, tgn, c.GROUP_M), "the tail's", b);
-  }
-  for (long long i = 0; i < tiles; ++i) {
-    const int n = cover[static_cast<size_t>(i)];
-    if (n == 1) continue;
-    t.note(n == 0 ? kRasterHole : kRasterOverlap, [&] {
-      return fmt::format(
-          "{}: tile ({}, {}) is computed by {} launch{} (the first on {} of {} "
-          "tiles, the tail on rows {}.. and columns {}..)",
-          label, i / d.grid_n, i % d.grid_n, n, n == 1 ? "" : "es", first_blocks, tiles,
-          w.tile_row0, w.tile_col0);
-    });
-  }
+  check_tail_cover(t, label, d.grid_m, d.grid_n, c.GROUP_M, tiles - tail_tiles, w.tile_row0,
+                   w.tile_col0, td.grid_m, td.grid_n, td.grid_x, ix.block_tile_row,
+                   ix.block_tile_col);
   // The tail's splits and partial products: the split entry on its sub-problem.
   Merger merged;
   merged.add(label, t.report());

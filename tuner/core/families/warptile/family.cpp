@@ -63,6 +63,12 @@ class Warptile final : public KernelFamily {
     warptile::check_block(c, limits, c.STAGES > 1, out);
   }
 
+  std::vector<std::string_view> shape_rules() const override { return {warptile::kShapeTail}; }
+  void check_shape(const WarpTileConfig& c, const Problem& p, const Limits&,
+                   std::vector<RuleViolation>& out) const override {
+    warptile::check_tail_shape(c, p, out);
+  }
+
   std::vector<KernelSourceFile> sources() const override {
     return {embedded_kernel_file(kKernelMainFile), embedded_kernel_file("warptile_geometry.h")};
   }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernel_source.hpp"
+#include "tf32x3_wg_geometry.h"
 #include "warptile_geometry.h"
 
 namespace sgt::warptile {
@@ -63,8 +64,9 @@ const std::vector<RuleInfo>& table() {
        "memory)",
        false},
       {"tail_flag",
-       "TAIL is 0: the FFMA families launch every tile in one grid (the wave-aware tail, TAIL 1, "
-       "is family tf32x3_wg's)",
+       "TAIL is 0 (every tile in one grid) or 1 (the wave-aware tail: the tiles past the last "
+       "full wave of resident blocks run as a second launch split over K), and 1 only with "
+       "SPLIT_K = 1",
        false},
       {"stage_c_buffer",
        "with STAGE_C = 1, As or Bs holds every warp's staged rows: NUM_THREADS*WNITER*TN floats",
@@ -111,7 +113,7 @@ std::optional<std::string> impossible_value(std::string_view field, int v) {
   }
   if (field == "PACK" && v != 0 && v != 1) return "rule pack_flag: PACK must be 0 or 1";
   if (field == "STAGE_C" && v != 0 && v != 1) return "rule stage_c_flag: STAGE_C must be 0 or 1";
-  if (field == "TAIL" && v != 0) return "rule tail_flag: TAIL must be 0 in the FFMA families";
+  if (field == "TAIL" && v != 0 && v != 1) return "rule tail_flag: TAIL must be 0 or 1";
   if (field == "FMA_ORDER" && (v < 0 || v > 3)) {
     return "rule fma_order: FMA_ORDER must be 0, 1, 2 or 3";
   }
@@ -231,11 +233,14 @@ void check_knobs(const WarpTileConfig& c, std::vector<RuleViolation>& out) {
          fmt::format("STAGE_C = {}: C is stored from registers (0) or through shared memory (1)",
                      c.STAGE_C));
   }
-  if (c.TAIL != 0) {
+  if (c.TAIL != 0 && c.TAIL != 1) {
     fail(out, "tail_flag",
-         fmt::format("TAIL = {}: the FFMA families launch every tile in one grid (the wave-aware "
-                     "tail is family tf32x3_wg's)",
-                     c.TAIL));
+         fmt::format("TAIL = {}: every tile in one grid (0) or the wave-aware tail (1)", c.TAIL));
+  } else if (c.TAIL == 1 && c.SPLIT_K != 1) {
+    fail(out, "tail_flag",
+         fmt::format("TAIL = 1 with SPLIT_K = {}: the tail splits the tiles past the last full "
+                     "wave over K itself, and takes an unsplit launch",
+                     c.SPLIT_K));
   }
   if (c.STAGE_C == 1 && sgt_kernel::stage_buffer(g) == 0) {
     fail(out, "stage_c_buffer",
@@ -301,10 +306,23 @@ void check_block(const WarpTileConfig& c, const Limits& limits, bool prefetch,
   }
 }
 
+void check_tail_shape(const WarpTileConfig& c, const Problem& p, std::vector<RuleViolation>& out) {
+  if (c.TAIL == 0 || p.K <= 0 || c.BM <= 0 || c.BN <= 0 || c.BK <= 0) return;
+  const auto d = sgt_kernel::launch_dims(p.M, p.N, p.K, c.BM, c.BN, c.BK, 1);
+  const long long slices = (p.K + c.BK - 1) / c.BK;
+  if (d.grid_x >= 2 && slices >= 2 * sgt_kernel::kTailMinSlices) return;
+  out.push_back({std::string(kShapeTail),
+                 fmt::format("TAIL 1 at {}x{}x{}: {} tile{} and {} slice{} of {}; a tail needs 2 "
+                             "tiles and {} slices (two splits of {})",
+                             p.M, p.N, p.K, d.grid_x, d.grid_x == 1 ? "" : "s", slices,
+                             slices == 1 ? "" : "s", c.BK, 2 * sgt_kernel::kTailMinSlices,
+                             sgt_kernel::kTailMinSlices)});
+}
+
 std::string template_arguments(const WarpTileConfig& c) {
   std::string args;
   for (const auto& f : kConfigFields) {
-    // SPLIT_K is a launch parameter, TAIL another (0 in these families): neither a template's.
+    // SPLIT_K is a launch parameter, TAIL another (the launch plan's tail): neither a template's.
     if (f.member == &WarpTileConfig::SPLIT_K || f.member == &WarpTileConfig::TAIL) continue;
     args += (args.empty() ? "" : ",") + std::to_string(c.*f.member);
   }

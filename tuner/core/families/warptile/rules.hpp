@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "config.hpp"
+#include "problem.hpp"
 
 namespace sgt::warptile {
 
@@ -48,6 +49,12 @@ void check_resident_blocks(const WarpTileConfig& c, const Limits& limits,
 // and fragments, and with `prefetch` the next slice's float4s staged in registers).
 void check_block(const WarpTileConfig& c, const Limits& limits, bool prefetch,
                  std::vector<RuleViolation>& out);
+
+// shape_ffma_tail: a TAIL 1 config's problem can have a tail on some device (two tiles or more,
+// and K slices for two tail splits of kTailMinSlices, wave_tail); otherwise the config would
+// measure its TAIL 0 twin's launch again under its name. Every FFMA family's check_shape.
+inline constexpr std::string_view kShapeTail = "shape_ffma_tail";
+void check_tail_shape(const WarpTileConfig& c, const Problem& p, std::vector<RuleViolation>& out);
 
 // The template arguments of a config's kernel: every field but SPLIT_K and TAIL (launch
 // parameters), in the fields' order.

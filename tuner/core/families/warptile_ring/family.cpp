@@ -161,9 +161,12 @@ class WarptileRing final : public KernelFamily {
 
   // shape_warptile_ring: the problem's instance runs the ring (operands that take float4s, in any
   // layout, or PACK 1); otherwise the config would measure its double-buffered twin again.
-  std::vector<std::string_view> shape_rules() const override { return {"shape_warptile_ring"}; }
+  std::vector<std::string_view> shape_rules() const override {
+    return {"shape_warptile_ring", warptile::kShapeTail};
+  }
   void check_shape(const WarpTileConfig& c, const Problem& p, const Limits&,
                    std::vector<RuleViolation>& out) const override {
+    warptile::check_tail_shape(c, p, out);
     if (runs_ring(c, p.layout, kernel_vec_loads(p))) return;
     out.push_back(
         {"shape_warptile_ring",

@@ -229,10 +229,11 @@ class WsTma final : public KernelFamily {
   }
 
   std::vector<std::string_view> shape_rules() const override {
-    return {"shape_tma_operands", "shape_tma_shared_memory"};
+    return {"shape_tma_operands", "shape_tma_shared_memory", warptile::kShapeTail};
   }
   void check_shape(const WarpTileConfig& c, const Problem& p, const Limits& limits,
                    std::vector<RuleViolation>& out) const override {
+    warptile::check_tail_shape(c, p, out);
     // Only operands its tensor copies can read (PACK reads panels, which always allow them); a
     // data type not served is shape_layout's alone.
     if (p.dtype == "f32" && c.PACK == 0 && !tma_operands(p)) {
