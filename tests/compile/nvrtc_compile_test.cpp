@@ -129,7 +129,8 @@ TEST(NvrtcCompile, TheSameProgramCompiledAgainStillReportsItsResources) {
 
 // A retry after a missing report compiles a program no cache has seen (an empty kernel of a random
 // name appended): it reports the tile kernel's resources as the first compilation did, and two
-// retries are two programs.
+// retries are two programs. Another program may get a register or two more or fewer from ptxas
+// (seen once: 153 against 155), so the count is compared within a margin, the spills exactly.
 TEST(NvrtcCompile, ARetryCompilesAFreshProgramThatReportsTheSameResources) {
   sgt::test::TempDir dir;
   KernelCompiler k(dir.path(), {});
@@ -139,7 +140,9 @@ TEST(NvrtcCompile, ARetryCompilesAFreshProgramThatReportsTheSameResources) {
   const Compiled r1 = k.compile_as_retry(c), r2 = k.compile_as_retry(c);
   for (const Compiled* r : {&r1, &r2}) {
     EXPECT_EQ(r->status, TrialStatus::ok) << r->reason;
-    EXPECT_EQ(r->registers, first.registers) << r->log;
+    EXPECT_GT(r->registers, 0) << r->log;
+    EXPECT_NEAR(r->registers, first.registers, 8) << r->log;
+    EXPECT_EQ(r->spill_store_bytes, first.spill_store_bytes) << r->log;
     EXPECT_EQ(r->lowered_name, first.lowered_name);
     EXPECT_FALSE(r->from_cache);
   }
