@@ -149,7 +149,7 @@ void start_server(Server& sv, const Settings& s) {
     const auto& k = sv.plan.kernels[i];
     sv.kernels.push_back({static_cast<int>(i), k.cubin.c_str(), k.sha256.c_str(), k.kernel.c_str(),
                           k.reduce.c_str(), k.pack.c_str(), k.tensor_maps ? 1 : 0, k.BM, k.BN, k.BK,
-                          k.split_k, k.pad_a, k.pad_b, k.smem, k.block});
+                          k.split_k, k.pad_a, k.pad_b, k.smem, k.block, k.tail ? 1 : 0, k.group_m});
   }
   if (sv.dry_run) {
     if (!s.serve_device.empty()) {

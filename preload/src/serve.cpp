@@ -153,15 +153,27 @@ cudaError_t run(const sgt_serve_call& c, const Loaded& l, Device& d, bool& wrote
                 std::string& refused) {
   const sgt_serve_kernel& k = *c.kernel;
   const auto aligned = [](const float* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  // A tail's wave: the blocks of the loaded kernel an SM holds, as the tuner's worker asks it.
+  int resident = 1;
+  if (k.tail) {
+    if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &resident, reinterpret_cast<const void*>(l.kernel), k.block,
+            static_cast<size_t>(k.smem));
+        e != cudaSuccess) {
+      (void)cudaGetLastError();
+      refused = std::string("occupancy of the tail's kernel: ") + cudaGetErrorString(e);
+      return e;
+    }
+  }
   const auto plan = sgt_kernel::plan_call(
-      {k.BM, k.BN, k.BK, k.split_k, l.pack != nullptr, k.tensor_maps != 0}, c.M, c.N, c.K,
-      c.trans_a != 0, c.trans_b != 0, c.A, aligned(c.A), c.lda, c.B, aligned(c.B), c.ldb,
-      d.props.multiProcessorCount, d.props.major >= 9);
+      {k.BM, k.BN, k.BK, k.split_k, l.pack != nullptr, k.tensor_maps != 0, k.tail != 0, k.group_m},
+      c.M, c.N, c.K, c.trans_a != 0, c.trans_b != 0, c.A, aligned(c.A), c.lda, c.B, aligned(c.B),
+      c.ldb, d.props.multiProcessorCount, d.props.major >= 9, resident);
   if (plan.too_large) {
     refused = "grid too large";
     return cudaErrorInvalidConfiguration;
   }
-  if (plan.reduce_blocks > 0 && !l.reduce) {
+  if ((plan.reduce_blocks > 0 || plan.tail.reduce_blocks > 0) && !l.reduce) {
     refused = "split-K without a reduction kernel";
     return cudaErrorInvalidConfiguration;
   }
@@ -169,13 +181,12 @@ cudaError_t run(const sgt_serve_call& c, const Loaded& l, Device& d, bool& wrote
   int M = c.M, N = c.N, K = c.K, ldc = c.ldc;
   float alpha = c.alpha, beta = c.beta;
   float* C = c.C;
-  // The plan never has a tail: the serve plan refuses TAIL configs (cuBLAS answers them).
-  const auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool) {
+  const auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool tail) {
     cudaError_t e;
     if (!k.tensor_maps) {
       e = sgt_kernel::launch_warptile(kernel, plan, static_cast<unsigned>(k.block), M, N, K, alpha,
                                       a, lda, b, ldb, beta, C, ldc, work,
-                                      static_cast<cudaStream_t>(c.stream));
+                                      static_cast<cudaStream_t>(c.stream), 0, tail);
     } else {
       sgt_kernel::TmaMaps maps{};
       if (K > 0) {
@@ -186,8 +197,10 @@ cudaError_t run(const sgt_serve_call& c, const Loaded& l, Device& d, bool& wrote
         // The boxes need the tile and its padding only.
         const auto g =
             sgt_kernel::make_geometry(k.BM, k.BN, k.BK, 1, 1, 1, 1, 1, 1, 1, k.pad_a, k.pad_b);
-        if (const CUresult r = sgt_kernel::tma_encode_maps(maps, g, plan.trans_a, plan.trans_b, M,
-                                                           N, K, a, lda, b, ldb);
+        // A tail's maps cover its sub-problem (a and b: tail_a, tail_b).
+        if (const CUresult r = sgt_kernel::tma_encode_maps(
+                maps, g, plan.trans_a, plan.trans_b, tail ? plan.tail.M : M, tail ? plan.tail.N : N,
+                K, a, lda, b, ldb);
             r != CUDA_SUCCESS) {
           refused = "cuTensorMapEncodeTiled failed (" + std::to_string(static_cast<int>(r)) + ")";
           return cudaErrorInvalidValue;
@@ -195,7 +208,7 @@ cudaError_t run(const sgt_serve_call& c, const Loaded& l, Device& d, bool& wrote
       }
       e = sgt_kernel::launch_ws_tma(kernel, plan, static_cast<unsigned>(k.block),
                                     static_cast<size_t>(k.smem), maps.a, maps.b, M, N, K, alpha,
-                                    beta, C, ldc, work, static_cast<cudaStream_t>(c.stream));
+                                    beta, C, ldc, work, static_cast<cudaStream_t>(c.stream), tail);
     }
     if (e == cudaSuccess) wrote = true;
     return e;

@@ -9,7 +9,7 @@
 extern "C" {
 #endif
 
-#define SGT_SERVE_ABI_VERSION 1
+#define SGT_SERVE_ABI_VERSION 2
 
 /* One compiled kernel of the plan (serve_plan.hpp's PlanKernel): the strings stay valid for the
    process's life. `id` is unique per kernel; the serve library keeps what it loaded under it. */
@@ -24,6 +24,8 @@ struct sgt_serve_kernel {
   int BM, BN, BK, split_k, pad_a, pad_b;
   int smem;  /* dynamic shared memory of one launch */
   int block; /* threads per block */
+  int tail;  /* 1: the wave-aware tail (launch_tail.h), found in the block order of group_m */
+  int group_m;
 };
 
 /* Compares a served call with cuBLAS (SGT_SERVE_VERIFY): runs the real cuBLAS call with its

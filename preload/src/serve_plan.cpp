@@ -131,7 +131,7 @@ const char* key(FallThrough why) {
 namespace {
 
 // kernels[i] of a plan (where: "kernels[i]").
-PlanKernel parse_kernel(const json& k, const std::string& where) {
+PlanKernel parse_kernel(const json& k, const std::string& where, long long version) {
   PlanKernel out;
   out.config_name = str(k, "config_name", where);
   out.family = str(k, "family", where);
@@ -164,6 +164,18 @@ PlanKernel parse_kernel(const json& k, const std::string& where) {
   out.pad_b = static_cast<int>(integer(t, "pad_b", where + ".tile", 0, 4096));
   out.smem = static_cast<int>(integer(t, "smem", where + ".tile", 0, 1 << 24));
   out.block = static_cast<int>(integer(k, "block", where, 1, 1024));
+  // Version 2: the wave-aware tail, absent where a kernel has none.
+  if (t.contains("tail")) {
+    if (version < 2)
+      throw std::runtime_error(where + ".tile: 'tail' in a plan of format_version " +
+                               std::to_string(version) + " (it came with version 2)");
+    out.tail = integer(t, "tail", where + ".tile", 0, 1) == 1;
+    out.group_m = static_cast<int>(integer(t, "group_m", where + ".tile", 1, 4096));
+    if (out.tail && out.reduce.empty())
+      throw std::runtime_error(where + ": a tail without a reduction kernel");
+    if (out.tail && out.split_k > 1)
+      throw std::runtime_error(where + ": a tail with split_k " + std::to_string(out.split_k));
+  }
   if (out.split_k > 1 && out.reduce.empty())
     throw std::runtime_error(where + ": split_k " + std::to_string(out.split_k) +
                              " without a reduction kernel");
@@ -209,9 +221,9 @@ ServePlan ServePlan::parse(std::string_view text) {
     throw std::runtime_error("not a serve plan (its \"format\" is not \"" +
                              std::string(kPlanFormat) + "\"); `sgemm-tune serve` writes them");
   const long long version = integer(j, "format_version", "plan", 1, INT_MAX);
-  if (version != kPlanFormatVersion)
+  if (version > kPlanFormatVersion)
     throw std::runtime_error("plan format_version " + std::to_string(version) +
-                             ", this library reads " + std::to_string(kPlanFormatVersion) +
+                             ", this library reads 1 to " + std::to_string(kPlanFormatVersion) +
                              ": prepare it again with the matching sgemm-tune");
   ServePlan p;
   p.writer = j.contains("writer") && j["writer"].is_string() ? j["writer"].get<std::string>() : "";
@@ -226,7 +238,7 @@ ServePlan ServePlan::parse(std::string_view text) {
   for (size_t i = 0; i < kernels.size(); ++i) {
     const json& k = kernels[i];
     const std::string where = "kernels[" + std::to_string(i) + "]";
-    p.kernels.push_back(parse_kernel(k, where));
+    p.kernels.push_back(parse_kernel(k, where, version));
   }
   const json& gpus = field(j, "gpus", "plan");
   if (!gpus.is_array()) throw std::runtime_error("plan: 'gpus' is not an array");
@@ -278,6 +290,10 @@ std::string ServePlan::render() const {
                          {"pad_b", k.pad_b},
                          {"smem", k.smem}}},
                        {"block", k.block}});
+    if (k.tail) {
+      kernels.back()["tile"]["tail"] = 1;
+      kernels.back()["tile"]["group_m"] = k.group_m;
+    }
   }
   json gpus = json::array();
   for (const auto& g : this->gpus) {
@@ -301,7 +317,10 @@ std::string ServePlan::render() const {
                     {"sm_count", g.sm_count},
                     {"problems", std::move(problems)}});
   }
-  json j = {{"format", kPlanFormat},  {"format_version", kPlanFormatVersion},
+  // Version 1 while no kernel has a tail: a library of the release before reads the plan.
+  const bool any_tail =
+      std::any_of(this->kernels.begin(), this->kernels.end(), [](const auto& k) { return k.tail; });
+  json j = {{"format", kPlanFormat},  {"format_version", any_tail ? kPlanFormatVersion : 1},
             {"writer", writer},       {"source", source},
             {"min_ratio", min_ratio}, {"kernels", std::move(kernels)},
             {"gpus", std::move(gpus)}};

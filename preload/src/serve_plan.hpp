@@ -21,7 +21,9 @@
 namespace sgt::preload {
 
 inline constexpr std::string_view kPlanFormat = "sgemm-tune-serve-plan";
-inline constexpr int kPlanFormatVersion = 1;
+// 2: a kernel's tile may carry the wave-aware tail ("tail", "group_m"); a plan without one is
+// written as version 1, which this library reads too.
+inline constexpr int kPlanFormatVersion = 2;
 
 // One compiled kernel instance of a winner: its verified binary in the kernel cache and how
 // launch_plan.h launches it (the tuner's TrialRequest, which its worker times).
@@ -36,8 +38,10 @@ struct PlanKernel {
   std::string sha256;                // its expected SHA-256, checked before every load
   std::string kernel, reduce, pack;  // lowered names; reduce and pack empty when absent
   int BM = 0, BN = 0, BK = 0, split_k = 1, pad_a = 0, pad_b = 0;
-  int smem = 0;   // dynamic shared memory of one launch
-  int block = 0;  // threads per block
+  int smem = 0;       // dynamic shared memory of one launch
+  int block = 0;      // threads per block
+  bool tail = false;  // TAIL 1: launch_plan.h's wave-aware tail, in the block order of group_m
+  int group_m = 1;
 };
 
 // The alignment of a call's operands in sgemm-tune's row-major terms: whether each matrix's rows

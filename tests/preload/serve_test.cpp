@@ -112,6 +112,42 @@ TEST(ServeSha256, KnownDigests) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// A kernel with the wave-aware tail (TAIL 1) makes the plan format 2: its tile carries the tail
+// and GROUP_M, read back as written; a plan without one is still written as format 1, which the
+// release before reads. A tail in a format-1 plan, or with SPLIT_K, is refused.
+TEST(ServePlan, ATailKernelIsWrittenAsFormatTwoAndReadBack) {
+  ServePlan plan = test_plan();
+  EXPECT_EQ(json::parse(plan.render())["format_version"], 1);
+  EXPECT_FALSE(json::parse(plan.render())["kernels"][0]["tile"].contains("tail"));
+  plan.kernels[0].tail = true;
+  plan.kernels[0].group_m = 8;
+  const json j = json::parse(plan.render());
+  EXPECT_EQ(j["format_version"], 2);
+  EXPECT_EQ(j["kernels"][0]["tile"]["tail"], 1);
+  EXPECT_EQ(j["kernels"][0]["tile"]["group_m"], 8);
+  const ServePlan back = ServePlan::parse(plan.render());
+  EXPECT_TRUE(back.kernels[0].tail);
+  EXPECT_EQ(back.kernels[0].group_m, 8);
+  EXPECT_FALSE(back.kernels[1].tail);
+  EXPECT_EQ(back.render(), plan.render());
+  const auto refusal = [&](const std::function<void(json&)>& edit) {
+    json e = j;
+    edit(e);
+    try {
+      (void)ServePlan::parse(e.dump());
+    } catch (const std::runtime_error& x) {
+      return std::string(x.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(refusal([](json& e) { e["format_version"] = 1; }).find("format_version 1"),
+            std::string::npos);
+  EXPECT_NE(refusal([](json& e) { e["kernels"][0]["tile"]["split_k"] = 4; }).find("split_k 4"),
+            std::string::npos);
+  EXPECT_NE(refusal([](json& e) { e["kernels"][0]["tile"]["tail"] = 2; }).find("'tail'"),
+            std::string::npos);
+}
+
 TEST(ServePlan, RoundTripsAndRefusesWhatIsWrong) {
   const ServePlan plan = test_plan();
   const ServePlan back = ServePlan::parse(plan.render());
@@ -133,7 +169,7 @@ TEST(ServePlan, RoundTripsAndRefusesWhatIsWrong) {
   };
   EXPECT_NE(refused([](json& j) { j["format"] = "sgemm-tune-table"; }).find("not a serve plan"),
             std::string::npos);
-  EXPECT_NE(refused([](json& j) { j["format_version"] = 2; }).find("format_version 2"),
+  EXPECT_NE(refused([](json& j) { j["format_version"] = 3; }).find("format_version 3"),
             std::string::npos);
   EXPECT_NE(refused([](json& j) { j["kernels"][0]["sha256"] = "abc"; }).find("sha256"),
             std::string::npos);
@@ -839,24 +875,6 @@ TEST(PreloadCli, ServePreparesAPlanFromATable) {
   r = test::run_shell(cli() + " serve --table " + test::sh_quote(dir.path() / "slower.json") +
                       " --min-ratio -1 --prepare-only --write-plan " + test::sh_quote(plan));
   EXPECT_EQ(r.exit_code, 2) << r.out;
-  // A winner with the wave-aware tail: the plan's kernels run none, so cuBLAS answers it, said why.
-  json tail = table;
-  auto tail_config = test::config(test::kSeed);
-  tail_config.TAIL = 1;
-  tail["gpus"][0]["shapes"][0]["config"] = tail_config;
-  tail["gpus"][0]["shapes"][0]["config_name"] = std::string(test::kSeed) + "_v1";
-  std::ofstream(dir.path() / "tail.json") << tail.dump();
-  r = test::run_shell(cli() + " serve --table " + test::sh_quote(dir.path() / "tail.json") +
-                      " --cache-dir " + test::sh_quote(dir.path() / "cache") +
-                      " --prepare-only --write-plan " + test::sh_quote(plan));
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  const ServePlan t = ServePlan::parse(slurp(plan));
-  ASSERT_EQ(t.gpus.at(0).problems.size(), 1u);
-  EXPECT_EQ(t.gpus[0].problems[0].kernel, -1);
-  EXPECT_NE(
-      t.gpus[0].problems[0].refused.find("wave-aware tail (TAIL 1) is not run by the preload"),
-      std::string::npos)
-      << t.gpus[0].problems[0].refused;
 }
 
 }  // namespace

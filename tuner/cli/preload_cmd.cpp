@@ -208,6 +208,8 @@ preload::PlanKernel plan_kernel(const eval::Compiled& comp, const WarpTileConfig
   k.pad_b = req.tile.pad_b;
   k.smem = req.tile.smem_bytes;
   k.block = static_cast<int>(req.block);
+  k.tail = req.tile.tail != 0;
+  k.group_m = req.tile.group_m;
   return k;
 }
 
@@ -224,8 +226,7 @@ class PlanBuilder {
  private:
   void add_problem(const json& s, preload::PlanGpu& pg, const std::string& arch);
   // Why the winner is not served (empty: it is, once compiled).
-  std::string refusal(const WarpTileConfig& config, const KernelFamily& family,
-                      const preload::PlanProblem& pp) const;
+  std::string refusal(const KernelFamily& family, const preload::PlanProblem& pp) const;
   void add_kernel(preload::PlanProblem& pp, const WarpTileConfig& config,
                   const KernelFamily& family, const std::string& arch);
 
@@ -278,7 +279,7 @@ void PlanBuilder::add_problem(const json& s, preload::PlanGpu& pg, const std::st
   pp.ratio = s.value("ratio", 0.0);
   const auto config = s.at("config").get<WarpTileConfig>();
   const auto& family = family_of(config);
-  pp.refused = refusal(config, family, pp);
+  pp.refused = refusal(family, pp);
   if (pp.refused.empty()) add_kernel(pp, config, family, arch);
   if (pp.kernel < 0) {
     ++refused_;
@@ -289,8 +290,7 @@ void PlanBuilder::add_problem(const json& s, preload::PlanGpu& pg, const std::st
   pg.problems.push_back(std::move(pp));
 }
 
-std::string PlanBuilder::refusal(const WarpTileConfig& config, const KernelFamily& family,
-                                 const preload::PlanProblem& pp) const {
+std::string PlanBuilder::refusal(const KernelFamily& family, const preload::PlanProblem& pp) const {
   const std::string fam(family.id());
   const auto now = hashes_.find(fam);
   if (family.precision() != Precision::fp32) {
@@ -304,12 +304,6 @@ std::string PlanBuilder::refusal(const WarpTileConfig& config, const KernelFamil
     // cuBLAS answers it (FallThrough::Slower): nothing to compile.
     return fmt::format("slower than cuBLAS when tuned (ratio {:.3f}, --min-ratio {})", pp.ratio,
                        o_.min_ratio);
-  }
-  if (config.TAIL != 0) {
-    // The serve plan's kernels carry no tail; run without one, the config would not be what was
-    // measured. cuBLAS answers it.
-    return "its wave-aware tail (TAIL 1) is not run by the preload: tune without it, or link "
-           "sgemm_tuned";
   }
   if (!tuned_hashes_.contains(fam) || now == hashes_.end() ||
       tuned_hashes_[fam].get<std::string>() != now->second) {
