@@ -112,6 +112,17 @@ TEST(ServeSha256, KnownDigests) {
             "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// Why ServePlan::parse refuses the plan `j` once `edit` has changed it; "accepted" if it does not.
+std::string parse_error(json j, const std::function<void(json&)>& edit) {
+  edit(j);
+  try {
+    (void)ServePlan::parse(j.dump());
+  } catch (const std::runtime_error& e) {
+    return std::string(e.what());
+  }
+  return std::string("accepted");
+}
+
 // A kernel with the wave-aware tail (TAIL 1) makes the plan format 2: its tile carries the tail
 // and GROUP_M, read back as written; a plan without one is still written as format 1, which the
 // release before reads. A tail in a format-1 plan, or with SPLIT_K, is refused.
@@ -130,16 +141,7 @@ TEST(ServePlan, ATailKernelIsWrittenAsFormatTwoAndReadBack) {
   EXPECT_EQ(back.kernels[0].group_m, 8);
   EXPECT_FALSE(back.kernels[1].tail);
   EXPECT_EQ(back.render(), plan.render());
-  const auto refusal = [&](const std::function<void(json&)>& edit) {
-    json e = j;
-    edit(e);
-    try {
-      (void)ServePlan::parse(e.dump());
-    } catch (const std::runtime_error& x) {
-      return std::string(x.what());
-    }
-    return std::string("accepted");
-  };
+  const auto refusal = [&](const std::function<void(json&)>& edit) { return parse_error(j, edit); };
   EXPECT_NE(refusal([](json& e) { e["format_version"] = 1; }).find("format_version 1"),
             std::string::npos);
   EXPECT_NE(refusal([](json& e) { e["kernels"][0]["tile"]["split_k"] = 4; }).find("split_k 4"),
@@ -158,14 +160,7 @@ TEST(ServePlan, RoundTripsAndRefusesWhatIsWrong) {
   EXPECT_TRUE(back.kernels[1].tensor_maps);
 
   auto refused = [&](const std::function<void(json&)>& edit) {
-    json j = json::parse(plan.render());
-    edit(j);
-    try {
-      (void)ServePlan::parse(j.dump());
-    } catch (const std::runtime_error& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
+    return parse_error(json::parse(plan.render()), edit);
   };
   EXPECT_NE(refused([](json& j) { j["format"] = "sgemm-tune-table"; }).find("not a serve plan"),
             std::string::npos);
