@@ -2,6 +2,8 @@
 // what plan_call() decides for a config and a call, on the CPU (run_call needs a GPU, and the
 // device run of the dispatch and worker tests executes it).
 #include <algorithm>
+#include <cmath>
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -508,6 +510,116 @@ TEST(LaunchPlan, AnFfmaTailRunsTheTilesPastTheLastWaveOfResidentBlocks) {
             EXPECT_EQ(q.tail.dims.workspace_floats, 1LL * q.tail.dims.grid_z * q.tail.M * q.tail.N);
           }
   EXPECT_GT(tails, 100);
+}
+
+// The kernels' contract on the CPU (sgemm_warptile.cuh, sgemm_ws_tma.cuh): block b of a launch of
+// d on an M x N x K problem takes tile (block_tile_row, block_tile_col) of the grid its M and N
+// give, split z takes k in [z k_chunk, (z + 1) k_chunk), and writes alpha acc + beta C into C, or
+// with grid_z > 1 its raw partial product to partial[z M N + i N + j]; sgemm_splitk_reduce sums
+// the splits in split order into C.
+struct CpuCall {
+  int M, N, K, BM, BN, group_m;
+  float alpha, beta;
+  const float* A;
+  int lda;
+  bool ta;
+  const float* B;
+  int ldb;
+  bool tb;
+  float* C;
+  int ldc;
+};
+
+void cpu_launch(const CpuCall& c, const sgt_kernel::LaunchDims& d, std::vector<float>& partial) {
+  const int gm = (c.M + c.BM - 1) / c.BM, gn = (c.N + c.BN - 1) / c.BN;
+  if (d.grid_z > 1) partial.assign(static_cast<size_t>(d.grid_z) * c.M * c.N, 0.0f);
+  for (int z = 0; z < d.grid_z; ++z)
+    for (long long b = 0; b < d.grid_x; ++b) {
+      const int r0 = sgt_kernel::block_tile_row(static_cast<int>(b), gm, gn, c.group_m) * c.BM;
+      const int c0 = sgt_kernel::block_tile_col(static_cast<int>(b), gm, gn, c.group_m) * c.BN;
+      const int k0 = z * d.k_chunk, k1 = std::min(c.K, k0 + d.k_chunk);
+      for (int i = r0; i < std::min(c.M, r0 + c.BM); ++i)
+        for (int j = c0; j < std::min(c.N, c0 + c.BN); ++j) {
+          float acc = 0;
+          for (int k = k0; k < k1; ++k)
+            acc += (c.ta ? c.A[k * c.lda + i] : c.A[i * c.lda + k]) *
+                   (c.tb ? c.B[j * c.ldb + k] : c.B[k * c.ldb + j]);
+          if (d.grid_z > 1)
+            partial[static_cast<size_t>(z) * c.M * c.N + i * c.N + j] = acc;
+          else
+            c.C[i * c.ldc + j] = c.alpha * acc + c.beta * c.C[i * c.ldc + j];
+        }
+    }
+  if (d.grid_z > 1)
+    for (int i = 0; i < c.M; ++i)
+      for (int j = 0; j < c.N; ++j) {
+        float sum = 0;
+        for (int z = 0; z < d.grid_z; ++z)
+          sum += partial[static_cast<size_t>(z) * c.M * c.N + i * c.N + j];
+        c.C[i * c.ldc + j] = c.alpha * sum + c.beta * c.C[i * c.ldc + j];
+      }
+}
+
+// A TAIL call run on the CPU through its plan, as run_call runs it (the first launch on the
+// whole problem, then the tail on tail_a, tail_b and C from row0, col0), gives alpha op(A) op(B)
+// + beta C in every layout, on PACK's panels too, with padded leading dimensions: the tail's
+// offsets and its split and reduction are the call's, not only its tiles.
+TEST(LaunchPlan, ATailCallOnTheCpuComputesTheProduct) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  int tails = 0, calls = 0;
+  for (const auto& [M, N, K, slots] : std::vector<std::tuple<int, int, int, int>>{
+           {193, 214, 64, 16}, {186, 269, 70, 12}, {186, 93, 64, 16}, {298, 247, 66, 6}})
+    for (const int group_m : {1, 2, 8})
+      for (const int layout : {0, 1, 2, 3, 4}) {  // NN, NT, TN, TT, then PACK's panels (TN)
+        const bool pack = layout == 4;
+        const bool ta = pack || (layout & 2) != 0, tb = !pack && (layout & 1) != 0;
+        const int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 2;
+        std::vector<float> A(static_cast<size_t>(lda) * (ta ? K : M)),
+            B(static_cast<size_t>(ldb) * (tb ? N : K)), C0(static_cast<size_t>(ldc) * M);
+        for (auto* v : {&A, &B, &C0})
+          for (auto& x : *v) x = u(rng);
+        const float alpha = 0.5f, beta = 2.0f;
+        std::vector<float> ref = C0;
+        for (int i = 0; i < M; ++i)
+          for (int j = 0; j < N; ++j) {
+            double acc = 0;
+            for (int k = 0; k < K; ++k)
+              acc += static_cast<double>(ta ? A[k * lda + i] : A[i * lda + k]) *
+                     (tb ? B[j * ldb + k] : B[k * ldb + j]);
+            ref[i * ldc + j] = static_cast<float>(alpha * acc + beta * C0[i * ldc + j]);
+          }
+        // slots = SMs x resident: 1 x slots.
+        const CallTile t{32, 32, 4, 1, pack, false, true, group_m};
+        const auto plan =
+            plan_call(t, M, N, K, ta, tb, A.data(), true, lda, B.data(), true, ldb, slots, true, 1);
+        ASSERT_EQ(plan.trans_a, ta);
+        ASSERT_EQ(plan.trans_b, tb);
+        // Each launch as run_call makes it: its grid and problem from tile_launch, the tail's
+        // operands from tail_a and tail_b.
+        std::vector<float> C = C0, partial;
+        for (const bool tail : {false, true}) {
+          if (tail && plan.tail.dims.grid_x == 0) continue;
+          tails += tail;
+          int m = M, n = N;
+          float* c = C.data();
+          const auto& d = sgt_kernel::tile_launch(plan, tail, m, n, c, ldc);
+          const float* a = tail ? sgt_kernel::tail_a(plan, A.data(), lda) : A.data();
+          const float* b = tail ? sgt_kernel::tail_b(plan, B.data(), ldb) : B.data();
+          cpu_launch({m, n, K, 32, 32, group_m, alpha, beta, a, lda, ta, b, ldb, tb, c, ldc}, d,
+                     partial);
+        }
+        ++calls;
+        double worst = 0;
+        for (int i = 0; i < M; ++i)
+          for (int j = 0; j < N; ++j)
+            worst =
+                std::max(worst, static_cast<double>(std::abs(C[i * ldc + j] - ref[i * ldc + j])));
+        EXPECT_LT(worst, 1e-4) << M << "x" << N << "x" << K << " layout " << layout << " group "
+                               << group_m << " on " << slots;
+      }
+  EXPECT_EQ(calls, 60);
+  EXPECT_EQ(tails, 60);  // every one of these problems leaves a tail in every block order
 }
 
 }  // namespace
