@@ -90,6 +90,16 @@ inline CallPlan plan_call(const CallTile& t, int M, int N, int K, bool trans_a, 
   return p;
 }
 
+// A TAIL config's wave (plan_call's resident): into *blocks, how many blocks of `kernel` (a
+// function or a cudaKernel_t cast to a pointer, its dynamic shared memory limit already raised)
+// an SM holds at once with `threads` and `smem_bytes` of dynamic shared memory. The worker,
+// sgemm_tuned and the preload all ask it here; an error is left for the caller to report, never
+// taken as "no tail" (the call would not be the one that was measured).
+inline cudaError_t resident_blocks(const void* kernel, int threads, size_t smem_bytes,
+                                   int* blocks) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, smem_bytes);
+}
+
 // The operands of a tail's launch: the instance's (plan.trans_a, trans_b: the call's, or TN on
 // PACK's panels) offset to the tail's first row of op(A) and first column of op(B). Each offset is
 // a multiple of BM or BN floats along a row, or of whole rows, so a 16-byte aligned operand with

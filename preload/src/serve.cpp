@@ -156,9 +156,9 @@ cudaError_t run(const sgt_serve_call& c, const Loaded& l, Device& d, bool& wrote
   // A tail's wave: the blocks of the loaded kernel an SM holds, as the tuner's worker asks it.
   int resident = 1;
   if (k.tail) {
-    if (const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-            &resident, reinterpret_cast<const void*>(l.kernel), k.block,
-            static_cast<size_t>(k.smem));
+    if (const cudaError_t e =
+            sgt_kernel::resident_blocks(reinterpret_cast<const void*>(l.kernel), k.block,
+                                        static_cast<size_t>(k.smem), &resident);
         e != cudaSuccess) {
       (void)cudaGetLastError();
       refused = std::string("occupancy of the tail's kernel: ") + cudaGetErrorString(e);

@@ -427,17 +427,13 @@ bool has_tail(const table::Config& cfg) {
 #endif
 }
 
-// A tail config's wave (plan_call's resident): the blocks of `kernel` an SM holds at once with
-// `threads` and `smem` bytes of dynamic shared memory, as the tuner's worker asks it; 0 when the
-// runtime cannot say (then the plan has no tail, and the launch reports what is wrong).
-int resident_blocks(const void* kernel, int threads, int smem) {
-  int n = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads,
-                                                    static_cast<size_t>(smem)) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n;
+// plan()'s `resident` for a call of `cfg` on `kernel`: 1 without a tail, else the blocks of the
+// kernel an SM holds (resident_blocks, as the worker asks it); an error is the call's.
+cudaError_t tail_wave(const table::Config& cfg, const void* kernel, int threads, int smem,
+                      int* resident) {
+  *resident = 1;
+  if (!has_tail(cfg)) return cudaSuccess;
+  return sgt_kernel::resident_blocks(kernel, threads, static_cast<size_t>(smem), resident);
 }
 
 // The call's launches (launch_plan.h, which the tuner's worker runs too): its config's tile,
@@ -490,9 +486,11 @@ cudaError_t launch_tma(const detail::Choice& choice, const detail::Call& call,
   const auto f = detail::launch_facts(choice.config);
   const int layout = instance_layout(cfg, call);
   const void* kernel = reinterpret_cast<const void*>(kKernels[choice.config].tma[layout]);
-  const auto p =
-      plan(choice.config, call, dev.id,
-           has_tail(cfg) ? resident_blocks(kernel, f.threads, f.dynamic_smem[layout]) : 1);
+  int resident = 1;
+  if (const cudaError_t e = tail_wave(cfg, kernel, f.threads, f.dynamic_smem[layout], &resident);
+      e != cudaSuccess)
+    return e;
+  const auto p = plan(choice.config, call, dev.id, resident);
   auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool tail) {
     // With K = 0 the kernel copies nothing: its maps stay zero, and the operands need nothing.
     sgt_kernel::TmaMaps maps{};
@@ -589,8 +587,10 @@ cudaError_t launch(const detail::Choice& choice, const detail::Call& call, const
         e != cudaSuccess)
       return e;
   }
-  const auto p = plan(choice.config, call, dev.id,
-                      has_tail(cfg) ? resident_blocks(kernel, f.threads, smem) : 1);
+  int resident = 1;
+  if (const cudaError_t e = tail_wave(cfg, kernel, f.threads, smem, &resident); e != cudaSuccess)
+    return e;
+  const auto p = plan(choice.config, call, dev.id, resident);
   auto tile = [&](const float* a, int lda, const float* b, int ldb, float* work, bool tail) {
     return sgt_kernel::launch_warptile(kernel, p, static_cast<unsigned>(f.threads), call.M, call.N,
                                        call.K, alpha, a, lda, b, ldb, beta, C, call.ldc, work,

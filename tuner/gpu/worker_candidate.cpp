@@ -42,11 +42,9 @@ void allow_dynamic_smem(const Loaded& l, const LaunchTile& tile) {
 // tile kernel an SM holds at once, from its registers, shared memory and block size.
 void set_resident(Loaded& l, const LaunchTile& tile, unsigned block) {
   if (!tile.tail || tile.split_maps) return;
-  int n = 0;
-  SGT_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &n, reinterpret_cast<const void*>(l.kernel), static_cast<int>(block),
-      static_cast<size_t>(tile.smem_bytes)));
-  l.resident = n;
+  SGT_CUDA_CHECK(sgt_kernel::resident_blocks(reinterpret_cast<const void*>(l.kernel),
+                                             static_cast<int>(block),
+                                             static_cast<size_t>(tile.smem_bytes), &l.resident));
 }
 
 }  // namespace
