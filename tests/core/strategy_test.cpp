@@ -3,7 +3,11 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "error.hpp"
 #include "space.hpp"
@@ -169,6 +173,85 @@ TEST(Strategy, OneKnobNeighboursDifferInExactlyOneField) {
     pairs += got.size();
   }
   EXPECT_GT(pairs, 0u);
+}
+
+// A block-tile move keeps the family and every knob outside the tiling, steps one of BM, BN, BK to
+// the next value the candidates take (the other two the same), and repairs the warp tiling with
+// the fewest changes any such candidate needs. On the default space at a narrow problem where the
+// search settled on 32 x 128 tiles (2026-12-07), the 64 x 128 tile with the same split and
+// stages is among the moves, which one knob never reaches.
+TEST(Strategy, TileMovesStepOneBlockDimensionWithTheFewestWarpChanges) {
+  Problem p = parse_shape("160x6144x3072");
+  p.layout = "NT";
+  const auto cs = enumerate_spaces(kAutoSpace, p).enumeration.survivors;
+  ASSERT_GT(cs.size(), 1000u);
+  const auto moves = tile_move_neighbours(cs);
+  ASSERT_EQ(moves.size(), cs.size());
+  const std::set<std::string, std::less<>> block = {"BM", "BN", "BK"};
+  const std::set<std::string, std::less<>> warp = {"WM", "WN", "WNITER", "TM", "TN", "NUM_THREADS"};
+  auto changes = [&](size_t i, size_t j, const std::set<std::string, std::less<>>& fields) {
+    int n = 0;
+    for (const auto& f : kConfigFields)
+      n += fields.count(f.name) && cs[i].*f.member != cs[j].*f.member;
+    return n;
+  };
+  // The values each block field takes, for "one step".
+  std::map<std::string, std::set<int>, std::less<>> values;
+  for (const auto& c : cs)
+    for (const auto& f : kConfigFields)
+      if (block.count(f.name)) values[std::string(f.name)].insert(c.*f.member);
+  size_t total = 0;
+  for (size_t i = 0; i < cs.size(); i += 7) {
+    const std::set<size_t> got(moves[i].begin(), moves[i].end());
+    EXPECT_EQ(got.size(), moves[i].size()) << to_name(cs[i]);
+    total += got.size();
+    for (size_t j : got) {
+      EXPECT_EQ(cs[j].family, cs[i].family);
+      EXPECT_EQ(changes(i, j, block), 1) << to_name(cs[i]) << " -> " << to_name(cs[j]);
+      EXPECT_LE(changes(i, j, warp), kMaxTileRepair);
+      for (const auto& f : kConfigFields) {
+        if (block.count(f.name) || warp.count(f.name)) continue;
+        EXPECT_EQ(cs[i].*f.member, cs[j].*f.member) << f.name;
+      }
+      for (const auto& f : kConfigFields) {
+        if (!block.count(f.name) || cs[i].*f.member == cs[j].*f.member) continue;
+        const auto& v = values.find(f.name)->second;
+        const auto at = v.find(cs[i].*f.member);
+        EXPECT_TRUE((at != v.begin() && *std::prev(at) == cs[j].*f.member) ||
+                    (std::next(at) != v.end() && *std::next(at) == cs[j].*f.member))
+            << f.name << ": " << to_name(cs[i]) << " -> " << to_name(cs[j]);
+      }
+    }
+    // Nothing with the same move needs fewer warp changes than those kept.
+    for (size_t j = 0; j < cs.size(); ++j) {
+      if (got.count(j) || cs[j].family != cs[i].family || changes(i, j, block) != 1) continue;
+      bool same_rest = true;
+      for (const auto& f : kConfigFields)
+        if (!block.count(f.name) && !warp.count(f.name) && cs[i].*f.member != cs[j].*f.member)
+          same_rest = false;
+      if (!same_rest) continue;
+      for (size_t k : got) {
+        bool same_move = true;
+        for (const auto& f : kConfigFields)
+          if (block.count(f.name) && cs[j].*f.member != cs[k].*f.member) same_move = false;
+        if (same_move) EXPECT_GE(changes(i, j, warp), changes(i, k, warp)) << to_name(cs[j]);
+      }
+    }
+  }
+  EXPECT_GT(total, 0u);
+  const auto from = from_name("wt_32x128x16_w16x64_wn1_t8x4_n128_mb1_s2_p4_g8_k8_o1");
+  ASSERT_TRUE(from);
+  const auto at = std::find(cs.begin(), cs.end(), *from);
+  ASSERT_NE(at, cs.end());
+  const auto& m = moves[static_cast<size_t>(at - cs.begin())];
+  std::vector<std::string> names;
+  for (size_t j : m) names.push_back(to_name(cs[j]));
+  EXPECT_TRUE(std::any_of(names.begin(), names.end(), [](const auto& n) {
+    return n.rfind("wt_64x128x16_", 0) == 0 && n.find("_s2_") != std::string::npos &&
+           n.find("_k8_") != std::string::npos;
+  })) << fmt::format("{}", fmt::join(names, " "));
+  const auto one = one_knob_neighbours(cs)[static_cast<size_t>(at - cs.begin())];
+  for (size_t j : one) EXPECT_EQ(cs[j].BM, from->BM) << to_name(cs[j]);
 }
 
 TEST(Strategy, UnknownNamesAreRefusedWithTheKnownOnes) {

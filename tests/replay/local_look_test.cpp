@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -35,7 +36,9 @@ struct Planted {
   std::string near, optimum;
 };
 
-Planted planted() {
+// With tile_move, `optimum` is a block-tile move of `near` (tile_move_neighbours) that differs
+// from it in more than one knob, so only the look's tile moves reach it.
+Planted planted(bool tile_move = false) {
   Planted s;
   s.rec.origin = "synthetic";
   s.rec.gpu.name = "NVIDIA H200";
@@ -48,14 +51,29 @@ Planted planted() {
   auto all = survivors("quick", s.rec.problem);
   std::erase_if(all, [](const auto& c) { return c.family == "ws_tma"; });
   const auto next_to = one_knob_neighbours(all);
+  const auto moves = tile_move_neighbours(all);
+  // The picks of a look around a: its one-knob neighbours and its tile moves.
+  auto around_of = [&](size_t a) {
+    std::set<size_t> out(next_to[a].begin(), next_to[a].end());
+    out.insert(moves[a].begin(), moves[a].end());
+    return out;
+  };
+  auto far_move = [&](size_t a) -> std::optional<size_t> {
+    for (size_t j : moves[a]) {
+      if (std::find(next_to[a].begin(), next_to[a].end(), j) == next_to[a].end()) return j;
+    }
+    return std::nullopt;
+  };
   size_t a = 0;
-  while (a < all.size() && next_to[a].empty()) ++a;
-  EXPECT_LT(a, all.size()) << "no candidate of quick has a one-knob neighbour";
-  const size_t b = next_to[a].front();
-  const std::set<size_t> around(next_to[a].begin(), next_to[a].end());
+  while (a < all.size() && (tile_move ? !far_move(a) : next_to[a].empty())) ++a;
+  EXPECT_LT(a, all.size()) << "no candidate of quick has such a neighbour";
+  const size_t b = tile_move ? *far_move(a) : next_to[a].front();
+  const std::set<size_t> around = around_of(a);
   std::vector<size_t> fillers;
   for (size_t i = 0; i < all.size() && fillers.size() < kPatience + 8; ++i) {
-    if (i != a && i != b && !around.count(i)) fillers.push_back(i);
+    // No filler is one knob from the optimum either: only a look around `near` reaches it.
+    const bool next_to_b = std::find(next_to[b].begin(), next_to[b].end(), i) != next_to[b].end();
+    if (i != a && i != b && !around.count(i) && !next_to_b) fillers.push_back(i);
   }
   EXPECT_EQ(fillers.size(), kPatience + 8);
   std::vector<std::pair<size_t, double>> order = {{a, 0.100}};
@@ -146,6 +164,26 @@ TEST(LocalLook, AConvergedSearchMeasuresTheBestsUnmeasuredNeighbourAndItWins) {
   // Each candidate once.
   const auto names = store.screened();
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+}
+
+// A block tile rarely changes alone (a wider block needs a wider warp tile or more warps), so the
+// next tile size up or down with the same knobs is no one-knob neighbour: the look measures the
+// block-tile moves of its best too, and finds an optimum there.
+TEST(LocalLook, TheLookMeasuresTheBestsBlockTileMovesToo) {
+  const auto s = planted(true);
+  const auto near = from_name(s.near), optimum = from_name(s.optimum);
+  ASSERT_TRUE(near && optimum);
+  int knobs = 0;
+  for (const auto& f : kConfigFields) knobs += (*near).*f.member != (*optimum).*f.member;
+  EXPECT_GT(knobs, 1) << s.near << " -> " << s.optimum;
+  ReplayEvaluator ev(s.rec, 1);
+  MemoryStore store;
+  const auto r = tune::run_tune(options(s), ev, store);
+  EXPECT_EQ(r.stopped, "converged");
+  EXPECT_TRUE(r.look_new_best);
+  ASSERT_FALSE(r.finalists.empty());
+  EXPECT_EQ(r.finalists.front().trial.config_name, s.optimum);
+  EXPECT_TRUE(measured(store, s.optimum));
 }
 
 // A search that --max-evals or the budget stopped has not converged: it resumes later and looks
@@ -261,7 +299,7 @@ TEST(LocalLook, TuneNoLocalLookTurnsItOff) {
                     " --shape 512x2048x512 --layout NT --space small --strategy "
                     "anneal --patience 30 --seed 1 --top 1 --db " +
                     test::sh_quote(dir.path() / "text.db"));
-  EXPECT_NE(text.out.find("last look: " + std::to_string(looked) + " one-knob neighbours"),
+  EXPECT_NE(text.out.find("last look: " + std::to_string(looked) + " neighbours"),
             std::string::npos)
       << text.out;
 }

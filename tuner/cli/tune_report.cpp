@@ -71,7 +71,7 @@ void print_stop(const tune::TuneOptions& t, const tune::TuneReport& r) {
         r.since_gain, t.patience, t.candidates.size() - r.measured - r.resumed);
   }
   if (!r.done_before && r.stopped == "converged" && tune::local_look_on(t)) {
-    fmt::print("last look: {} one-knob neighbours of the best {} measured, {}\n", r.look_measured,
+    fmt::print("last look: {} neighbours of the best {} measured, {}\n", r.look_measured,
                t.look_best, r.look_new_best ? "a new best among them" : "no new best");
   }
   if (!kernel_vec_loads(t.problem)) {

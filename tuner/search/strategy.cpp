@@ -83,6 +83,59 @@ std::vector<std::vector<size_t>> one_knob_neighbours(const std::vector<WarpTileC
   return out;
 }
 
+std::vector<std::vector<size_t>> tile_move_neighbours(const std::vector<WarpTileConfig>& cs) {
+  using F = int WarpTileConfig::*;
+  static constexpr F kBlock[] = {&WarpTileConfig::BM, &WarpTileConfig::BN, &WarpTileConfig::BK};
+  static constexpr F kWarp[] = {&WarpTileConfig::WM,     &WarpTileConfig::WN,
+                                &WarpTileConfig::WNITER, &WarpTileConfig::TM,
+                                &WarpTileConfig::TN,     &WarpTileConfig::NUM_THREADS};
+  auto tiling = [](const auto& fields, F member) {
+    return std::find(std::begin(fields), std::end(fields), member) != std::end(fields);
+  };
+  // Candidates grouped by family and every knob outside the tiling.
+  std::map<std::pair<std::string, std::vector<int>>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < cs.size(); ++i) {
+    std::vector<int> key;
+    for (const auto& f : kConfigFields) {
+      if (!tiling(kBlock, f.member) && !tiling(kWarp, f.member)) key.push_back(cs[i].*f.member);
+    }
+    groups[{cs[i].family, std::move(key)}].push_back(i);
+  }
+  std::vector<std::vector<size_t>> out(cs.size());
+  for (const auto& [key, group] : groups) {
+    for (size_t b = 0; b < std::size(kBlock); ++b) {
+      const F moved = kBlock[b];
+      std::vector<int> values;
+      for (size_t i : group) values.push_back(cs[i].*moved);
+      std::sort(values.begin(), values.end());
+      values.erase(std::unique(values.begin(), values.end()), values.end());
+      for (size_t i : group) {
+        const auto at = std::lower_bound(values.begin(), values.end(), cs[i].*moved);
+        for (const auto step : {at - 1, at + 1}) {
+          if (step < values.begin() || step >= values.end()) continue;
+          int fewest = kMaxTileRepair + 1;
+          std::vector<size_t> nearest;
+          for (size_t j : group) {
+            if (cs[j].*moved != *step) continue;
+            bool same_block = true;
+            for (const F other : kBlock) {
+              if (other != moved && cs[j].*other != cs[i].*other) same_block = false;
+            }
+            if (!same_block) continue;
+            int changes = 0;
+            for (const F w : kWarp) changes += cs[j].*w != cs[i].*w;
+            if (changes > kMaxTileRepair) continue;
+            if (changes < fewest) fewest = changes, nearest.clear();
+            if (changes == fewest) nearest.push_back(j);
+          }
+          out[i].insert(out[i].end(), nearest.begin(), nearest.end());
+        }
+      }
+    }
+  }
+  return out;
+}
+
 std::unique_ptr<SearchStrategy> make_strategy(std::string_view name) {
   for (const auto& e : kStrategies) {
     if (e.traits.name == name) return e.make();

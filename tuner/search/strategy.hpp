@@ -71,6 +71,17 @@ class FixedOrderStrategy : public SearchStrategy {
 // neighbour there.
 std::vector<std::vector<size_t>> one_knob_neighbours(const std::vector<WarpTileConfig>& candidates);
 
+// For each candidate, its block-tile moves: the candidates of the same family and the same knobs
+// outside the tiling (stages, split, order, padding, packing, occupancy, tail) whose block tile
+// differs in one of BM, BN, BK by one step of the values the candidates take, the other two the
+// same, with the fewest changes to the warp tiling (WM, WN, WNITER, TM, TN, NUM_THREADS) that
+// make it valid, at most kMaxTileRepair. A block tile can rarely change alone: a wider block needs
+// a wider warp tile or more warps, so one_knob_neighbours has none there, and a search that
+// settles on one tile size never compares the next one up or down with the same knobs.
+inline constexpr int kMaxTileRepair = 3;
+std::vector<std::vector<size_t>> tile_move_neighbours(
+    const std::vector<WarpTileConfig>& candidates);
+
 // "exhaustive" (every candidate, in the space's order), "random" (every candidate, in an order
 // drawn from the seed, without replacement) or "model" (a cost model ranks the candidates not yet
 // measured, refitted as trials arrive; strategy_model.cpp) or "anneal" (simulated annealing over

@@ -554,12 +554,20 @@ class Session {
     }
   }
 
-  // The last look: the one-knob neighbours of the look_best fastest screened candidates that no
-  // trial covers, the fastest's first; then, once, those of the new fastest if the look found
-  // one (what lies around it was never looked at). Two rounds at most: each costs tens of
-  // measurements, and a look that kept going would be a second search without a patience.
+  // The last look: the one-knob neighbours and block-tile moves (tile_move_neighbours) of the
+  // look_best fastest screened candidates that no trial covers, the fastest's first; then, once,
+  // those of the new fastest if the look found one (what lies around it was never looked at). Two
+  // rounds at most: each costs tens of measurements, and a look that kept going would be a second
+  // search without a patience.
   void look() {
-    const auto next_to = one_knob_neighbours(o_.candidates);
+    auto next_to = one_knob_neighbours(o_.candidates);
+    const auto moves = tile_move_neighbours(o_.candidates);
+    for (size_t i = 0; i < next_to.size(); ++i) {
+      for (size_t j : moves[i]) {
+        if (std::find(next_to[i].begin(), next_to[i].end(), j) == next_to[i].end())
+          next_to[i].push_back(j);
+      }
+    }
     // What the strategy asked for ahead but was not measured is dropped, as at any stop.
     asked_ -= queued_.size();
     queued_.clear();
@@ -582,11 +590,10 @@ class Session {
     }
     looking_ = false;
     if (wanted == 0) {
-      spdlog::info("last look: every one-knob neighbour of the best {} was measured already",
-                   o_.look_best);
+      spdlog::info("last look: every neighbour of the best {} was measured already", o_.look_best);
       return;
     }
-    spdlog::info("last look: {} of {} unmeasured one-knob neighbours of the best {} measured{}{}",
+    spdlog::info("last look: {} of {} unmeasured neighbours of the best {} measured{}{}",
                  rep_.look_measured, wanted, o_.look_best,
                  rep_.look_new_best ? fmt::format("; a new best, {}", best_name_) : "",
                  static_cast<size_t>(rep_.look_measured) < wanted

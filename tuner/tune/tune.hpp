@@ -52,9 +52,10 @@ struct TuneOptions {
   // the budget or max_evals ends it).
   size_t patience = 0;
   double min_gain = 0.005;
-  // The last look: before a search that converged stops, measure the one-knob neighbours (among
-  // the candidates) of its look_best fastest that it never measured, and once more around the
-  // new best if that changed it. A model can rank one knob wrongly within a near-best tile, and a
+  // The last look: before a search that converged stops, measure the one-knob neighbours and the
+  // block-tile moves (among the candidates) of its look_best fastest that it never measured, and
+  // once more around the new best if that changed it. A model can rank one knob wrongly within a
+  // near-best tile, or settle on one tile size and never try the next with the same knobs, and a
   // walk can leave before it tries it; this costs tens of measurements, not another patience.
   // nullopt: on where the strategy converges by default (its traits' default_patience > 0).
   std::optional<bool> local_look;
