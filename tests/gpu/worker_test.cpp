@@ -191,6 +191,10 @@ const char* kConfigs[] = {
     "wr_128x64x16_w64x16_wn2_t4x4_n256_mb2_s3_p4_g8_o1_b4",
     "wr_64x64x16_w32x32_wn2_t4x4_n128_mb1_s4_p4_g8_k4_o1",
     "wr_64x128x16_w32x64_wn1_t4x4_n128_mb2_s3_p4_g8_k3_o1_x1",
+    // Space thirds: block sides of 96 and 48, three 16-wide sub-tiles a warp (WNITER 3), three
+    // warps across a side (192 threads), split over K.
+    "wt_128x96x16_w64x48_wn3_t4x4_n128_mb2_s2_p4_g8_k4_o1",
+    "wt_192x48x16_w96x16_wn1_t4x4_n192_mb2_s2_p4_g8_k2_o1",
 };
 
 const char* kLayouts[] = {"NN", "NT", "TN", "TT"};
