@@ -6,12 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "compiled.hpp"
 #include "config.hpp"
 #include "family.hpp"
 #include "index_sim.hpp"
 #include "index_sim_test_util.hpp"
 #include "instance.hpp"
 #include "problem.hpp"
+#include "tune.hpp"
+#include "worker_protocol.hpp"
 
 namespace sgt {
 namespace {
@@ -63,6 +66,43 @@ TEST(ConfigTail, TheFfmaFamiliesTakeTailOneOnAnUnsplitLaunch) {
     // The shape rule is each family's, and documented in the registry's union.
     const auto shapes = f.shape_rules();
     EXPECT_NE(std::find(shapes.begin(), shapes.end(), "shape_ffma_tail"), shapes.end()) << name;
+  }
+}
+
+// A TAIL config's trial request, as the tuner makes it and the worker reads it, in every layout:
+// the tail and the block order reach the worker on each FFMA family's launch (pointers for
+// warptile and warptile_ring, tensor maps for ws_tma, on PACK's panels too), and the rest of the
+// tile is its TAIL 0 twin's. (The worker refused every one of them as a bad launch tile until
+// the tail's request check admitted launches other than tf32x3_wg's.)
+TEST(ConfigTail, ATailConfigsRequestReachesTheWorker) {
+  for (const char* name : {"wt_64x128x16_w32x64_wn2_t4x4_n128_mb2_s2_p4_g8_o1_v1",
+                           "wr_128x64x16_w32x64_wn2_t4x4_n128_mb1_s3_p4_g8_o1_v1",
+                           "wt_64x128x16_w64x32_wn2_t4x4_n128_mb3_s3_p4_g8_o1_x1_v1_m1",
+                           "wt_128x128x32_w64x32_wn2_t8x4_n256_mb1_s4_p4_g8_o3_v1_m1"}) {
+    const auto c = from_name(name);
+    ASSERT_TRUE(c) << name;
+    auto twin = *c;
+    twin.TAIL = 0;
+    for (const char* layout : {"NN", "NT", "TN", "TT"}) {
+      SCOPED_TRACE(std::string(name) + " " + layout);
+      eval::Compiled comp;
+      comp.config_name = name;
+      comp.layout = layout;
+      const auto req = tune::make_trial_request(comp, *c);
+      const auto got = eval::trial_request_from_json(eval::trial_request_json(req));
+      EXPECT_EQ(got.tile.tail, 1);
+      EXPECT_EQ(got.tile.group_m, 8);
+      EXPECT_EQ(got.tile.split_k, 1);
+      comp.config_name = to_name(twin);
+      const auto twin_req = eval::trial_request_from_json(
+          eval::trial_request_json(tune::make_trial_request(comp, twin)));
+      EXPECT_EQ(twin_req.tile.tail, 0);
+      EXPECT_EQ(got.launch, twin_req.launch);
+      EXPECT_EQ(got.tile.BM, twin_req.tile.BM);
+      EXPECT_EQ(got.tile.BN, twin_req.tile.BN);
+      EXPECT_EQ(got.tile.smem_bytes, twin_req.tile.smem_bytes);
+      EXPECT_EQ(got.tile.tma, twin_req.tile.tma);
+    }
   }
 }
 

@@ -477,12 +477,18 @@ TEST(Tf32x3WgFamily, TheWorkerProtocolCarriesTheSplitMapsLaunch) {
   EXPECT_TRUE(in.launch.tail);
   EXPECT_EQ(in.launch.group_m, 8);
   EXPECT_FALSE(resolve(probe_config(), "NN", true).launch.tail);
-  // A tail on a launch that is not split_maps, or a tail of 2, is a bad request.
-  for (const auto& bad : {std::pair<std::string, int>{"pointers", 1}, {"split_maps", 2}}) {
+  // A tail of 2, or a block order of 0, is a bad request on any launch; the FFMA families' tail
+  // comes on the pointers and tensor_maps launches
+  // (ConfigTail.ATailConfigsRequestReachesTheWorker).
+  for (const std::string launch : {"split_maps", "pointers", "tensor_maps"}) {
     auto r = tail_req;
-    r["launch"] = bad.first;
-    r["tile"]["tail"] = bad.second;
-    EXPECT_THROW((void)eval::launch_tile_from_json(r), Error) << bad.first << bad.second;
+    r["launch"] = launch;
+    EXPECT_EQ(eval::launch_tile_from_json(r).tail, 1) << launch;
+    r["tile"]["tail"] = 2;
+    EXPECT_THROW((void)eval::launch_tile_from_json(r), Error) << launch;
+    r["tile"]["tail"] = 1;
+    r["tile"]["group_m"] = 0;
+    EXPECT_THROW((void)eval::launch_tile_from_json(r), Error) << launch;
   }
   req["launch"] = "tensor_maps";
   EXPECT_EQ(eval::launch_tile_from_json(req).split_maps, 0);

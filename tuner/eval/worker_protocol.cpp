@@ -85,9 +85,10 @@ LaunchTile launch_tile_from_json(const json& req) {
   t.smem_bytes = j.value("smem", 0);
   t.tail = j.value("tail", 0);
   t.group_m = j.value("group_m", 1);
+  // Every launch ABI takes the wave-aware tail: tf32x3_wg's split maps, and the FFMA families'
+  // pointers and tensor maps.
   if (t.BM <= 0 || t.BN <= 0 || t.BK <= 0 || t.split_k <= 0 || t.pad_a < 0 || t.pad_b < 0 ||
-      t.smem_bytes < 0 || (t.tail != 0 && t.tail != 1) || t.group_m <= 0 ||
-      (t.tail != 0 && !t.split_maps))
+      t.smem_bytes < 0 || (t.tail != 0 && t.tail != 1) || t.group_m <= 0)
     throw Error("bad launch tile");
   return t;
 }
