@@ -110,13 +110,23 @@ std::vector<std::vector<size_t>> tile_move_neighbours(const std::vector<WarpTile
       std::sort(values.begin(), values.end());
       values.erase(std::unique(values.begin(), values.end()), values.end());
       for (size_t i : group) {
-        const auto at = std::lower_bound(values.begin(), values.end(), cs[i].*moved);
-        for (const auto step : {at - 1, at + 1}) {
-          if (step < values.begin() || step >= values.end()) continue;
+        // The next value down and up, and half and twice this one where the space has a value
+        // between (48 between 32 and 64 must not hide the 64).
+        const int v = cs[i].*moved;
+        const auto at = std::lower_bound(values.begin(), values.end(), v);
+        std::vector<int> steps;
+        if (at != values.begin()) steps.push_back(*(at - 1));
+        if (at + 1 < values.end()) steps.push_back(*(at + 1));
+        for (const int w : {v / 2, v * 2}) {
+          if (v % 2 == 0 && std::binary_search(values.begin(), values.end(), w) &&
+              std::find(steps.begin(), steps.end(), w) == steps.end())
+            steps.push_back(w);
+        }
+        for (const int step : steps) {
           int fewest = kMaxTileRepair + 1;
           std::vector<size_t> nearest;
           for (size_t j : group) {
-            if (cs[j].*moved != *step) continue;
+            if (cs[j].*moved != step) continue;
             bool same_block = true;
             for (const F other : kBlock) {
               if (other != moved && cs[j].*other != cs[i].*other) same_block = false;

@@ -73,11 +73,12 @@ std::vector<std::vector<size_t>> one_knob_neighbours(const std::vector<WarpTileC
 
 // For each candidate, its block-tile moves: the candidates of the same family and the same knobs
 // outside the tiling (stages, split, order, padding, packing, occupancy, tail) whose block tile
-// differs in one of BM, BN, BK by one step of the values the candidates take, the other two the
-// same, with the fewest changes to the warp tiling (WM, WN, WNITER, TM, TN, NUM_THREADS) that
-// make it valid, at most kMaxTileRepair. A block tile can rarely change alone: a wider block needs
-// a wider warp tile or more warps, so one_knob_neighbours has none there, and a search that
-// settles on one tile size never compares the next one up or down with the same knobs.
+// differs in one of BM, BN, BK by one step of the values those candidates take (the same family
+// and knobs: a BK 8 candidate's next BM is the next one among BK 8 candidates), or is half or twice
+// it, the other two the same, with the fewest changes to the warp tiling (WM, WN, WNITER, TM, TN,
+// NUM_THREADS) that make it valid, at most kMaxTileRepair. A block tile can rarely change alone: a
+// wider block needs a wider warp tile or more warps, so one_knob_neighbours has none there, and a
+// search that settles on one tile size never compares the next one up or down with the same knobs.
 inline constexpr int kMaxTileRepair = 3;
 std::vector<std::vector<size_t>> tile_move_neighbours(
     const std::vector<WarpTileConfig>& candidates);
