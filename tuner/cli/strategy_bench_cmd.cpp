@@ -323,9 +323,8 @@ void add_strategy_bench_options(CLI::App& sub, StrategyBenchOpts& o) {
   sub.add_option("--local-look", o.local_look,
                  "With --patience: the last look before a converged run stops (the one-knob "
                  "neighbours and block-tile moves of its best 3 it never measured), as `tune` "
-                 "takes it: auto (as "
-                 "tune: on for the strategies that converge by default), on, off, or both (each "
-                 "strategy run without it and with it, as <strategy>+look)")
+                 "takes it: auto (as tune: on for the strategies that converge by default), on, "
+                 "off, or both (each strategy run without it and with it, as <strategy>+look)")
       ->check(CLI::IsMember({"auto", "on", "off", "both"}))
       ->capture_default_str();
   sub.add_option("--threads", o.threads,

@@ -387,8 +387,7 @@ void add_tune_search_options(CLI::App& sub, TuneCli& o) {
   sub.add_flag("--no-local-look", o.no_local_look,
                "Stop a converged search at once. By default (model, anneal) it first measures "
                "the one-knob neighbours and block-tile moves of its 3 fastest that it never "
-               "measured, and once more "
-               "around a new best among them");
+               "measured, and once more around a new best among them");
   sub.add_option("--history", o.history,
                  "What the model strategy learns from besides this GPU's trials in the database: "
                  "dataset files (default: the datasets shipped with sgemm-tune); the tuned "

@@ -560,21 +560,15 @@ class Session {
   // rounds at most: each costs tens of measurements, and a look that kept going would be a second
   // search without a patience.
   void look() {
-    auto next_to = one_knob_neighbours(o_.candidates);
-    const auto moves = tile_move_neighbours(o_.candidates);
-    for (size_t i = 0; i < next_to.size(); ++i) {
-      for (size_t j : moves[i]) {
-        if (std::find(next_to[i].begin(), next_to[i].end(), j) == next_to[i].end())
-          next_to[i].push_back(j);
-      }
-    }
+    const std::vector<std::vector<size_t>> around[] = {one_knob_neighbours(o_.candidates),
+                                                       tile_move_neighbours(o_.candidates)};
     // What the strategy asked for ahead but was not measured is dropped, as at any stop.
     asked_ -= queued_.size();
     queued_.clear();
     looking_ = true;
     size_t wanted = 0;
     for (int round = 0; round < 2 && !out_of_time_; ++round) {
-      auto picks = look_picks(next_to);
+      auto picks = look_picks(around);
       wanted += picks.size();
       // --max-evals bounds the look too.
       picks.resize(std::min(picks.size(), limit_ - asked_));
@@ -602,8 +596,9 @@ class Session {
   }
 
   // The neighbours no trial covers and no round of this look queued, around the look_best fastest
-  // uncut ok trials, the fastest's neighbours first (what a budget that ends the look keeps).
-  std::vector<size_t> look_picks(const std::vector<std::vector<size_t>>& next_to) const {
+  // uncut ok trials, the fastest's neighbours first (what a budget that ends the look keeps): for
+  // each, its one-knob neighbours, then its tile moves.
+  std::vector<size_t> look_picks(const std::vector<std::vector<size_t>> (&around)[2]) const {
     std::vector<size_t> best;
     for (size_t i = 0; i < trials_.size(); ++i) {
       if (trials_[i] && faster(*trials_[i], 0) && trials_[i]->time.median_ms > 0) best.push_back(i);
@@ -617,8 +612,10 @@ class Session {
     std::vector<size_t> picks;
     std::vector<bool> seen(trials_.size(), false);
     for (size_t b : best) {
-      for (size_t j : next_to[b]) {
-        if (!trials_[j] && !looked_[j] && !seen[j]) seen[j] = true, picks.push_back(j);
+      for (const auto& next_to : around) {
+        for (size_t j : next_to[b]) {
+          if (!trials_[j] && !looked_[j] && !seen[j]) seen[j] = true, picks.push_back(j);
+        }
       }
     }
     return picks;
